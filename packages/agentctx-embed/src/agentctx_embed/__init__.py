@@ -1,0 +1,1 @@
+"""Offline embeddings and consolidation helpers for agentctx (fastembed, sqlite-vec)."""

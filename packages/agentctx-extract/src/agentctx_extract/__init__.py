@@ -1,0 +1,1 @@
+"""Session-end extraction for agentctx: Claude Haiku turns a transcript into typed records."""

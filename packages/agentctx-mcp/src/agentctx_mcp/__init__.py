@@ -1,0 +1,1 @@
+"""The agentctx MCP server: seven context tools over stdio."""

@@ -1,0 +1,145 @@
+"""Opening the store: one SQLite file, WAL, a busy timeout, migrations, and refusal of files
+that are not ours (SPEC §2.4, §3.1).
+
+Every process is short-lived (no daemon), so opening must be cheap: when `user_version` is
+current, `connect` runs three pragmas and returns.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from agentctx_store.errors import StoreError, StoreLockedError
+from agentctx_store.migrations import MIGRATIONS
+
+APPLICATION_ID = 0x61637478  # "actx": marks a SQLite file as an agentctx store
+BUSY_TIMEOUT_MS = 10_000
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def schema_version() -> int:
+    return len(MIGRATIONS)
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite has FTS5. `AGENTCTX_SIMULATE_NO_FTS5=1` pretends it does not (tests)."""
+    if os.environ.get("AGENTCTX_SIMULATE_NO_FTS5") == "1":
+        return False
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.agentctx_fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp.agentctx_fts5_probe")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def has_fts_table(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'records_fts'").fetchone()
+    return row is not None
+
+
+def _check_file(path: Path) -> None:
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"Cannot read the store at {str(path)!r} ({exc.strerror}); check its permissions.") from None
+    if header and header != _SQLITE_HEADER:
+        raise StoreError(
+            f"{str(path)!r} is not an agentctx store (not an SQLite file). "
+            "Move it aside, or set AGENTCTX_HOME to another directory."
+        )
+
+
+def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
+    """Open (and if needed create and migrate) the store at `path`.
+
+    Raises:
+        StoreError: the file is not ours, is corrupt, is from a newer agentctx, or cannot be written.
+    """
+    _check_file(path)
+    if not path.exists():
+        if not create:
+            raise StoreError(f"No store at {str(path)!r}. Record something first, or run `agentctx init`.")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot create the data dir {str(path.parent)!r} ({exc.strerror}); "
+                "set AGENTCTX_HOME to a writable directory."
+            ) from None
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"Cannot open the store at {str(path)!r} ({exc}); set AGENTCTX_HOME to a writable directory."
+        ) from None
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != schema_version() or not _is_wal(conn):
+            _prepare(conn, path)
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise _as_store_error(exc, path) from None
+    except StoreError:
+        conn.close()
+        raise
+    return conn
+
+
+def _is_wal(conn: sqlite3.Connection) -> bool:
+    return conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+
+
+def _as_store_error(exc: sqlite3.DatabaseError, path: Path) -> StoreError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreLockedError(f"The store at {str(path)!r} is locked by another process; try again in a moment.")
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return StoreError(f"The store at {str(path)!r} is not writable; fix its permissions or set AGENTCTX_HOME.")
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return StoreError(
+            f"The store at {str(path)!r} is corrupt ({text}). Move it aside (it may be recoverable with "
+            "`sqlite3 .recover`); agentctx will start a new one."
+        )
+    return StoreError(f"The store at {str(path)!r} cannot be used: {text}.")
+
+
+def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+    """Make sure the file is ours, in WAL mode, and migrated to this version."""
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if app_id not in (0, APPLICATION_ID):
+        raise StoreError(f"{str(path)!r} is another program's SQLite database; set AGENTCTX_HOME to another directory.")
+    if app_id == 0 and version == 0:
+        tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchone()[0]
+        if tables:
+            raise StoreError(
+                f"{str(path)!r} is an SQLite database agentctx did not create; set AGENTCTX_HOME to another directory."
+            )
+    if version > schema_version():
+        raise StoreError(
+            f"The store at {str(path)!r} was written by a newer agentctx (schema {version}, this one knows "
+            f"{schema_version()}); upgrade agentctx."
+        )
+    if not _is_wal(conn):
+        conn.execute("PRAGMA journal_mode = WAL")
+    fts5 = fts5_available(conn)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
+        for index in range(version, schema_version()):
+            MIGRATIONS[index](conn, fts5)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {schema_version()}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,207 @@
+"""The SessionStart digest (SPEC §4): composed ahead of time, read from a file at session start.
+
+Sections, in order, each with its own token cap, truncated from the bottom of the list:
+profile ~200 · active decisions ~500 · last handover ~400 · reinforced global preferences ~200
+· MCP hint ~100 · CLAUDE.md drift hint ~60 (only with ≥ 2 candidates).
+
+Two writers share this module. Whatever changes the store refreshes a *cheap* digest (profile,
+pinned records, recent explicit decisions, latest handover: plain SQL, no ranking). Offline
+consolidation writes the *full* digest from its hybrid ranking. A write after a full digest
+only marks it stale; SessionStart then starts a consolidation in the background.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentctx_store import paths
+from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections, truncate
+from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
+from agentctx_store.records import Record, utc_now
+from agentctx_store.store import Store
+
+PROFILE_TOKENS = 200
+DECISIONS_TOKENS = 500
+HANDOVER_TOKENS = 400
+PREFERENCES_TOKENS = 200
+MCP_HINT_TOKENS = 100
+DRIFT_TOKENS = 60
+RECORD_LINE_CHARS = 320
+
+MCP_HINT = (
+    "More project context is searchable: call `ctx_search` (compact index) then `ctx_get` (full records); "
+    "record new decisions with `ctx_record`, replace outdated ones with `ctx_supersede`."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DigestInfo:
+    kind: str  # "cheap" | "full"
+    written_at: str
+    stale: bool = False
+    tokens: int = 0
+
+
+def mark(record: Record) -> str:
+    """How a record's trust shows in injected text: inferred ones are visibly unconfirmed."""
+    if record.confidence == "inferred":
+        return " (unconfirmed — inferred, not stated by the developer)"
+    return ""
+
+
+def record_line(record: Record, *, with_body: bool = True) -> str:
+    text = f"- [{record.type} {record.record_id}] {record.title}{mark(record)}"
+    if with_body and record.body.strip() and record.body.strip() != record.title:
+        body = " ".join(record.body.split())
+        if len(body) > RECORD_LINE_CHARS:
+            body = body[: RECORD_LINE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+        text += f": {body}"
+    return text
+
+
+def profile_section(project_name: str, profile: Sequence[Record]) -> str:
+    lines = [f"## Project: {project_name}"]
+    for record in sorted(profile, key=lambda item: item.key or item.title):
+        lines.append(f"- {record.title}: {' '.join(record.body.split())}")
+    return "\n".join(lines)
+
+
+def compose(
+    store: Store,
+    project: Project,
+    *,
+    decisions: Sequence[Record] | None = None,
+    drift_candidates: int = 0,
+    snapshot: str | None = None,
+    budget: Budget = SESSION_START,
+) -> str:
+    """The digest text for a project. `decisions` is the ranked list (full digest); without it
+    the cheap order is used: pinned first, then explicit/reinforced decisions and conventions by
+    recency."""
+    current = store.list_records(project, scope="project")
+    profile = [record for record in current if record.type == "profile"]
+    if decisions is None:
+        decisions = cheap_ranking(current)
+    handover = next((record for record in current if record.type == "handover"), None)
+    preferences = [
+        record
+        for record in store.list_records(project, scope="global", types=["preference"])
+        if record.confidence in ("reinforced", "explicit")
+    ]
+    sections: list[tuple[str, str, int]] = [
+        ("profile", profile_section(project.name, profile), PROFILE_TOKENS),
+    ]
+    if snapshot:
+        sections.append(("snapshot", "## Before compaction\n" + snapshot, HANDOVER_TOKENS))
+    if decisions:
+        sections.append(("decisions", _list_section("Current decisions and conventions", decisions), DECISIONS_TOKENS))
+    if handover is not None:
+        sections.append(("handover", f"## Last handover{mark(handover)}\n{handover.body}", HANDOVER_TOKENS))
+    if preferences:
+        sections.append(("preferences", _list_section("Developer preferences", preferences), PREFERENCES_TOKENS))
+    sections.append(("mcp", MCP_HINT, MCP_HINT_TOKENS))
+    if drift_candidates >= 2:
+        sections.append(
+            (
+                "drift",
+                f"CLAUDE.md is behind the store on {drift_candidates} points: `agentctx sync` shows the diff.",
+                DRIFT_TOKENS,
+            )
+        )
+    return fit_sections(sections, budget)
+
+
+def cheap_ranking(current: Iterable[Record]) -> list[Record]:
+    """Pinned records, then explicit or reinforced decisions and conventions, newest first."""
+    chosen = [
+        record
+        for record in current  # list_records order: newest first; the stable sort keeps it
+        if record.pinned or (record.type in ("decision", "convention") and record.confidence != "inferred")
+    ]
+    return sorted(chosen, key=lambda record: not record.pinned)
+
+
+def _list_section(title: str, records: Sequence[Record]) -> str:
+    return "\n".join([f"## {title}", *(record_line(record) for record in records)])
+
+
+# -- the digest file ----------------------------------------------------------------------
+
+
+def _meta_path(project_id: str) -> Path:
+    return paths.digest_path(project_id).with_suffix(".json")
+
+
+def read(project_id: str) -> tuple[str, DigestInfo] | None:
+    """The digest text and its metadata, or None when there is none (or it is unreadable)."""
+    try:
+        text = paths.digest_path(project_id).read_text(encoding="utf-8")
+        meta: dict[str, Any] = json.loads(_meta_path(project_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    info = DigestInfo(
+        kind=str(meta.get("kind", "cheap")),
+        written_at=str(meta.get("written_at", "")),
+        stale=bool(meta.get("stale", False)),
+        tokens=int(meta.get("tokens", 0)),
+    )
+    return truncate(text, SESSION_START), info
+
+
+def write(project_id: str, text: str, *, kind: str) -> DigestInfo:
+    """Write the digest and its metadata atomically (temp file + rename)."""
+    info = DigestInfo(kind=kind, written_at=utc_now(), stale=False, tokens=estimate_tokens(text))
+    _atomic_write(paths.digest_path(project_id), text)
+    _atomic_write(_meta_path(project_id), json.dumps(info.__dict__))
+    return info
+
+
+def mark_stale(project_id: str) -> None:
+    existing = read(project_id)
+    if existing is None:
+        return
+    text, info = existing
+    meta = {**info.__dict__, "stale": True}
+    _atomic_write(_meta_path(project_id), json.dumps(meta))
+
+
+def _atomic_write(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as temp:
+            temp.write(text)
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def project_for(store: Store, project_id: str) -> Project:
+    """A `Project` for an id seen in the store (name and root from the projects table)."""
+    row = store.conn.execute("SELECT name, root, remote FROM projects WHERE project_id = ?", (project_id,)).fetchone()
+    if row is None:
+        return Project(project_id=project_id, root=Path("."), name=project_id[:12])
+    return Project(
+        project_id=project_id, root=Path(row["root"] or "."), name=row["name"] or project_id[:12], remote=row["remote"]
+    )
+
+
+def refresh_after_write(store: Store, project_ids: Iterable[str]) -> None:
+    """After a change: rewrite a cheap digest, or mark a full one stale (consolidation redoes it)."""
+    ids = set(project_ids)
+    if GLOBAL_PROJECT_ID in ids:  # global preferences show in every project's digest
+        ids.discard(GLOBAL_PROJECT_ID)
+        ids.update(row[0] for row in store.conn.execute("SELECT project_id FROM projects"))
+    for project_id in ids:
+        existing = read(project_id)
+        if existing is not None and existing[1].kind == "full":
+            mark_stale(project_id)
+        else:
+            write(project_id, compose(store, project_for(store, project_id)), kind="cheap")

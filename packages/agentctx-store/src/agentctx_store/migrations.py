@@ -1,0 +1,124 @@
+"""Ordered schema migrations keyed on `PRAGMA user_version` (SPEC §3.1).
+
+Each migration is a function `mNNN_what(conn, fts5)`; its position in `MIGRATIONS` is its
+version. Never edit or reorder a shipped migration: append a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection, bool], None]
+MIGRATIONS: list[Migration] = []
+
+FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
+    title, body, content='records', content_rowid='rowid', tokenize='porter unicode61'
+)"""
+FTS_TRIGGERS = (
+    """CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
+        INSERT INTO records_fts(rowid, title, body) VALUES (new.rowid, new.title, new.body);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
+        INSERT INTO records_fts(records_fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE OF title, body ON records BEGIN
+        INSERT INTO records_fts(records_fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body);
+        INSERT INTO records_fts(rowid, title, body) VALUES (new.rowid, new.title, new.body);
+    END""",
+)
+
+
+def migration(func: Migration) -> Migration:
+    MIGRATIONS.append(func)
+    return func
+
+
+def create_fts(conn: sqlite3.Connection) -> None:
+    """The external-content FTS5 index and the triggers that keep it in step with `records`."""
+    conn.execute(FTS_TABLE)
+    for trigger in FTS_TRIGGERS:
+        conn.execute(trigger)
+    conn.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")
+
+
+@migration
+def m001_create_records(conn: sqlite3.Connection, fts5: bool) -> None:
+    conn.execute(
+        """CREATE TABLE records (
+            id              TEXT PRIMARY KEY,
+            project_id      TEXT NOT NULL,
+            type            TEXT NOT NULL,
+            title           TEXT NOT NULL,
+            body            TEXT NOT NULL,
+            scope           TEXT DEFAULT 'project',
+            pinned          INTEGER DEFAULT 0,
+            confidence      TEXT DEFAULT 'inferred',
+            reinforce_count INTEGER DEFAULT 0,
+            valid_from      TEXT NOT NULL,
+            recorded_at     TEXT NOT NULL,
+            superseded_at   TEXT,
+            superseded_by   TEXT REFERENCES records(id),
+            access_count    INTEGER DEFAULT 0,
+            last_accessed   TEXT,
+            score           REAL DEFAULT 1.0,
+            claudemd_drift_score REAL DEFAULT 0.0,
+            source          TEXT NOT NULL,
+            session_id      TEXT,
+            pending_embedding INTEGER DEFAULT 1,
+            key             TEXT,
+            updated_at      TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX records_project ON records(project_id, superseded_at, type)")
+    conn.execute("CREATE INDEX records_superseded_by ON records(superseded_by)")
+    conn.execute("CREATE INDEX records_key ON records(project_id, type, key)")
+    if fts5:
+        create_fts(conn)
+
+
+@migration
+def m002_create_graph(conn: sqlite3.Connection, fts5: bool) -> None:
+    # `name` is unique per project and kind, not store-wide as the seed schema had it:
+    # two repositories both have a `src/main.py`.
+    conn.execute(
+        """CREATE TABLE nodes (
+            id TEXT PRIMARY KEY, project_id TEXT, kind TEXT, name TEXT,
+            UNIQUE (project_id, kind, name)
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE edges (
+            id TEXT PRIMARY KEY,
+            from_id TEXT NOT NULL, to_id TEXT NOT NULL,
+            rel_type TEXT NOT NULL,
+            weight REAL DEFAULT 1.0,
+            UNIQUE (from_id, to_id, rel_type)
+        )"""
+    )
+    conn.execute("CREATE INDEX edges_from ON edges(from_id)")
+    conn.execute("CREATE INDEX edges_to ON edges(to_id)")
+    conn.execute(
+        "CREATE TABLE record_entities (record_id TEXT NOT NULL, entity_id TEXT NOT NULL, PRIMARY KEY (record_id, entity_id))"
+    )
+    conn.execute("CREATE INDEX record_entities_entity ON record_entities(entity_id)")
+
+
+@migration
+def m003_create_sessions_and_projects(conn: sqlite3.Connection, fts5: bool) -> None:
+    conn.execute(
+        """CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY, project_id TEXT,
+            started_at TEXT, ended_at TEXT,
+            tokens_injected INTEGER DEFAULT 0, extraction_cost_usd REAL DEFAULT 0,
+            injections INTEGER DEFAULT 0,
+            meta TEXT DEFAULT '{}'
+        )"""
+    )
+    conn.execute("CREATE INDEX sessions_project ON sessions(project_id, started_at)")
+    conn.execute(
+        """CREATE TABLE projects (
+            project_id TEXT PRIMARY KEY, name TEXT, root TEXT, remote TEXT,
+            first_seen TEXT, last_seen TEXT
+        )"""
+    )

@@ -1,0 +1,188 @@
+"""The record: typed, atomic, bi-temporal (SPEC §3.1–3.3), and the rules a new one must meet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal, get_args
+
+from agentctx_store.errors import ValidationError
+
+RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
+Confidence = Literal["explicit", "inferred", "reinforced"]
+Scope = Literal["project", "global"]
+Source = Literal["llm_extraction", "hook_observation", "mcp_tool", "cli", "import"]
+
+RECORD_TYPES: tuple[str, ...] = get_args(RecordType)
+CONFIDENCES: tuple[str, ...] = get_args(Confidence)
+SCOPES: tuple[str, ...] = get_args(Scope)
+SOURCES: tuple[str, ...] = get_args(Source)
+
+MAX_TITLE_CHARS = 120
+MAX_BODY_CHARS = 2000
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    record_id: str
+    project_id: str
+    type: str
+    title: str
+    body: str
+    scope: str = "project"
+    pinned: bool = False
+    confidence: str = "inferred"
+    reinforce_count: int = 0
+    valid_from: str
+    recorded_at: str
+    superseded_at: str | None = None
+    superseded_by: str | None = None
+    access_count: int = 0
+    last_accessed: str | None = None
+    score: float = 1.0
+    claudemd_drift_score: float = 0.0
+    source: str
+    session_id: str | None = None
+    pending_embedding: bool = True
+    key: str | None = None
+    updated_at: str | None = None
+
+    @property
+    def is_current(self) -> bool:
+        return self.superseded_at is None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.record_id,
+            "project_id": self.project_id,
+            "type": self.type,
+            "title": self.title,
+            "body": self.body,
+            "scope": self.scope,
+            "pinned": self.pinned,
+            "confidence": self.confidence,
+            "reinforce_count": self.reinforce_count,
+            "valid_from": self.valid_from,
+            "recorded_at": self.recorded_at,
+            "superseded_at": self.superseded_at,
+            "superseded_by": self.superseded_by,
+            "access_count": self.access_count,
+            "last_accessed": self.last_accessed,
+            "score": self.score,
+            "claudemd_drift_score": self.claudemd_drift_score,
+            "source": self.source,
+            "session_id": self.session_id,
+            "key": self.key,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewRecord:
+    """What a caller supplies; the store fills ids, timestamps and derived fields."""
+
+    type: str
+    title: str
+    body: str
+    scope: str = "project"
+    confidence: str = "explicit"
+    source: str = "cli"
+    session_id: str | None = None
+    pinned: bool = False
+    valid_from: str | None = None
+    key: str | None = None
+    reinforce_count: int = 0
+    extra: dict[str, object] = field(default_factory=dict[str, object])
+
+
+def utc_now() -> str:
+    """Aware UTC now, ISO 8601 with milliseconds (sorts as text)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(value: str) -> datetime:
+    """ISO 8601 (date or datetime, `Z` or offset) → aware UTC datetime.
+
+    Raises:
+        ValidationError: the text is not an ISO 8601 date or time.
+    """
+    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationError(
+            f"{value!r} is not an ISO 8601 date or time; use e.g. 2026-03-01 or 2026-03-01T12:00Z."
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def normalize_time(value: str) -> str:
+    return parsed_to_text(parse_time(value))
+
+
+def parsed_to_text(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def check_type(value: str) -> str:
+    if value not in RECORD_TYPES:
+        raise ValidationError(f"Unknown record type {value!r}; use one of: {', '.join(RECORD_TYPES)}.")
+    return value
+
+
+def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValidationError(f"Invalid {name} {value!r}; use one of: {', '.join(choices)}.")
+    return value
+
+
+def check_text(title: str, body: str) -> tuple[str, str]:
+    """Title and body limits of SPEC §5 `ctx_record`, after trimming whitespace."""
+    title, body = title.strip(), body.strip()
+    if not title:
+        raise ValidationError("The title is empty; give the record a one-line title.")
+    if len(title) > MAX_TITLE_CHARS:
+        raise ValidationError(
+            f"The title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}. Shorten it and move detail to the body."
+        )
+    if "\n" in title:
+        raise ValidationError("The title spans several lines; keep it to one line and move detail to the body.")
+    if not body:
+        raise ValidationError("The body is empty; say what the record means in a sentence or two.")
+    if len(body) > MAX_BODY_CHARS:
+        raise ValidationError(
+            f"The body is {len(body)} characters; the limit is {MAX_BODY_CHARS}. "
+            "Split it into atomic records (one fact each)."
+        )
+    return title, body
+
+
+def validate(new: NewRecord) -> NewRecord:
+    """Check a new record against the contract; returns it with trimmed text.
+
+    Raises:
+        ValidationError: invalid type, scope, confidence or source, or text over the limits.
+    """
+    check_type(new.type)
+    check_choice("scope", new.scope, SCOPES)
+    check_choice("confidence", new.confidence, CONFIDENCES)
+    check_choice("source", new.source, SOURCES)
+    title, body = check_text(new.title, new.body)
+    if new.valid_from is not None:
+        normalize_time(new.valid_from)
+    return NewRecord(
+        type=new.type,
+        title=title,
+        body=body,
+        scope=new.scope,
+        confidence=new.confidence,
+        source=new.source,
+        session_id=new.session_id,
+        pinned=new.pinned,
+        valid_from=new.valid_from,
+        key=new.key,
+        reinforce_count=new.reinforce_count,
+        extra=new.extra,
+    )

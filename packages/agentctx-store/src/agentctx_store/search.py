@@ -1,0 +1,255 @@
+"""Search: FTS5 BM25 over the literal text a developer typed, reranked, floored, scoped.
+
+Pipeline (ADR-005, SPEC §4 UserPromptSubmit):
+  1. the text is cut into plain word terms (any input is safe: FTS syntax never reaches FTS5);
+  2. FTS5 BM25 with the title weighted over the body, current records of this project and
+     `_global` only;
+  3. rerank: relevance × recency decay × type weight × pinned × confidence;
+  4. a relevance floor: nothing is returned when nothing is relevant enough.
+Without FTS5 the same contract is served by LIKE (`degraded="like-search"`), and when even
+that fails, by pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
+from agentctx_store.records import Record, parse_time
+from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+
+MAX_TERMS = 48
+MAX_TERM_CHARS = 40
+CANDIDATES = 60
+TITLE_WEIGHT = 2.0
+BODY_WEIGHT = 1.0
+# Relevance floor on the BM25 scale of this store; see docs/retrieval.md for how it was set.
+RELEVANCE_FLOOR = 7.0
+
+TYPE_WEIGHTS = {
+    "decision": 1.0,
+    "convention": 1.0,
+    "preference": 0.95,
+    "discovery": 0.9,
+    "bugfix": 0.85,
+    "handover": 0.9,
+    "profile": 0.8,
+}
+# Half-life in days of the recency factor; None = never decays (ADR-012).
+HALF_LIFE_DAYS: dict[str, float | None] = {
+    "decision": None,
+    "convention": None,
+    "profile": None,
+    "preference": 365.0,
+    "discovery": 120.0,
+    "bugfix": 90.0,
+    "handover": 14.0,
+}
+CONFIDENCE_WEIGHTS = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.75}
+PIN_WEIGHT = 1.5
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been before being
+    below between both but by can cannot could couldn did didn do does doesn doing don down during each
+    either else ever every few for from further get gets getting got had hadn has hasn have haven having
+    he her here hers herself him himself his how i if in into is isn it its itself just let lets like ll
+    me might more most much must mustn my myself need needs no nor not now of off on once one only or
+    other ought our ours ourselves out over own please re same shall shan she should shouldn so some
+    still such than that the their theirs them themselves then there these they this those through to
+    too under until up upon us ve very was wasn way we were weren what when where whether which while
+    who whom whose why will with won would wouldn yes yet you your yours yourself yourselves hey hi ok
+    okay thanks thank tell know want wanted think going go use used using make made thing things
+    """.split()  # noqa: SIM905
+)
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchHit:
+    record: Record
+    score: float  # final rank score (relevance × rerank factors)
+    relevance: float  # the text-match part alone, on which the floor is applied
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchResult:
+    hits: list[SearchHit] = field(default_factory=list[SearchHit])
+    degraded: str | None = None
+    terms: list[str] = field(default_factory=list[str])
+
+    @property
+    def records(self) -> list[Record]:
+        return [hit.record for hit in self.hits]
+
+
+def query_terms(text: str) -> list[str]:
+    """The searchable words of any input: lowercased, stop words out, deduplicated, capped."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for match in _WORD.finditer(text.lower()):
+        word = match.group()
+        if word in seen or word in STOPWORDS or len(word) > MAX_TERM_CHARS:
+            continue
+        if len(word) == 1 and word.isascii():
+            continue
+        seen.add(word)
+        terms.append(word)
+        if len(terms) >= MAX_TERMS:
+            break
+    return terms
+
+
+def fts_query(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression that ORs the terms, each quoted so no input is syntax."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def recency_factor(record: Record, now: datetime) -> float:
+    half_life = HALF_LIFE_DAYS.get(record.type)
+    if half_life is None:
+        return 1.0
+    try:
+        age_days = max(0.0, (now - parse_time(record.valid_from)).total_seconds() / 86400)
+    except Exception:  # a hand-edited date must not break search
+        return 1.0
+    return 0.5 + 0.5 * math.pow(0.5, age_days / half_life)
+
+
+def rerank_factor(record: Record, now: datetime) -> float:
+    factor = TYPE_WEIGHTS.get(record.type, 0.8) * recency_factor(record, now)
+    factor *= CONFIDENCE_WEIGHTS.get(record.confidence, 0.75)
+    if record.pinned:
+        factor *= PIN_WEIGHT
+    return factor
+
+
+def search(
+    store: Store,
+    project: Project,
+    text: str,
+    *,
+    limit: int = 10,
+    types: Sequence[str] | None = None,
+    scope: str | None = None,
+    include_superseded: bool = False,
+    floor: float | None = RELEVANCE_FLOOR,
+    exclude_ids: Sequence[str] = (),
+    now: datetime | None = None,
+) -> SearchResult:
+    """Rank this project's (and `_global`) records against `text`. Never raises on any text.
+
+    Args:
+        scope: None = project + global; "project" = own records only; "global" = `_global` only.
+        include_superseded: history search; superseded records are otherwise never returned.
+        floor: minimum relevance; None returns every match (e.g. for evaluation).
+        exclude_ids: records already shown (session dedup) are skipped, not counted.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return SearchResult(terms=terms)
+    moment = now or datetime.now(UTC)
+    namespaces = _namespaces(project, scope)
+    filters, params = _filters(namespaces, types, include_superseded, exclude_ids)
+    degraded: str | None = None
+    try:
+        if store.has_fts:
+            scored = _fts_candidates(store.conn, terms, filters, params)
+        else:
+            degraded = "like-search"
+            scored = _like_candidates(store.conn, terms, filters, params)
+    except sqlite3.Error:
+        return _pinned_only(store, namespaces, limit)
+    hits = [
+        SearchHit(record=record, relevance=relevance, score=relevance * rerank_factor(record, moment))
+        for record, relevance in scored
+        if floor is None or degraded or relevance >= floor
+    ]
+    if degraded and floor is not None:
+        hits = [hit for hit in hits if hit.relevance >= _like_floor(terms)]
+    hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
+    return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms)
+
+
+def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:
+    if scope == "global":
+        return (GLOBAL_PROJECT_ID,)
+    if scope == "project":
+        return (project.project_id,)
+    return visible_ids(project)
+
+
+def _filters(
+    namespaces: Sequence[str], types: Sequence[str] | None, include_superseded: bool, exclude_ids: Sequence[str]
+) -> tuple[str, list[Any]]:
+    clauses = [f"r.project_id IN ({','.join('?' * len(namespaces))})"]
+    params: list[Any] = list(namespaces)
+    if not include_superseded:
+        clauses.append("r.superseded_at IS NULL")
+    if types:
+        clauses.append(f"r.type IN ({','.join('?' * len(types))})")
+        params.extend(types)
+    if exclude_ids:
+        clauses.append(f"r.id NOT IN ({','.join('?' * len(exclude_ids))})")
+        params.extend(exclude_ids)
+    return " AND ".join(clauses), params
+
+
+_R_COLUMNS = ", ".join("r." + column.strip() for column in RECORD_COLUMNS.split(","))
+
+
+def _fts_candidates(
+    conn: sqlite3.Connection, terms: Sequence[str], filters: str, params: list[Any]
+) -> list[tuple[Record, float]]:
+    sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {TITLE_WEIGHT}, {BODY_WEIGHT}) AS relevance
+              FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
+              WHERE records_fts MATCH ? AND {filters}
+              ORDER BY bm25(records_fts, {TITLE_WEIGHT}, {BODY_WEIGHT}) LIMIT {CANDIDATES}"""
+    rows = conn.execute(sql, [fts_query(terms), *params]).fetchall()
+    return [(row_to_record(row), float(row["relevance"])) for row in rows]
+
+
+def _like_floor(terms: Sequence[str]) -> float:
+    # LIKE has no IDF: ask for at least two matched terms (or the only one there is).
+    return min(2.0, float(len(terms)))
+
+
+def _like_candidates(
+    conn: sqlite3.Connection, terms: Sequence[str], filters: str, params: list[Any]
+) -> list[tuple[Record, float]]:
+    """Rung 4: substring matching. Relevance = matched terms, a title match counting double."""
+    terms = list(terms)[:16]
+    score_parts: list[str] = []
+    score_params: list[Any] = []
+    for term in terms:
+        pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        score_parts.append(
+            "(CASE WHEN lower(r.title) LIKE ? ESCAPE '\\' THEN 2 WHEN lower(r.body) LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END)"
+        )
+        score_params.extend([pattern, pattern])
+    relevance = " + ".join(score_parts)
+    sql = f"""SELECT * FROM (SELECT {_R_COLUMNS}, ({relevance}) AS relevance FROM records r WHERE {filters})
+              WHERE relevance > 0 ORDER BY relevance DESC LIMIT {CANDIDATES}"""
+    rows = conn.execute(sql, [*score_params, *params]).fetchall()
+    return [(row_to_record(row), float(row["relevance"])) for row in rows]
+
+
+def _pinned_only(store: Store, namespaces: Sequence[str], limit: int) -> SearchResult:
+    """Rung 5: everything else failed; pinned current records are still safe to hand out."""
+    try:
+        rows = store.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM records WHERE pinned = 1 AND superseded_at IS NULL
+                AND project_id IN ({",".join("?" * len(namespaces))}) ORDER BY recorded_at DESC LIMIT ?""",
+            [*namespaces, limit],
+        ).fetchall()
+    except sqlite3.Error:
+        rows = []
+    hits = [SearchHit(record=row_to_record(row), score=0.0, relevance=0.0) for row in rows]
+    return SearchResult(hits=hits, degraded="pinned-only")

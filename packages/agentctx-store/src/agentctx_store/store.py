@@ -1,0 +1,621 @@
+"""The store: every read and write of records, chains, entities and sessions.
+
+Reads are scoped by construction: each method takes the `Project` it acts for and sees only
+that project's records plus `_global` ones. Writes run in `BEGIN IMMEDIATE` transactions, so
+many short-lived processes (hooks, MCP, CLI) can write at once under WAL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentctx_store import paths
+from agentctx_store.db import connect, has_fts_table
+from agentctx_store.errors import NotHeadError, RecordNotFound, ValidationError
+from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
+from agentctx_store.records import (
+    CONFIDENCES,
+    SCOPES,
+    NewRecord,
+    Record,
+    check_choice,
+    check_text,
+    check_type,
+    normalize_time,
+    utc_now,
+    validate,
+)
+from agentctx_store.ulid import new_ulid
+
+RECORD_COLUMNS = (
+    "id, project_id, type, title, body, scope, pinned, confidence, reinforce_count, valid_from, recorded_at, "
+    "superseded_at, superseded_by, access_count, last_accessed, score, claudemd_drift_score, source, session_id, "
+    "pending_embedding, key, updated_at"
+)
+
+
+def row_to_record(row: sqlite3.Row) -> Record:
+    return Record(
+        record_id=row["id"],
+        project_id=row["project_id"],
+        type=row["type"],
+        title=row["title"],
+        body=row["body"],
+        scope=row["scope"] or "project",
+        pinned=bool(row["pinned"]),
+        confidence=row["confidence"] or "inferred",
+        reinforce_count=row["reinforce_count"] or 0,
+        valid_from=row["valid_from"],
+        recorded_at=row["recorded_at"],
+        superseded_at=row["superseded_at"],
+        superseded_by=row["superseded_by"],
+        access_count=row["access_count"] or 0,
+        last_accessed=row["last_accessed"],
+        score=row["score"] if row["score"] is not None else 1.0,
+        claudemd_drift_score=row["claudemd_drift_score"] or 0.0,
+        source=row["source"],
+        session_id=row["session_id"],
+        pending_embedding=bool(row["pending_embedding"]),
+        key=row["key"],
+        updated_at=row["updated_at"],
+    )
+
+
+def visible_ids(project: Project) -> tuple[str, str]:
+    """The namespaces a project may read (SPEC §3.4): its own and the global one."""
+    return (project.project_id, GLOBAL_PROJECT_ID)
+
+
+class Store:
+    """One open connection to the store file. Use as a context manager or call `close()`."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self.dirty: set[str] = set()  # projects whose digest must be refreshed on close
+
+    @classmethod
+    def open(cls, path: Path | None = None, *, create: bool = True) -> Store:
+        """Open the store (default `$AGENTCTX_HOME/agentctx.db`), creating it if needed.
+
+        Raises:
+            StoreError: the file is not ours, corrupt, too new, or not writable.
+        """
+        target = path or paths.db_path()
+        return cls(connect(target, create=create), target)
+
+    def close(self) -> None:
+        """Refresh the digests of projects this connection changed, then close."""
+        try:
+            if self.dirty:
+                from agentctx_store import digest  # digest builds on this module
+
+                digest.refresh_after_write(self, self.dirty)
+        except (OSError, sqlite3.Error):
+            pass  # the digest is derived: the next write or consolidation rebuilds it
+        finally:
+            self.dirty.clear()
+            self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def has_fts(self) -> bool:
+        return has_fts_table(self.conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: taken at once (`BEGIN IMMEDIATE`), all or nothing."""
+        if self.conn.in_transaction:  # nested: join the outer transaction
+            yield self.conn
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- projects ---------------------------------------------------------------------
+
+    def remember_project(self, project: Project) -> None:
+        """Keep the project's name and root so listings can show more than a hash."""
+        if project.project_id == GLOBAL_PROJECT_ID:
+            return
+        now = utc_now()
+        with self.transaction() as conn:
+            conn.execute(
+                """INSERT INTO projects(project_id, name, root, remote, first_seen, last_seen)
+                   VALUES (?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(project_id) DO UPDATE SET name = excluded.name, root = excluded.root,
+                       remote = excluded.remote, last_seen = excluded.last_seen""",
+                (project.project_id, project.name, str(project.root), project.remote, now, now),
+            )
+
+    def list_projects(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            """SELECT p.project_id, p.name, p.root, p.remote, p.first_seen, p.last_seen,
+                      (SELECT max(recorded_at) FROM records r WHERE r.project_id = p.project_id) AS last_record,
+                      (SELECT max(started_at) FROM sessions s WHERE s.project_id = p.project_id) AS last_session
+               FROM projects p ORDER BY p.last_seen DESC"""
+        ).fetchall()
+        return [dict(row) for row in rows]
+
+    # -- writing records ------------------------------------------------------------
+
+    def add(self, project: Project, new: NewRecord, *, supersedes: str | None = None) -> Record:
+        """Insert a record; with `supersedes`, atomically retire that record (SPEC §3.5).
+
+        Raises:
+            ValidationError: the record breaks the contract.
+            RecordNotFound: `supersedes` names no record this project can see.
+            NotHeadError: `supersedes` names a record that is already superseded.
+        """
+        new = validate(new)
+        now = utc_now()
+        owner = GLOBAL_PROJECT_ID if new.scope == "global" else project.project_id
+        record_id = new_ulid()
+        valid_from = normalize_time(new.valid_from) if new.valid_from else now
+        with self.transaction() as conn:
+            if supersedes is not None:
+                old = self._require_head(project, supersedes)
+                if old.type != new.type:
+                    raise ValidationError(
+                        f"Record {supersedes} is a {old.type}; a {new.type} cannot supersede it. Use type {old.type!r}."
+                    )
+            conn.execute(
+                f"""INSERT INTO records ({RECORD_COLUMNS})
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, NULL, 1.0, 0.0, ?, ?, 1, ?, NULL)""",
+                (
+                    record_id,
+                    owner,
+                    new.type,
+                    new.title,
+                    new.body,
+                    new.scope,
+                    int(new.pinned),
+                    new.confidence,
+                    new.reinforce_count,
+                    valid_from,
+                    now,
+                    new.source,
+                    new.session_id,
+                    new.key,
+                ),
+            )
+            if supersedes is not None:
+                self._mark_superseded(supersedes, record_id, now)
+        self.dirty.add(owner)
+        if project.project_id != GLOBAL_PROJECT_ID:
+            self.remember_project(project)
+        return self.get(project, record_id)
+
+    def supersede(
+        self,
+        project: Project,
+        old_id: str,
+        *,
+        body: str,
+        title: str | None = None,
+        rationale: str | None = None,
+        source: str = "cli",
+        confidence: str = "explicit",
+        session_id: str | None = None,
+    ) -> tuple[Record, Record]:
+        """Replace the current head `old_id` with a new record of the same type and scope.
+
+        The rationale, when given, is appended to the new body. Returns (old, new).
+
+        Raises:
+            RecordNotFound: no such record in this project.
+            NotHeadError: `old_id` is already superseded; the error names the current head.
+        """
+        old = self._require_head(project, old_id)
+        text = body.strip()
+        if rationale and rationale.strip():
+            text = f"{text}\n\nWhy: {rationale.strip()}"
+        new = NewRecord(
+            type=old.type,
+            title=(title or old.title),
+            body=text,
+            scope=old.scope,
+            confidence=confidence,
+            source=source,
+            session_id=session_id,
+            pinned=old.pinned,
+            key=old.key,
+        )
+        created = self.add(project, new, supersedes=old_id)
+        return self.get(project, old_id, include_superseded=True), created
+
+    def _require_head(self, project: Project, record_id: str) -> Record:
+        old = self.get(project, record_id, include_superseded=True)
+        if old.superseded_at is not None:
+            head = self.head_of(project, record_id)
+            raise NotHeadError(
+                f"Record {record_id} is already superseded by {old.superseded_by}; supersede the current head "
+                f"{head.record_id if head else old.superseded_by} instead.",
+                head_id=head.record_id if head else old.superseded_by,
+            )
+        return old
+
+    def _mark_superseded(self, old_id: str, new_id: str, when: str) -> None:
+        cursor = self.conn.execute(
+            "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
+            (when, new_id, old_id),
+        )
+        if cursor.rowcount != 1:  # lost a race with another writer: nothing may be half-done
+            raise NotHeadError(f"Record {old_id} was superseded by another process meanwhile; retry.", head_id=None)
+        self.conn.execute(
+            "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
+            (new_ulid(), new_id, old_id),
+        )
+
+    def edit(
+        self,
+        project: Project,
+        record_id: str,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        type: str | None = None,
+        confidence: str | None = None,
+        scope: str | None = None,
+        valid_from: str | None = None,
+    ) -> Record:
+        """Correct a record in place (a typo, a wrong type), as opposed to superseding a fact.
+
+        Raises:
+            RecordNotFound, ValidationError.
+        """
+        current = self.get(project, record_id, include_superseded=True)
+        new_title, new_body = check_text(
+            title if title is not None else current.title, body if body is not None else current.body
+        )
+        new_type = check_type(type) if type is not None else current.type
+        new_conf = check_choice("confidence", confidence, CONFIDENCES) if confidence is not None else current.confidence
+        new_scope = check_choice("scope", scope, SCOPES) if scope is not None else current.scope
+        owner = current.project_id
+        if new_scope != current.scope:
+            owner = GLOBAL_PROJECT_ID if new_scope == "global" else project.project_id
+        new_valid = normalize_time(valid_from) if valid_from else current.valid_from
+        with self.transaction() as conn:
+            conn.execute(
+                """UPDATE records SET title = ?, body = ?, type = ?, confidence = ?, scope = ?, project_id = ?,
+                       valid_from = ?, updated_at = ?, pending_embedding = 1 WHERE id = ?""",
+                (new_title, new_body, new_type, new_conf, new_scope, owner, new_valid, utc_now(), record_id),
+            )
+        self.dirty.update({owner, current.project_id})
+        return self.get(project, record_id, include_superseded=True)
+
+    def pin(self, project: Project, record_id: str, pinned: bool = True) -> Record:
+        self.get(project, record_id, include_superseded=True)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE records SET pinned = ?, updated_at = ? WHERE id = ?", (int(pinned), utc_now(), record_id)
+            )
+        self.dirty.add(self.get(project, record_id).project_id)
+        return self.get(project, record_id, include_superseded=True)
+
+    def reinforce(self, project: Project, record_id: str, *, threshold: int, explicit: bool = False) -> Record:
+        """Count one more sighting of an inferred record; at `threshold` (or on an explicit
+        statement) it becomes `reinforced` (SPEC §3.3, one-way)."""
+        current = self.get(project, record_id)
+        count = current.reinforce_count + 1
+        confidence = current.confidence
+        if confidence == "inferred" and (explicit or count >= threshold):
+            confidence = "reinforced"
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE records SET reinforce_count = ?, confidence = ?, updated_at = ? WHERE id = ?",
+                (count, confidence, utc_now(), record_id),
+            )
+        self.dirty.add(current.project_id)
+        return self.get(project, record_id)
+
+    def delete(self, project: Project, record_id: str) -> Record:
+        """Remove one record for good: its row, its FTS entry, its edges and entity links.
+
+        Its chain is closed over the gap: records it superseded now point at its successor,
+        or, when it was the current head, become current again (deleting a wrong fact brings
+        back the one it had replaced).
+
+        Raises:
+            RecordNotFound: no such record in this project.
+        """
+        doomed = self.get(project, record_id, include_superseded=True)
+        with self.transaction() as conn:
+            predecessors = [
+                row[0] for row in conn.execute("SELECT id FROM records WHERE superseded_by = ?", (record_id,))
+            ]
+            if doomed.superseded_by is None:
+                conn.execute(
+                    "UPDATE records SET superseded_by = NULL, superseded_at = NULL WHERE superseded_by = ?",
+                    (record_id,),
+                )
+            else:
+                conn.execute(
+                    "UPDATE records SET superseded_by = ? WHERE superseded_by = ?", (doomed.superseded_by, record_id)
+                )
+                for predecessor in predecessors:
+                    conn.execute(
+                        "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
+                        (new_ulid(), doomed.superseded_by, predecessor),
+                    )
+            conn.execute("DELETE FROM edges WHERE from_id = ? OR to_id = ?", (record_id, record_id))
+            conn.execute("DELETE FROM record_entities WHERE record_id = ?", (record_id,))
+            conn.execute("DELETE FROM records WHERE id = ?", (record_id,))
+        self.dirty.add(doomed.project_id)
+        return doomed
+
+    # -- reading records --------------------------------------------------------------
+
+    def get(self, project: Project, record_id: str, *, include_superseded: bool = True) -> Record:
+        """One record this project can see.
+
+        Raises:
+            RecordNotFound: unknown id, or a record of another project.
+        """
+        row = self.conn.execute(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ? AND project_id IN (?, ?)",
+            (record_id.strip().upper(), *visible_ids(project)),
+        ).fetchone()
+        if row is None or (not include_superseded and row["superseded_at"] is not None):
+            raise RecordNotFound(f"No record {record_id!r} in this project; `agentctx search` lists record ids.")
+        return row_to_record(row)
+
+    def get_many(
+        self, project: Project, record_ids: Sequence[str], *, touch: bool = False
+    ) -> tuple[list[Record], list[str]]:
+        """The records of `record_ids` this project can see, and the ids it cannot.
+
+        With `touch`, counts the access (feeds derived scoring, SPEC §7).
+        """
+        found: list[Record] = []
+        missing: list[str] = []
+        for record_id in record_ids:
+            try:
+                found.append(self.get(project, record_id))
+            except RecordNotFound:
+                missing.append(record_id)
+        if touch and found:
+            now = utc_now()
+            with self.transaction() as conn:
+                conn.executemany(
+                    "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                    [(now, record.record_id) for record in found],
+                )
+            found = [self.get(project, record.record_id) for record in found]
+        return found, missing
+
+    def list_records(
+        self,
+        project: Project,
+        *,
+        types: Sequence[str] | None = None,
+        include_superseded: bool = False,
+        scope: str | None = None,
+        confidence: str | None = None,
+        pinned: bool | None = None,
+        limit: int | None = None,
+        order: str = "recorded_at DESC",
+    ) -> list[Record]:
+        """Records of this project (and `_global`), newest first; current only by default."""
+        clauses = ["project_id IN (?, ?)"]
+        params: list[Any] = list(visible_ids(project))
+        if not include_superseded:
+            clauses.append("superseded_at IS NULL")
+        if types:
+            clauses.append(f"type IN ({','.join('?' * len(types))})")
+            params.extend(types)
+        if scope == "global":
+            clauses.append("project_id = ?")
+            params.append(GLOBAL_PROJECT_ID)
+        elif scope == "project":
+            clauses.append("project_id = ?")
+            params.append(project.project_id)
+        if confidence:
+            clauses.append("confidence = ?")
+            params.append(confidence)
+        if pinned is not None:
+            clauses.append("pinned = ?")
+            params.append(int(pinned))
+        if order not in ("recorded_at DESC", "recorded_at ASC", "valid_from DESC"):
+            raise ValueError(f"unsupported order {order!r}")
+        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY {order}, id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [row_to_record(row) for row in self.conn.execute(sql, params)]
+
+    def find_by_key(self, project: Project, type: str, key: str) -> Record | None:
+        """The current record of a keyed type (profile entries, the handover) with this key."""
+        row = self.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM records WHERE project_id = ? AND type = ? AND key = ?
+                AND superseded_at IS NULL ORDER BY recorded_at DESC LIMIT 1""",
+            (project.project_id, type, key),
+        ).fetchone()
+        return row_to_record(row) if row else None
+
+    def history(self, project: Project, record_id: str) -> list[Record]:
+        """The whole supersession chain through `record_id`, oldest first."""
+        start = self.get(project, record_id)
+        chain = [start]
+        seen = {start.record_id}
+        current = start
+        while True:  # walk back: who did this one supersede?
+            row = self.conn.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE superseded_by = ? AND project_id IN (?, ?) ORDER BY recorded_at DESC LIMIT 1",
+                (current.record_id, *visible_ids(project)),
+            ).fetchone()
+            if row is None or row["id"] in seen:
+                break
+            current = row_to_record(row)
+            seen.add(current.record_id)
+            chain.insert(0, current)
+        current = start
+        while current.superseded_by and current.superseded_by not in seen:  # walk forward to the head
+            try:
+                current = self.get(project, current.superseded_by)
+            except RecordNotFound:
+                break
+            seen.add(current.record_id)
+            chain.append(current)
+        return chain
+
+    def head_of(self, project: Project, record_id: str) -> Record | None:
+        chain = self.history(project, record_id)
+        heads = [record for record in chain if record.superseded_at is None]
+        return heads[-1] if heads else None
+
+    def as_of(self, project: Project, moment: str, *, types: Sequence[str] | None = None) -> list[Record]:
+        """What was true at `moment`: valid by then and not yet superseded then (SPEC §3.5)."""
+        when = normalize_time(moment)
+        clauses = ["project_id IN (?, ?)", "valid_from <= ?", "(superseded_at IS NULL OR superseded_at > ?)"]
+        params: list[Any] = [*visible_ids(project), when, when]
+        if types:
+            clauses.append(f"type IN ({','.join('?' * len(types))})")
+            params.extend(types)
+        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY valid_from DESC"
+        return [row_to_record(row) for row in self.conn.execute(sql, params)]
+
+    def counts_by_type(self, project: Project, *, include_superseded: bool = False) -> dict[str, int]:
+        sql = "SELECT type, count(*) FROM records WHERE project_id IN (?, ?)"
+        if not include_superseded:
+            sql += " AND superseded_at IS NULL"
+        return {row[0]: row[1] for row in self.conn.execute(sql + " GROUP BY type ORDER BY type", visible_ids(project))}
+
+    # -- entities and edges (ADR-014) ------------------------------------------------
+
+    def upsert_node(self, project: Project, kind: str, name: str) -> str:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO nodes(id, project_id, kind, name) VALUES (?, ?, ?, ?)",
+                (new_ulid(), project.project_id, kind, name),
+            )
+            row = conn.execute(
+                "SELECT id FROM nodes WHERE project_id = ? AND kind = ? AND name = ?", (project.project_id, kind, name)
+            ).fetchone()
+        return str(row[0])
+
+    def link_entity(self, record_id: str, entity_id: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO record_entities(record_id, entity_id) VALUES (?, ?)", (record_id, entity_id)
+            )
+
+    def add_edge(self, from_id: str, to_id: str, rel_type: str, weight: float = 1.0) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type, weight) VALUES (?, ?, ?, ?, ?)",
+                (new_ulid(), from_id, to_id, rel_type, weight),
+            )
+
+    def related_to_file(self, project: Project, file_path: str, *, max_depth: int = 5, limit: int = 15) -> list[Record]:
+        """Current records linked to a file node, directly or through edges (cycle-safe, depth-guarded)."""
+        rows = self.conn.execute(
+            f"""WITH RECURSIVE reach(node_id, depth) AS (
+                    SELECT id, 0 FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ?)
+                    UNION
+                    SELECT CASE WHEN e.from_id = reach.node_id THEN e.to_id ELSE e.from_id END, reach.depth + 1
+                    FROM edges e JOIN reach ON (e.from_id = reach.node_id OR e.to_id = reach.node_id)
+                    WHERE reach.depth < ? AND e.rel_type != 'supersedes'
+                )
+                SELECT DISTINCT {", ".join("r." + c.strip() for c in RECORD_COLUMNS.split(","))}
+                FROM records r
+                WHERE r.project_id IN (?, ?) AND r.superseded_at IS NULL AND (
+                    r.id IN (SELECT re.record_id FROM record_entities re JOIN reach ON re.entity_id = reach.node_id)
+                    OR r.id IN (SELECT node_id FROM reach))
+                ORDER BY r.recorded_at DESC LIMIT ?""",
+            (project.project_id, file_path, f"%/{file_path.lstrip('/')}", max_depth, *visible_ids(project), limit),
+        ).fetchall()
+        return [row_to_record(row) for row in rows]
+
+    # -- sessions ---------------------------------------------------------------------
+
+    def touch_session(self, project: Project, session_id: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions(session_id, project_id, started_at) VALUES (?, ?, ?)",
+                (session_id, project.project_id, utc_now()),
+            )
+
+    def record_injection(self, project: Project, session_id: str, record_ids: Sequence[str], tokens: int) -> None:
+        """Self-accounting (ADR-007): what a hook injected and its token estimate."""
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE sessions SET tokens_injected = tokens_injected + ?, injections = injections + 1 WHERE session_id = ?",
+                (tokens, session_id),
+            )
+            if record_ids:
+                now = utc_now()
+                conn.executemany(
+                    "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                    [(now, record_id) for record_id in record_ids],
+                )
+
+    def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
+        """Merge keys into a session's JSON metadata (branch, commits, snapshot, …)."""
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            meta: dict[str, Any] = json.loads(row[0] or "{}") if row else {}
+            meta.update(values)
+            conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json.dumps(meta), session_id))
+        return meta
+
+    def end_session(self, project: Project, session_id: str) -> None:
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            conn.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?", (utc_now(), session_id))
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            return None
+        session = dict(row)
+        session["meta"] = json.loads(session.get("meta") or "{}")
+        return session
+
+    def list_sessions(self, project: Project | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
+        if project is None:
+            rows = self.conn.execute("SELECT * FROM sessions ORDER BY started_at DESC LIMIT ?", (limit,))
+        else:
+            rows = self.conn.execute(
+                "SELECT * FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
+                (project.project_id, limit),
+            )
+        sessions = []
+        for row in rows:
+            session = dict(row)
+            session["meta"] = json.loads(session.get("meta") or "{}")
+            sessions.append(session)
+        return sessions
+
+    def add_extraction_cost(self, session_id: str, project: Project, usd: float) -> None:
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE sessions SET extraction_cost_usd = extraction_cost_usd + ? WHERE session_id = ?",
+                (usd, session_id),
+            )
+
+    def total_tokens_injected(self, project: Project | None = None) -> int:
+        if project is None:
+            row = self.conn.execute("SELECT coalesce(sum(tokens_injected), 0) FROM sessions").fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT coalesce(sum(tokens_injected), 0) FROM sessions WHERE project_id = ?", (project.project_id,)
+            ).fetchone()
+        return int(row[0])

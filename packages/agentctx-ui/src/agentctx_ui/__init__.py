@@ -1,0 +1,1 @@
+"""The agentctx local dashboard: browse, search and correct the context store."""

@@ -1,0 +1,40 @@
+"""What every command shares: the `--project` and `--json` options, opening the store, output."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+from agentctx_store import Project, Store, resolve_project
+from agentctx_store.errors import ValidationError
+
+PROJECT_HELP = "The project's directory (default: the current directory's project)."
+
+ProjectOption = typer.Option(None, "--project", "-p", help=PROJECT_HELP, show_default=False)
+JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON.")
+
+
+def project_for(path: Path | None) -> Project:
+    """The project of `--project PATH` (or of the current directory)."""
+    target = path if path is not None else Path(os.getcwd())
+    if path is not None and not target.exists():
+        raise ValidationError(f"No such directory {str(target)!r}; pass an existing project directory to --project.")
+    return resolve_project(target)
+
+
+@contextmanager
+def open_store() -> Iterator[Store]:
+    store = Store.open()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))

@@ -1,0 +1,82 @@
+"""The typer application: collects every `cmd_*` module and maps errors to one line."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import typer
+from agentctx_store.errors import AgentctxError
+
+from agentctx import __version__
+
+app = typer.Typer(
+    name="agentctx",
+    help="A context layer for coding agents: typed, current records handed to Claude Code within strict budgets.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentctx {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    debug: bool = typer.Option(False, "--debug", help="Show the full traceback of an unexpected error."),
+) -> None:
+    """A context layer for coding agents: typed, current records handed to Claude Code within strict budgets."""
+
+
+def _register_commands() -> None:
+    import agentctx.cli as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
+        if info.name.startswith("cmd_"):
+            importlib.import_module(f"agentctx.cli.{info.name}").register(app)
+
+
+_register_commands()
+
+
+def run(args: list[str]) -> int:
+    """Run the CLI: a user-facing error is one line on stderr and exit 1, never a traceback."""
+    debug = "--debug" in args
+    try:
+        app(args=args, prog_name="agentctx", standalone_mode=False)
+    except AgentctxError as exc:
+        if debug:
+            raise
+        typer.echo(f"Error: {exc}", err=True)
+        return 1
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # click usage errors print their own message
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return exc.exit_code
+        if debug:
+            raise
+        typer.echo(f"Error: {type(exc).__name__}: {exc} (re-run with --debug for the traceback)", err=True)
+        return 1
+    return 0
+
+
+def main() -> None:
+    sys.exit(run(sys.argv[1:]))
