@@ -1,0 +1,149 @@
+"""Retrieval quality of the store's real `search()` on the shared eval sets, next to the FTS5 baseline.
+
+For each set (default: `../shared/eval/adr-dev` and `../shared/eval/conv-dev`, skipped with a
+message when absent) this script:
+  1. loads `records.jsonl` into a throwaway store through `Store.add` (one `Project` per eval
+     project, supersession through the store, `valid_from` kept);
+  2. runs every query of `queries.jsonl` through `agentctx_store.search.search()` with the
+     production relevance floor, and again without a floor;
+  3. writes `results.jsonl` files and scores them with the set's own `eval.py`;
+  4. runs the set's `baseline_fts5.py` into a temp file and scores it the same way, with and
+     without its dev-tuned cut-off.
+
+usage: .venv/bin/python bench/eval_retrieval.py [--set DIR ...] [--out DIR] [--json] [--now ISO]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from _common import SHARED_EVAL, LoadedSet, load_into_store, load_jsonl, load_module  # bench/ is on sys.path
+from agentctx_store.records import parse_time
+from agentctx_store.search import search
+
+DEFAULT_SETS = ("adr-dev", "conv-dev")
+BASELINE_CUTOFF = {"adr-dev": 7.0, "conv-dev": 7.5}  # the cut-offs the sets' READMEs report
+METRICS = ("recall@3", "MRR@10", "nDCG@10", "stale_rate@3", "bleed_rate", "empty_precision")
+LABELS = ("recall@3", "MRR@10", "nDCG@10", "stale@3", "bleed", "empty-prec")
+
+
+def run_queries(
+    loaded: LoadedSet, queries: list[dict[str, Any]], *, floor_on: bool, now: datetime
+) -> list[dict[str, Any]]:
+    results = []
+    for query in queries:
+        project = loaded.projects.get(query["project"])
+        if project is None:
+            results.append({"qid": query["qid"], "ids": [], "scores": []})
+            continue
+        kwargs: dict[str, Any] = {} if floor_on else {"floor": None}
+        found = search(loaded.store, project, query["query"], limit=10, now=now, **kwargs)
+        results.append(
+            {
+                "qid": query["qid"],
+                "ids": [loaded.eval_id.get(hit.record.record_id, hit.record.record_id) for hit in found.hits],
+                "scores": [round(hit.score, 4) for hit in found.hits],
+            }
+        )
+    return results
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+
+
+def baseline_results(set_dir: Path, out: Path) -> list[dict[str, Any]] | None:
+    script = set_dir / "baseline_fts5.py"
+    if not script.exists():
+        return None
+    subprocess.run(
+        [sys.executable, str(script), "--dir", str(set_dir), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return load_jsonl(out)
+
+
+def default_now(records: list[dict[str, Any]]) -> datetime:
+    """A fixed 'today' (newest record + 90 days) so figures do not drift with the calendar."""
+    newest = max(parse_time(record["valid_from"]) for record in records if record.get("valid_from"))
+    return newest + timedelta(days=90)
+
+
+def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str, Any]:
+    scorer = load_module(set_dir / "eval.py", f"shared_eval_{set_dir.name.replace('-', '_')}")
+    records = load_jsonl(set_dir / "records.jsonl")
+    queries = load_jsonl(set_dir / "queries.jsonl")
+    now = parse_time(now_text) if now_text else default_now(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="agentctx-eval-") as scratch:
+        loaded = load_into_store(records, Path(scratch) / "eval.db")
+        try:
+            for name, floor_on in (("agentctx search (production floor)", True), ("agentctx search, no floor", False)):
+                rows = run_queries(loaded, queries, floor_on=floor_on, now=now)
+                file_name = "results.jsonl" if floor_on else "results-nofloor.jsonl"
+                write_jsonl(out_dir / f"{set_dir.name}-{file_name}", rows)
+                runs[name] = scorer.evaluate(queries, rows, records, None, 10)
+        finally:
+            loaded.store.close()
+        baseline = baseline_results(set_dir, Path(scratch) / "baseline.jsonl")
+    if baseline is not None:
+        cutoff = BASELINE_CUTOFF.get(set_dir.name, 7.0)
+        runs["shared FTS5 baseline, no cut-off"] = scorer.evaluate(queries, baseline, records, None, 10)
+        runs[f"shared FTS5 baseline, cut-off {cutoff}"] = scorer.evaluate(queries, baseline, records, cutoff, 10)
+    return {"set": set_dir.name, "now": now.isoformat(), "queries": len(queries), "runs": runs}
+
+
+def print_report(report: dict[str, Any]) -> None:
+    print(f"\n== {report['set']}: {report['queries']} queries (recency 'now' = {report['now'][:10]})")
+    print(f"{'run':<40}" + "".join(f"{label:>11}" for label in LABELS))
+    for name, metrics in report["runs"].items():
+        print(f"{name:<40}" + "".join(f"{metrics[key]:>11.3f}" for key in METRICS))
+    production = report["runs"]["agentctx search (production floor)"]
+    print("by kind (production floor):")
+    for kind, values in production["by_kind"].items():
+        figures = "  ".join(f"{key}={value:.3f}" for key, value in values.items() if key != "n")
+        print(f"  {kind:<13} n={values['n']:<4} {figures}")
+    print(f"superseded ids returned anywhere: {production['superseded_returned']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", type=Path, help="eval set dir (repeatable)")
+    parser.add_argument("--out", type=Path, help="where results*.jsonl go (default: a temp dir)")
+    parser.add_argument("--now", help="ISO date used as 'today' for recency (default: newest record + 90 days)")
+    parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    args = parser.parse_args(argv)
+    set_dirs = args.set or [SHARED_EVAL / name for name in DEFAULT_SETS]
+    out_dir = args.out or Path(tempfile.mkdtemp(prefix="agentctx-eval-results-"))
+    reports = []
+    for set_dir in set_dirs:
+        if not (set_dir / "records.jsonl").exists() or not (set_dir / "queries.jsonl").exists():
+            print(f"skipping {set_dir}: no records.jsonl/queries.jsonl there", file=sys.stderr)
+            continue
+        reports.append(evaluate_set(set_dir, out_dir, args.now))
+    if not reports:
+        print("no eval set found; nothing measured", file=sys.stderr)
+        return 0
+    if args.json:
+        print(json.dumps(reports, indent=1, default=str))
+    else:
+        for report in reports:
+            print_report(report)
+        print(f"\nresults files: {out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
