@@ -5,7 +5,9 @@ Pipeline (ADR-005, SPEC §4 UserPromptSubmit):
   2. FTS5 BM25 with the title weighted over the body, current records of this project and
      `_global` only;
   3. rerank: relevance × recency decay × type weight × pinned × confidence;
-  4. a relevance floor: nothing is returned when nothing is relevant enough.
+  4. a relevance floor, decided per query: when even the best match scores below
+     `floor` × the IDF of a term found in one record of this store, nothing is returned;
+     otherwise matches far below the best (`TAIL_RATIO`) are dropped as noise.
 Without FTS5 the same contract is served by LIKE (`degraded="like-search"`), and when even
 that fails, by pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
 """
@@ -29,8 +31,12 @@ MAX_TERM_CHARS = 40
 CANDIDATES = 60
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
-# Relevance floor on the BM25 scale of this store; see docs/retrieval.md for how it was set.
-RELEVANCE_FLOOR = 7.0
+# The relevance floor, in units of "one match of a term that only one record has" (its BM25 IDF
+# for this store's size), so it means the same in a 20-record store as in a 100K one; measured
+# in docs/retrieval.md. The best hit must reach it, or the query returns nothing.
+RELEVANCE_FLOOR = 1.4
+# Once a query passes the floor, hits below this share of the best hit's relevance are noise.
+TAIL_RATIO = 0.3
 
 TYPE_WEIGHTS = {
     "decision": 1.0,
@@ -66,6 +72,8 @@ STOPWORDS = frozenset(
     too under until up upon us ve very was wasn way we were weren what when where whether which while
     who whom whose why will with won would wouldn yes yet you your yours yourself yourselves hey hi ok
     okay thanks thank tell know want wanted think going go use used using make made thing things
+    did decide decided deciding agree agreed anything something someone anyone everything nothing
+    really actually currently sure quick days
     """.split()  # noqa: SIM905
 )
 
@@ -149,7 +157,8 @@ def search(
     Args:
         scope: None = project + global; "project" = own records only; "global" = `_global` only.
         include_superseded: history search; superseded records are otherwise never returned.
-        floor: minimum relevance; None returns every match (e.g. for evaluation).
+        floor: the relevance floor in rare-term matches (see `relevance_gate`); None returns every
+            match (browsing, evaluation).
         exclude_ids: records already shown (session dedup) are skipped, not counted.
     """
     terms = query_terms(text)
@@ -167,15 +176,51 @@ def search(
             scored = _like_candidates(store.conn, terms, filters, params)
     except sqlite3.Error:
         return _pinned_only(store, namespaces, limit)
+    if floor is not None and scored:
+        try:
+            scored = _apply_floor(store.conn, scored, floor, like=degraded is not None, terms=terms)
+        except sqlite3.Error:
+            return _pinned_only(store, namespaces, limit)
     hits = [
         SearchHit(record=record, relevance=relevance, score=relevance * rerank_factor(record, moment))
         for record, relevance in scored
-        if floor is None or degraded or relevance >= floor
     ]
-    if degraded and floor is not None:
-        hits = [hit for hit in hits if hit.relevance >= _like_floor(terms)]
     hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
     return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms)
+
+
+def rare_term_idf(record_count: int) -> float:
+    """BM25's IDF (as FTS5 computes it) of a term that occurs in exactly one of `record_count` rows."""
+    total = max(record_count, 1)
+    return math.log((total - 1 + 0.5) / (1 + 0.5) + 1)
+
+
+def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
+    """The BM25 relevance the best hit must reach: `floor` rare-term matches for this store's size.
+
+    FTS5 computes IDF over every row of the index (all projects, superseded included), so the
+    scale of its scores grows with the log of the store's size; a raw constant would silence a
+    new store and let noise through in a big one.
+    """
+    count = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    return floor * rare_term_idf(int(count))
+
+
+def _apply_floor(
+    conn: sqlite3.Connection,
+    scored: list[tuple[Record, float]],
+    floor: float,
+    *,
+    like: bool,
+    terms: Sequence[str],
+) -> list[tuple[Record, float]]:
+    """Nothing when the best match is weak; otherwise drop the matches far below the best."""
+    if like:
+        return [item for item in scored if item[1] >= _like_floor(terms)]
+    best = max(relevance for _record, relevance in scored)
+    if best < relevance_gate(conn, floor):
+        return []
+    return [item for item in scored if item[1] >= TAIL_RATIO * best]
 
 
 def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:
