@@ -1,0 +1,119 @@
+"""Records in and out of the store as files: `export` (Markdown) and `import` (Markdown or JSONL).
+
+The logic lives in `agentctx_store.transfer` so the dashboard can offer the same export.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import typer
+from agentctx_store import transfer
+from agentctx_store.errors import ValidationError
+from agentctx_store.records import RECORD_TYPES
+
+from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+from agentctx.cli.cmd_records import TypesFilterOption
+
+OutputOption = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout).", show_default=False)
+FileArgument = typer.Argument(
+    ...,
+    help="An `agentctx export` Markdown file, or JSONL (one record per line); `-` reads stdin.",
+    show_default=False,
+)
+
+
+def export_cmd(
+    output: Path | None = OutputOption,
+    history: bool = typer.Option(False, "--history", help="Include superseded records, each naming its successor."),
+    types: list[str] | None = TypesFilterOption,
+    project: Path | None = ProjectOption,
+) -> None:
+    """Export the project's records as Markdown grouped by type; `agentctx import` reads it back unchanged."""
+    for record_type in types or ():
+        if record_type not in RECORD_TYPES:
+            raise ValidationError(f"Unknown record type {record_type!r}; use one of: {', '.join(RECORD_TYPES)}.")
+    target = project_for(project)
+    with open_store() as store:
+        text = transfer.render_markdown(store, target, include_history=history, types=types or None)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    _write_atomically(output, text)
+    typer.echo(f"Wrote {output}", err=True)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder: a failed export never leaves half a file."""
+    folder = path.expanduser().resolve().parent
+    if not folder.is_dir():
+        raise ValidationError(f"No such directory {str(folder)!r}; create it or choose another --output.")
+    try:
+        handle, temp_name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ValidationError(f"Cannot write to {str(folder)!r} ({exc.strerror}); choose another --output.") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as temp:
+            temp.write(text)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def import_cmd(
+    file: Path = FileArgument,
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Check the file and report what would change; write nothing."
+    ),
+    project: Path | None = ProjectOption,
+    json: bool = JsonOption,
+) -> None:
+    """Import records from Markdown (an export, hand edits included) or JSONL. All or nothing."""
+    text = _read(file)
+    items = transfer.parse_file_text(text)
+    target = project_for(project)
+    with open_store() as store:
+        if dry_run:
+            store.conn.execute("BEGIN IMMEDIATE")
+            try:
+                report = transfer.import_items(store, target, items)
+            finally:
+                store.conn.execute("ROLLBACK")
+                store.dirty.clear()
+        else:
+            report = transfer.import_items(store, target, items)
+    summary = {"created": len(report.created), "updated": len(report.updated), "unchanged": len(report.unchanged)}
+    if json:
+        print_json(summary | {"dry_run": dry_run, "created_ids": report.created, "updated_ids": report.updated})
+        return
+    verb = "Would import" if dry_run else "Imported"
+    typer.echo(
+        f"{verb} {len(items)} records into {target.name}: {summary['created']} new, "
+        f"{summary['updated']} updated, {summary['unchanged']} unchanged."
+    )
+
+
+def _read(file: Path) -> str:
+    if str(file) == "-":
+        return typer.get_text_stream("stdin").read()
+    try:
+        data = file.expanduser().read_bytes()
+    except FileNotFoundError:
+        raise ValidationError(f"No such file {str(file)!r}; pass an `agentctx export` file or a JSONL file.") from None
+    except IsADirectoryError:
+        raise ValidationError(f"{str(file)!r} is a directory; pass a Markdown or JSONL file.") from None
+    except OSError as exc:
+        raise ValidationError(f"Cannot read {str(file)!r} ({exc.strerror}).") from None
+    try:
+        return data.decode("utf-8-sig")  # bytes, not text mode: bodies keep their exact line endings
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValidationError(f"Line {line}: {str(file)!r} is not UTF-8 text; save it as UTF-8.") from None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export_cmd)
+    app.command("import")(import_cmd)
