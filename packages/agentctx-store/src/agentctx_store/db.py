@@ -44,7 +44,7 @@ def _check_file(path: Path) -> None:
     try:
         with path.open("rb") as handle:
             header = handle.read(len(_SQLITE_HEADER))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no store yet (creating the dir reports a bad path)
         return
     except OSError as exc:
         raise StoreError(f"Cannot read the store at {str(path)!r} ({exc.strerror}); check its permissions.") from None

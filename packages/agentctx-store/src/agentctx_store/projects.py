@@ -37,7 +37,7 @@ def normalize_remote(url: str) -> str:
     text = url.strip()
     lowered = text.lower()
     if lowered.startswith("file://"):
-        return "file/" + text[7:].rstrip("/").removesuffix(".git").lower()
+        return "file/" + _strip_git(text[7:].rstrip("/")).lower()
     match = re.match(r"^[a-z][a-z0-9+.-]*://(?P<rest>.*)$", text, re.IGNORECASE)
     if match:
         rest = match.group("rest")
@@ -47,10 +47,15 @@ def normalize_remote(url: str) -> str:
     elif (scp := _SCP_LIKE.match(text)) and not text.startswith(("/", ".")):
         host, path = scp.group("host"), scp.group("path")
     else:  # a local path used as a remote
-        return "file/" + text.rstrip("/").removesuffix(".git").lower()
+        return "file/" + _strip_git(text.rstrip("/")).lower()
     path = re.sub(r"/+", "/", path).strip("/")
-    path = path.removesuffix(".git").rstrip("/")
+    path = _strip_git(path).rstrip("/")
     return f"{host}/{path}".lower()
+
+
+def _strip_git(path: str) -> str:
+    """Drop a `.git` suffix in any case (`REPO.GIT` is the same repository as `repo`)."""
+    return path[:-4] if path.lower().endswith(".git") else path
 
 
 def hash_id(value: str) -> str:

@@ -1,0 +1,150 @@
+"""Opening the store: schema, migrations, and refusing files that are not ours without touching them."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agentctx_store import NewRecord, Project, Store, StoreError
+from agentctx_store.db import APPLICATION_ID, schema_version
+from agentctx_store.migrations import MIGRATIONS
+from agentctx_store.paths import db_path
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_new_store_is_at_the_current_schema_version_in_wal_mode() -> None:
+    with Store.open() as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema_version() == len(MIGRATIONS)
+        assert store.conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert store.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+        assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+        tables = {row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"records", "records_fts", "nodes", "edges", "record_entities", "sessions", "projects"} <= tables
+
+
+def test_reopening_a_current_store_keeps_its_records(project: Project) -> None:
+    with Store.open() as store:
+        record = store.add(project, NewRecord(type="decision", title="Use SQLite", body="One file, WAL."))
+    with Store.open() as store:
+        assert store.get(project, record.record_id).title == "Use SQLite"
+
+
+def test_an_older_store_is_migrated_in_order_keeping_its_rows(project: Project) -> None:
+    path = db_path()
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    MIGRATIONS[0](conn, True)  # a store written by a version that only had migration 1
+    conn.execute(
+        """INSERT INTO records (id, project_id, type, title, body, valid_from, recorded_at, source)
+           VALUES ('01JOLDRECORD0000000000000A', 'p-alpha', 'decision', 'Old fact', 'Kept across upgrades',
+                   '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z', 'cli')"""
+    )
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    with Store.open(path) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema_version()
+        assert store.get(project, "01JOLDRECORD0000000000000A").body == "Kept across upgrades"
+        assert store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+
+
+def test_a_store_from_a_newer_schema_is_refused_and_left_as_is() -> None:
+    with Store.open() as store:
+        store.conn.execute(f"PRAGMA user_version = {schema_version() + 1}")
+    before = _digest(db_path())
+    with pytest.raises(StoreError, match="newer agentctx"):
+        Store.open()
+    assert _digest(db_path()) == before
+
+
+def test_another_programs_sqlite_database_is_refused_and_not_modified() -> None:
+    path = db_path()
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    conn.execute("INSERT INTO invoices (total) VALUES (12.5)")
+    conn.commit()
+    conn.close()
+    before = _digest(path)
+    with pytest.raises(StoreError, match="did not create"):
+        Store.open()
+    assert _digest(path) == before
+    assert sqlite3.connect(path).execute("SELECT total FROM invoices").fetchone()[0] == 12.5
+
+
+def test_a_sqlite_file_with_a_foreign_application_id_is_refused() -> None:
+    path = db_path()
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA application_id = 1234")
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    before = _digest(path)
+    with pytest.raises(StoreError, match="another program"):
+        Store.open()
+    assert _digest(path) == before
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"# my notes\nnot a database\n", b"\x00\x01\x02garbage" * 100, "ünïcödé text".encode()],
+    ids=["text", "binary", "unicode"],
+)
+def test_a_file_that_is_not_sqlite_is_refused_and_not_overwritten(content: bytes) -> None:
+    path = db_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(StoreError, match="not an agentctx store"):
+        Store.open()
+    assert path.read_bytes() == content
+    assert sorted(item.name for item in path.parent.iterdir()) == [path.name]  # no -wal/-shm left behind
+
+
+def test_a_truncated_sqlite_file_is_reported_as_corrupt_without_a_traceback_error_type() -> None:
+    path = db_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)
+    before = _digest(path)
+    with pytest.raises(StoreError) as caught:
+        Store.open()
+    assert "\n" not in str(caught.value)
+    assert _digest(path) == before
+
+
+def test_a_data_dir_that_cannot_be_created_gives_one_clear_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("in the way", encoding="utf-8")
+    monkeypatch.setenv("AGENTCTX_HOME", str(blocker / "agentctx"))
+    with pytest.raises(StoreError, match="AGENTCTX_HOME") as caught:
+        Store.open()
+    assert "\n" not in str(caught.value)
+    assert blocker.read_text(encoding="utf-8") == "in the way"
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores directory permissions")
+def test_a_read_only_data_dir_gives_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "readonly"
+    data.mkdir()
+    data.chmod(0o555)
+    monkeypatch.setenv("AGENTCTX_HOME", str(data))
+    try:
+        with pytest.raises(StoreError, match="writable|AGENTCTX_HOME"):
+            Store.open()
+    finally:
+        data.chmod(0o755)
+
+
+def test_opening_without_create_does_not_make_a_store() -> None:
+    with pytest.raises(StoreError, match="No store"):
+        Store.open(create=False)
+    assert not db_path().exists()
