@@ -1,0 +1,262 @@
+"""The MCP stdio server: seven tools, compact text results, structured errors (SPEC §5, ADR-008).
+
+What reaches the model. Claude Code hands the model a tool's `structuredContent` when there is
+one, and mcp 2.x derives that (and an `outputSchema` in `tools/list`) from a return annotation,
+wrapping a `str` as `{"result": …}`. Every tool here returns a `CallToolResult` with a single
+text block and no structured content: the index lines and the compact JSON reach the model
+verbatim, and no output schema is paid for in every session's `tools/list`.
+
+Errors are `{"error": …, "degraded"?: …}` JSON in a result with `isError: true`, built from the
+store's user-readable messages; argument validation errors are rewritten the same way; nothing
+is ever written to stdout but protocol (the SDK points fd 1 at stderr while serving, and logs
+go to `$AGENTCTX_HOME/logs/mcp.log`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+from agentctx_store import paths
+from agentctx_store.errors import AgentctxError, NotHeadError, StoreError, ValidationError
+from agentctx_store.projects import Project, resolve_project
+from agentctx_store.records import check_type
+from agentctx_store.store import Store
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from agentctx_mcp import tools
+from agentctx_mcp.schema import compact_schema
+
+logger = logging.getLogger("agentctx.mcp")
+
+SERVER_NAME = "agentctx"
+INSTRUCTIONS = (
+    "This project's memory of decisions, conventions and past work. "
+    "ctx_search first (a compact index), then ctx_get only the ids you need."
+)
+RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
+Scope = Literal["project", "global"]
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+LOG_BYTES = 1_000_000
+
+
+def server_project() -> Project:
+    """The project this server serves: `$CLAUDE_PROJECT_DIR` when Claude Code set it, else the cwd."""
+    configured = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    base = Path(configured) if configured and Path(configured).is_dir() else Path.cwd()
+    return resolve_project(base)
+
+
+def text_result(value: str | dict[str, Any]) -> CallToolResult:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+def error_result(message: str, *, degraded: str | None = None, **extra: Any) -> CallToolResult:
+    """The structured error of SPEC §5: `{error, degraded?}` (plus `head_id` for a non-head)."""
+    payload: dict[str, Any] = {"error": message}
+    if degraded:
+        payload["degraded"] = degraded
+    payload.update({key: value for key, value in extra.items() if value is not None})
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))], is_error=True
+    )
+
+
+def run_tool(name: str, action: Callable[[Store, Project], str | dict[str, Any]]) -> CallToolResult:
+    """Open the store for one call, run `action`, and turn every failure into a structured error.
+
+    A store per call: each call runs on its own worker thread, and a short connection never
+    pins an old WAL snapshot while hooks keep writing.
+    """
+    try:
+        project = server_project()
+        store = Store.open()
+        try:
+            value = action(store, project)
+        finally:
+            store.close()
+    except NotHeadError as exc:
+        return error_result(str(exc), head_id=exc.head_id)
+    except StoreError as exc:
+        logger.warning("%s: store unavailable: %s", name, exc)
+        return error_result(str(exc), degraded="store-unavailable")
+    except AgentctxError as exc:
+        return error_result(str(exc))
+    except Exception:  # the MCP boundary: the model gets one sentence, the log gets the traceback
+        logger.exception("%s failed", name)
+        return error_result(f"{name} failed unexpectedly; details are in {paths.logs_dir() / 'mcp.log'}.")
+    return text_result(value)
+
+
+# -- the seven tools ------------------------------------------------------------------------
+
+
+def ctx_search(
+    query: str,
+    type: RecordType | None = None,
+    file: str | None = None,
+    scope: Scope = "project",
+    limit: int = tools.DEFAULT_LIMIT,
+) -> CallToolResult:
+    """Search this project's memory before deciding or redoing something: past decisions, conventions, preferences, discoveries, bugfixes, handover. Returns an index (id | type | title | age | confidence | score), no bodies; read records with ctx_get. limit ≤ 15. file: only records linked to that path. scope=global: cross-project preferences only."""
+    return run_tool(
+        "ctx_search",
+        lambda store, project: tools.search_index(
+            store, project, query, type=type, file=file, scope=scope, limit=limit
+        ),
+    )
+
+
+def ctx_get(ids: list[str]) -> CallToolResult:
+    """Full records (body, validity, provenance) for up to 10 ids from ctx_search or ctx_related. Unknown or superseded ids come back in missing."""
+    return run_tool("ctx_get", lambda store, project: tools.get_records(store, project, ids))
+
+
+def ctx_record(
+    type: RecordType,
+    title: str,
+    body: str,
+    supersedes: str | None = None,
+    scope: Scope = "project",
+) -> CallToolResult:
+    """Save one fact the developer stated or chose (a decision and why, a convention, a preference). One fact per record: title ≤ 120 chars, body ≤ 2000. supersedes: id of the record it replaces. scope=global: a preference for all projects."""
+    return run_tool(
+        "ctx_record",
+        lambda store, project: tools.record_new(
+            store, project, type=type, title=title, body=body, supersedes=supersedes, scope=scope
+        ),
+    )
+
+
+def ctx_supersede(old_id: str, new_body: str, rationale: str) -> CallToolResult:
+    """A stored fact no longer holds: retire old_id and store new_body as its replacement, with why in rationale. Returns both ids."""
+    return run_tool(
+        "ctx_supersede",
+        lambda store, project: tools.supersede_record(
+            store, project, old_id=old_id, new_body=new_body, rationale=rationale
+        ),
+    )
+
+
+def ctx_project() -> CallToolResult:
+    """The project's profile: stack, commands, entry points, record counts, last session. Use when starting unfamiliar work."""
+    return run_tool("ctx_project", tools.project_profile)
+
+
+def ctx_related(file: str) -> CallToolResult:
+    """Records linked to a file (decisions, bugfixes, tests about it). Use before changing the file. Same index as ctx_search."""
+    return run_tool("ctx_related", lambda store, project: tools.related_index(store, project, file))
+
+
+def ctx_sync_claudemd() -> CallToolResult:
+    """Compare memory with CLAUDE.md: current decisions and conventions it lacks, and statements superseded since. Read-only: show the proposed diff to the developer; edit CLAUDE.md only with their OK."""
+    return run_tool("ctx_sync_claudemd", tools.sync_claudemd)
+
+
+TOOL_FUNCTIONS: tuple[tuple[Callable[..., CallToolResult], ToolAnnotations | None], ...] = (
+    (ctx_search, READ_ONLY),
+    (ctx_get, READ_ONLY),
+    (ctx_record, None),
+    (ctx_supersede, None),
+    (ctx_project, READ_ONLY),
+    (ctx_related, READ_ONLY),
+    (ctx_sync_claudemd, READ_ONLY),
+)
+TOOL_NAMES = tuple(function.__name__ for function, _ in TOOL_FUNCTIONS)
+
+
+# -- argument errors ------------------------------------------------------------------------
+
+
+def argument_message(name: str, error: pydantic.ValidationError, arguments: dict[str, Any]) -> str:
+    """Pydantic's report as one or two sentences the model can act on."""
+    sentences: list[str] = []
+    for detail in error.errors():
+        field = ".".join(str(part) for part in detail.get("loc", ())) or "arguments"
+        kind = detail.get("type", "")
+        if kind == "missing":
+            sentences.append(f"`{field}` is required.")
+        elif field == "type":
+            try:
+                check_type(str(arguments.get("type")))
+            except ValidationError as exc:
+                sentences.append(str(exc))
+            else:
+                sentences.append(f"`type`: {detail.get('msg', 'invalid value')}.")
+        elif field == "scope":
+            sentences.append(f"Invalid scope {arguments.get('scope')!r}; use one of: project, global.")
+        else:
+            sentences.append(f"`{field}`: {detail.get('msg', 'invalid value')}.")
+    return f"Invalid arguments for {name}: " + " ".join(sentences)
+
+
+class ContextServer(MCPServer):
+    """MCPServer whose argument and unknown-tool errors are structured like every other error."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            logger.exception("%s failed", name)
+            return error_result(f"{name} failed unexpectedly; details are in {paths.logs_dir() / 'mcp.log'}.")
+        except ToolError as exc:
+            if isinstance(exc.__cause__, pydantic.ValidationError):
+                return error_result(argument_message(name, exc.__cause__, arguments))
+            return error_result(str(exc))
+
+
+def build_tools() -> list[Tool]:
+    """The seven tools, their input schemas stripped of what costs tokens and says nothing."""
+    built: list[Tool] = []
+    for function, hints in TOOL_FUNCTIONS:
+        tool = Tool.from_function(function, annotations=hints, structured_output=False)
+        description = " ".join((function.__doc__ or "").split())
+        built.append(
+            tool.model_copy(update={"parameters": compact_schema(tool.parameters), "description": description})
+        )
+    return built
+
+
+def build_server() -> ContextServer:
+    return ContextServer(SERVER_NAME, instructions=INSTRUCTIONS, tools=build_tools(), log_level="WARNING")
+
+
+def configure_logging() -> None:
+    """Log to `$AGENTCTX_HOME/logs/mcp.log`; stdout belongs to the protocol."""
+    root = logging.getLogger()
+    try:
+        log_dir = paths.logs_dir()
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            log_dir / "mcp.log", maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8"
+        )
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)  # a root handler also keeps the SDK from adding its stderr one
+    root.setLevel(logging.WARNING)
+    logger.setLevel(logging.INFO)
+
+
+def serve() -> int:
+    """Run the stdio server until the client closes stdin. Returns the exit status."""
+    configure_logging()
+    logger.info("start pid=%d cwd=%s", os.getpid(), os.getcwd())
+    try:
+        build_server().run("stdio")
+    except KeyboardInterrupt:
+        return 0
+    except Exception:  # the process boundary: a crash is logged, never printed to stdout
+        logger.exception("the MCP server stopped on an error")
+        return 1
+    return 0

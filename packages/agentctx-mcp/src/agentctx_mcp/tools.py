@@ -1,0 +1,280 @@
+"""What the seven tools do, over the store and without the MCP SDK (SPEC §5).
+
+Each function takes an open `Store` and the `Project` the server runs in, and either returns
+what the model will read or raises an `AgentctxError` whose message the model reads instead.
+There is no project argument anywhere: the project is fixed by where the server runs, so the
+model cannot ask for another project's records (context-mode-review §11: delete the parameter
+rather than validate it). Keeping this free of the SDK lets the bench time `ctx_search`
+in-process and lets tests call the logic without a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agentctx_store import drift
+from agentctx_store.budget import SEARCH_RESULTS_MAX
+from agentctx_store.errors import ValidationError
+from agentctx_store.projects import Project
+from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_choice, check_type
+from agentctx_store.search import CANDIDATES, query_terms, search
+from agentctx_store.store import Store
+
+from agentctx_mcp.index import IndexEntry, render_index
+
+MAX_GET_IDS = 10
+DEFAULT_LIMIT = 10
+SCOPES = ("project", "global")
+# Records linked to one file that ctx_related looks at before it keeps the newest 15; also the
+# pool a `file` filter of ctx_search draws from.
+RELATED_POOL = 500
+RELATED_DEPTH = 5
+PROFILE_FIELDS = ("stack", "commands", "entry_points")
+
+
+def check_limit(limit: int) -> int:
+    if limit > SEARCH_RESULTS_MAX:
+        raise ValidationError(
+            f"limit is {limit}; ctx_search returns at most {SEARCH_RESULTS_MAX} results. "
+            "Narrow the query or filter by type instead."
+        )
+    if limit < 1:
+        raise ValidationError(f"limit is {limit}; ask for 1 to {SEARCH_RESULTS_MAX} results.")
+    return limit
+
+
+def check_scope(scope: str) -> str:
+    return check_choice("scope", scope, SCOPES)
+
+
+def relative_file(project: Project, file: str) -> str:
+    """A path as the entity graph names it: relative to the project root when it lies inside it."""
+    text = file.strip()
+    if not text:
+        raise ValidationError("The file path is empty; pass a path such as src/app.py.")
+    path = Path(text)
+    if path.is_absolute():
+        try:
+            return path.resolve().relative_to(project.root).as_posix()
+        except (ValueError, OSError):
+            return text
+    return text.removeprefix("./")
+
+
+def search_index(
+    store: Store,
+    project: Project,
+    query: str,
+    *,
+    type: str | None = None,
+    file: str | None = None,
+    scope: str = "project",
+    limit: int = DEFAULT_LIMIT,
+    now: datetime | None = None,
+) -> str:
+    """`ctx_search`: the compact index of the best current records for `query`.
+
+    Scores are relative to the best hit (1.00). Superseded records and other projects' records
+    are excluded by the store's query itself.
+
+    Raises:
+        ValidationError: empty query, no searchable words, limit out of range, bad type or scope.
+    """
+    if not query.strip():
+        raise ValidationError('The query is empty; pass the words to look for, e.g. "database choice".')
+    check_limit(limit)
+    check_scope(scope)
+    types = [check_type(type)] if type else None
+    if not query_terms(query):
+        raise ValidationError(
+            "The query has no searchable words (only stop words or single letters); use specific terms."
+        )
+    allowed: set[str] | None = None
+    if file is not None and file.strip():
+        related = store.related_to_file(
+            project, relative_file(project, file), max_depth=RELATED_DEPTH, limit=RELATED_POOL
+        )
+        allowed = {record.record_id for record in related}
+    result = search(
+        store,
+        project,
+        query,
+        floor=None,
+        limit=limit if allowed is None else CANDIDATES,
+        types=types,
+        scope="global" if scope == "global" else None,
+        now=now,
+    )
+    hits = [hit for hit in result.hits if allowed is None or hit.record.record_id in allowed][:limit]
+    top = max((hit.score for hit in hits), default=0.0)
+    entries = [IndexEntry(record=hit.record, score=(hit.score / top) if top > 0 else 0.0) for hit in hits]
+    return render_index(entries, now=now, degraded=result.degraded)
+
+
+def related_index(store: Store, project: Project, file: str, *, now: datetime | None = None) -> str:
+    """`ctx_related`: current records linked to `file` through entity links and graph edges.
+
+    Same shape and limits as `ctx_search`; the score column is the record's stored retrieval
+    score (SPEC §7), newest records first.
+    """
+    records = store.related_to_file(
+        project, relative_file(project, file), max_depth=RELATED_DEPTH, limit=SEARCH_RESULTS_MAX
+    )
+    entries = [IndexEntry(record=record, score=record.score) for record in records if record.is_current]
+    return render_index(entries, now=now)
+
+
+def record_payload(record: Record) -> dict[str, Any]:
+    """A full record for the model: every stored field but the embedding bookkeeping."""
+    return record.to_dict()
+
+
+def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str, Any]:
+    """`ctx_get`: full current records by id; counts the access (SPEC §7 scoring).
+
+    Unknown ids and other projects' ids come back in `missing`. A superseded id is also
+    missing, with its current head in `superseded` so the model can fetch that instead:
+    superseded facts never come back from a default read (SPEC invariant 3).
+
+    Raises:
+        ValidationError: no ids, or more than 10.
+    """
+    wanted = list(dict.fromkeys(record_id.strip() for record_id in ids if record_id.strip()))
+    if not wanted:
+        raise ValidationError("No ids given; pass 1 to 10 record ids from ctx_search.")
+    if len(wanted) > MAX_GET_IDS:
+        raise ValidationError(f"{len(wanted)} ids given; ctx_get takes at most {MAX_GET_IDS} per call.")
+    found, missing = store.get_many(project, wanted)
+    superseded: dict[str, str | None] = {}
+    current_ids: list[str] = []
+    for record in found:
+        if record.is_current:
+            current_ids.append(record.record_id)
+        else:
+            head = store.head_of(project, record.record_id)
+            superseded[record.record_id] = head.record_id if head else None
+    touched, _ = store.get_many(project, current_ids, touch=True) if current_ids else ([], [])
+    records = [record for record in touched if record.is_current]
+    missing = [*missing, *superseded, *(rid for rid in current_ids if rid not in {r.record_id for r in records})]
+    payload: dict[str, Any] = {"records": [record_payload(record) for record in records], "missing": missing}
+    if superseded:
+        payload["superseded"] = superseded
+    return payload
+
+
+def record_new(
+    store: Store,
+    project: Project,
+    *,
+    type: str,
+    title: str,
+    body: str,
+    supersedes: str | None = None,
+    scope: str = "project",
+) -> dict[str, Any]:
+    """`ctx_record`: store one explicit fact (`source=mcp_tool`, `confidence=explicit`).
+
+    With `supersedes`, the old record is retired in the same transaction as the insert.
+
+    Raises:
+        ValidationError, RecordNotFound, NotHeadError: from the store, messages as they are.
+    """
+    new = NewRecord(
+        type=check_type(type),
+        title=title,
+        body=body,
+        scope=check_scope(scope),
+        confidence="explicit",
+        source="mcp_tool",
+    )
+    target = supersedes.strip() if supersedes and supersedes.strip() else None
+    created = store.add(project, new, supersedes=target)
+    payload: dict[str, Any] = {"id": created.record_id, "type": created.type, "scope": created.scope}
+    if target:
+        payload["superseded"] = target.upper()
+    return payload
+
+
+def title_from_body(body: str) -> str:
+    """A title for a replacing record: its first sentence or line, cut at a word under 120 chars."""
+    text = " ".join(body.strip().split("\n", 1)[0].split())
+    for stop in (". ", "; "):
+        if stop in text:
+            text = text.split(stop, 1)[0]
+    if len(text) <= MAX_TITLE_CHARS:
+        return text.rstrip(".")
+    cut = text[: MAX_TITLE_CHARS - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def supersede_record(store: Store, project: Project, *, old_id: str, new_body: str, rationale: str) -> dict[str, Any]:
+    """`ctx_supersede`: retire `old_id` and create its replacement (same type and scope).
+
+    The new title is the first sentence of `new_body` (the old title described the old fact);
+    the rationale is appended to the body as `Why: …`.
+
+    Raises:
+        NotHeadError: `old_id` is already superseded; the message names the current head.
+        RecordNotFound, ValidationError: from the store.
+    """
+    if not rationale.strip():
+        raise ValidationError("The rationale is empty; say in a sentence why the old record no longer holds.")
+    if not new_body.strip():
+        raise ValidationError("The new body is empty; state the fact that replaces the old record.")
+    old, new = store.supersede(
+        project,
+        old_id.strip(),
+        body=new_body,
+        title=title_from_body(new_body),
+        rationale=rationale,
+        source="mcp_tool",
+        confidence="explicit",
+    )
+    return {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+
+
+def _profile_value(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body
+
+
+def project_profile(store: Store, project: Project) -> dict[str, Any]:
+    """`ctx_project`: the profile the hooks detected (stack, commands, entry points) plus counts.
+
+    Profile records are keyed (`stack`, `commands`, `entry_points`, …); a body holding JSON is
+    returned parsed. Keys other than the three named ones are kept under `other`.
+    """
+    profile = store.list_records(project, types=["profile"], scope="project")
+    fields: dict[str, Any] = dict.fromkeys(PROFILE_FIELDS)
+    other: dict[str, Any] = {}
+    for record in reversed(profile):  # oldest first, so the newest record of a key wins
+        key = (record.key or record.title).strip()
+        short = key.rsplit(":", 1)[-1].strip().lower().replace(" ", "_").replace("-", "_")
+        if short in fields:
+            fields[short] = _profile_value(record.body)
+        else:
+            other[key] = _profile_value(record.body)
+    sessions = store.list_sessions(project, limit=1)
+    payload: dict[str, Any] = {
+        "name": project.name,
+        "project_id": project.project_id,
+        **fields,
+        "record_counts_by_type": store.counts_by_type(project),
+        "last_session_at": sessions[0].get("started_at") if sessions else None,
+    }
+    if other:
+        payload["other"] = other
+    if not profile:
+        payload["note"] = "No profile detected yet; `agentctx init` or the next session start detects it."
+    return payload
+
+
+def sync_claudemd(store: Store, project: Project) -> dict[str, Any]:
+    """`ctx_sync_claudemd`: how the project's CLAUDE.md drifted from the store. Read-only."""
+    return drift.report(store, project)
