@@ -1,0 +1,53 @@
+"""The cheap SessionStart digest: rewritten when a writing `Store` closes; a full one is only marked stale."""
+
+from __future__ import annotations
+
+from agentctx_store import NewRecord, Project, Store, digest
+from agentctx_store.budget import SESSION_START, estimate_tokens
+
+
+def test_closing_a_store_that_wrote_refreshes_the_cheap_digest(project: Project) -> None:
+    with Store.open() as store:
+        store.add(project, NewRecord(type="decision", title="Use WAL mode", body="Many writers, one file."))
+    found = digest.read(project.project_id)
+    assert found is not None
+    text, info = found
+    assert "Use WAL mode" in text
+    assert info.kind == "cheap" and not info.stale and info.tokens == estimate_tokens(text)
+
+
+def test_a_read_only_session_does_not_write_a_digest(project: Project) -> None:
+    with Store.open() as store:
+        store.list_records(project)
+    assert digest.read(project.project_id) is None
+
+
+def test_a_write_marks_a_full_digest_stale_instead_of_overwriting_it(project: Project) -> None:
+    digest.write(project.project_id, "## Full digest from consolidation", kind="full")
+    with Store.open() as store:
+        store.add(project, NewRecord(type="decision", title="New fact", body="Arrived after consolidation."))
+    found = digest.read(project.project_id)
+    assert found is not None
+    text, info = found
+    assert text == "## Full digest from consolidation"
+    assert info.kind == "full" and info.stale
+
+
+def test_superseded_and_other_projects_records_stay_out_of_the_digest(project: Project, other_project: Project) -> None:
+    with Store.open() as store:
+        old = store.add(project, NewRecord(type="decision", title="Deploy on Heroku", body="Old."))
+        store.supersede(project, old.record_id, title="Deploy on Fly", body="New.")
+        store.add(other_project, NewRecord(type="decision", title="Beta secret plan", body="Theirs."))
+    found = digest.read(project.project_id)
+    assert found is not None
+    assert "Deploy on Fly" in found[0]
+    assert "Heroku" not in found[0] and "Beta secret plan" not in found[0]
+
+
+def test_the_digest_respects_the_session_start_budget(project: Project) -> None:
+    with Store.open() as store:
+        for index in range(80):
+            store.add(project, NewRecord(type="decision", title=f"Decision number {index}", body="word " * 300))
+    found = digest.read(project.project_id)
+    assert found is not None
+    assert SESSION_START.allows(found[0])
