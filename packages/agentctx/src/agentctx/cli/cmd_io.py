@@ -6,6 +6,7 @@ The logic lives in `agentctx_store.transfer` so the dashboard can offer the same
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -97,10 +98,12 @@ def import_cmd(
 
 
 def _read(file: Path) -> str:
-    if str(file) == "-":
-        return typer.get_text_stream("stdin").read()
     try:
-        data = file.expanduser().read_bytes()
+        if str(file) == "-":
+            stdin = sys.stdin
+            data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
+        else:
+            data = file.expanduser().read_bytes()
     except FileNotFoundError:
         raise ValidationError(f"No such file {str(file)!r}; pass an `agentctx export` file or a JSONL file.") from None
     except IsADirectoryError:

@@ -7,11 +7,11 @@ removed from here.
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from agentctx_store import NewRecord, Record, search
 from agentctx_store.errors import ValidationError
@@ -28,7 +28,7 @@ QueryArgument = typer.Argument(..., help="What to look for, as you would type it
 def read_text_arg(value: str | None) -> str | None:
     """`-` means: read the text from stdin (for bodies with quotes, newlines, pasted logs)."""
     if value == "-":
-        return click.get_text_stream("stdin").read()
+        return sys.stdin.read()
     return value
 
 
@@ -184,8 +184,8 @@ def search_cmd(
                     "id": hit.record.record_id,
                     "type": hit.record.type,
                     "title": hit.record.title,
-                    "score": round(hit.score, 4),
-                    "relevance": round(hit.relevance, 4),
+                    "score": float(f"{hit.score:.6g}"),
+                    "relevance": float(f"{hit.relevance:.6g}"),
                     "confidence": hit.record.confidence,
                     "pinned": hit.record.pinned,
                     "scope": hit.record.scope,
