@@ -122,3 +122,32 @@ def m003_create_sessions_and_projects(conn: sqlite3.Connection, fts5: bool) -> N
             first_seen TEXT, last_seen TEXT
         )"""
     )
+
+
+@migration
+def m004_consolidation(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Offline consolidation (ADR-012): all of it derived and rebuildable except the archive
+    marks and the answers a model gave on merge candidates (kept so nothing is asked twice).
+
+    Archived records stay in `records` (every history path keeps working unchanged); the
+    archive table marks them cold. Vectors live in sqlite-vec's `records_vec` when the
+    extension loads (created by agentctx-embed), else as float32 BLOBs in `record_vectors`.
+    """
+    conn.execute("CREATE TABLE record_archive (record_id TEXT PRIMARY KEY, archived_at TEXT NOT NULL)")
+    conn.execute(
+        """CREATE TABLE merge_candidates (
+            keep_id TEXT NOT NULL, drop_id TEXT NOT NULL, project_id TEXT NOT NULL, type TEXT NOT NULL,
+            similarity REAL NOT NULL, found_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',  -- open | merged | rejected
+            decided_at TEXT, note TEXT,
+            PRIMARY KEY (keep_id, drop_id)
+        )"""
+    )
+    conn.execute("CREATE INDEX merge_candidates_project ON merge_candidates(project_id, status)")
+    conn.execute("CREATE TABLE record_vectors (record_id TEXT PRIMARY KEY, embedding BLOB NOT NULL)")
+    conn.execute("CREATE TABLE vector_meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute(
+        """CREATE TABLE consolidation_state (
+            project_id TEXT PRIMARY KEY, fingerprint TEXT, finished_at TEXT, summary TEXT DEFAULT '{}'
+        )"""
+    )
