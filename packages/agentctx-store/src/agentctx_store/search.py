@@ -190,9 +190,11 @@ def search(
 
 
 def rare_term_idf(record_count: int) -> float:
-    """BM25's IDF (as FTS5 computes it) of a term that occurs in exactly one of `record_count` rows."""
-    total = max(record_count, 1)
-    return math.log((total - 1 + 0.5) / (1 + 0.5) + 1)
+    """BM25's IDF, exactly as FTS5 computes it, of a term found in one of `record_count` rows.
+
+    0.0 for a store of one or two records, where no term can be told apart from another.
+    """
+    return max(0.0, math.log((record_count - 1 + 0.5) / (1 + 0.5)))
 
 
 def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
