@@ -52,7 +52,8 @@ def run(args: list[str]) -> int:
     """Run the CLI: a user-facing error is one line on stderr and exit 1, never a traceback."""
     debug = "--debug" in args
     try:
-        app(args=args, prog_name="agentctx", standalone_mode=False)
+        # without standalone mode click returns (not raises) the code of `typer.Exit(n)`
+        code = app(args=args, prog_name="agentctx", standalone_mode=False)
     except AgentctxError as exc:
         if debug:
             raise
@@ -75,7 +76,7 @@ def run(args: list[str]) -> int:
             raise
         typer.echo(f"Error: {type(exc).__name__}: {exc} (re-run with --debug for the traceback)", err=True)
         return 1
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def main() -> None:
