@@ -1,0 +1,176 @@
+"""Read-only endpoints behind the other views: projects, graph, profile, sessions, sync, meta."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Annotated, Any
+
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, global_project
+from agentctx_store.graph_view import record_graph
+from fastapi import APIRouter, Query, Request
+
+from agentctx_ui import __version__
+from agentctx_ui.api_records import ERRORS, ProjectParam, dashboard, out
+from agentctx_ui.models import (
+    GraphOut,
+    MetaOut,
+    ProjectList,
+    ProjectOut,
+    RecordList,
+    RecordTypeName,
+    SessionList,
+    SessionOut,
+    SyncOut,
+)
+
+router = APIRouter(prefix="/api", tags=["views"])
+
+
+@router.get("/meta", response_model=MetaOut)
+def meta(request: Request) -> MetaOut:
+    """What the page needs to draw its controls."""
+    return MetaOut(
+        version=__version__,
+        default_project=dashboard(request).default_project.project_id,
+        types=list(RECORD_TYPES),
+        scopes=list(SCOPES),
+        confidences=list(CONFIDENCES),
+    )
+
+
+@router.get("/projects", response_model=ProjectList)
+def projects(request: Request) -> ProjectList:
+    """Every project the store has seen (the one `agentctx ui` started in first), with counts by type
+    (each count includes the `_global` records the project sees)."""
+    context = dashboard(request)
+    default = context.default_project
+    listed: list[ProjectOut] = []
+    with context.store() as store:
+        rows = store.list_projects()
+        if all(row["project_id"] != default.project_id for row in rows):
+            rows.insert(0, {"project_id": default.project_id, "name": default.name, "root": str(default.root)})
+        for row in rows:
+            project = Project(
+                project_id=row["project_id"],
+                root=default.root,
+                name=row.get("name") or row["project_id"][:12],
+            )
+            counts = store.counts_by_type(project)
+            moments = [row.get(key) for key in ("last_seen", "last_record", "last_session")]
+            listed.append(
+                ProjectOut(
+                    project_id=project.project_id,
+                    name=project.name,
+                    root=row.get("root"),
+                    remote=row.get("remote"),
+                    is_default=project.project_id == default.project_id,
+                    last_activity=max((moment for moment in moments if moment), default=None),
+                    counts=counts,
+                    total=sum(counts.values()),
+                )
+            )
+    listed.sort(key=lambda item: item.last_activity or "", reverse=True)  # latest first (ISO text sorts)
+    listed.sort(key=lambda item: not item.is_default)  # stable: the default project leads
+    return ProjectList(projects=listed, default_project=default.project_id)
+
+
+@router.get("/graph", response_model=GraphOut, responses=ERRORS)
+def graph(
+    request: Request,
+    project: ProjectParam = None,
+    type: Annotated[list[RecordTypeName] | None, Query(description="Record types drawn (default: decision).")] = None,
+    superseded: Annotated[bool, Query(description="Include superseded records (the chains).")] = True,
+    limit: Annotated[int, Query(ge=1, le=2000)] = 400,
+) -> GraphOut:
+    """Records of the chosen types with their supersession chains, plus records linked to files."""
+    context = dashboard(request)
+    with context.store() as store:
+        view = record_graph(
+            store,
+            context.project(store, project),
+            types=tuple(type or ("decision",)),
+            include_superseded=superseded,
+            limit=limit,
+        )
+    data = view.to_dict()
+    return GraphOut(
+        records=[out(record) for record in view.records],
+        entities=data["entities"],
+        supersedes=data["supersedes"],
+        links=data["links"],
+        truncated=view.truncated,
+    )
+
+
+@router.get("/profile", response_model=RecordList)
+def profile(request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 500) -> RecordList:
+    """The developer profile: current global records (`_global`, mostly preferences) with their
+    confidence and how often each was seen (`reinforce_count`). Edit or delete them through
+    `/api/records/{id}`."""
+    context = dashboard(request)
+    with context.store() as store:
+        records = store.list_records(global_project(), scope="global", limit=limit)
+    return RecordList(records=[out(record) for record in records], count=len(records))
+
+
+@router.get("/sessions", response_model=SessionList, responses=ERRORS)
+def sessions(
+    request: Request, project: ProjectParam = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> SessionList:
+    """Session history: prompts with injections, tokens injected, extraction cost."""
+    context = dashboard(request)
+    with context.store() as store:
+        target = context.project(store, project)
+        rows = store.list_sessions(target, limit=limit)
+        total_tokens = store.total_tokens_injected(target)
+    items = [
+        SessionOut(
+            session_id=str(row["session_id"]),
+            project_id=row.get("project_id"),
+            started_at=row.get("started_at"),
+            ended_at=row.get("ended_at"),
+            injections=int(row.get("injections") or 0),
+            tokens_injected=int(row.get("tokens_injected") or 0),
+            extraction_cost_usd=float(row.get("extraction_cost_usd") or 0.0),
+            meta=row.get("meta") or {},
+        )
+        for row in rows
+    ]
+    return SessionList(
+        sessions=items,
+        total_tokens_injected=total_tokens,
+        total_extraction_cost_usd=round(sum(item.extraction_cost_usd for item in items), 6),
+    )
+
+
+@router.get("/sync", response_model=SyncOut, responses=ERRORS)
+def sync(request: Request, project: ProjectParam = None) -> SyncOut:
+    """The CLAUDE.md drift report and proposed diff (`agentctx sync` without `--apply`): read only."""
+    drift = _drift_module()
+    if drift is None:
+        return SyncOut(available=False, message="The CLAUDE.md drift report is not available in this version yet.")
+    context = dashboard(request)
+    with context.store() as store:
+        report = drift.report(store, context.project(store, project))
+    return SyncOut(available=True, report=_plain(report))
+
+
+def _drift_module() -> Any:
+    try:
+        return importlib.import_module("agentctx_store.drift")
+    except ImportError:
+        return None
+
+
+def _plain(value: Any) -> Any:
+    """A report object as JSON-ready data (its own `to_dict()` when it has one)."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    return value if isinstance(value, str | int | float | bool | type(None)) else str(value)

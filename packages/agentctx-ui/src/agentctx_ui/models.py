@@ -1,0 +1,162 @@
+"""Request and response shapes of the JSON API; they are what `/api/openapi.json` documents.
+
+Choices (type, scope, confidence) are enums here so a bad value is a 422 before the store is
+touched; every other rule (title and body limits, dates) is the store's own validation.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+RecordTypeName = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
+ScopeName = Literal["project", "global"]
+ConfidenceName = Literal["explicit", "inferred", "reinforced"]
+SupersededFilter = Literal["exclude", "include", "only"]
+
+
+def encodable(text: str) -> str:
+    """Text SQLite can store: JSON allows lone surrogates (`\\ud800`), UTF-8 does not."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text contains an unpaired surrogate; send valid Unicode") from None
+    return text
+
+
+Text = Annotated[str, AfterValidator(encodable)]
+
+
+class ErrorOut(BaseModel):
+    error: str
+    head_id: str | None = None
+
+
+class RecordOut(BaseModel):
+    id: str
+    project_id: str
+    type: str
+    title: str
+    body: str
+    scope: str
+    pinned: bool
+    confidence: str
+    reinforce_count: int
+    valid_from: str
+    recorded_at: str
+    superseded_at: str | None
+    superseded_by: str | None
+    access_count: int
+    last_accessed: str | None
+    score: float
+    claudemd_drift_score: float
+    source: str
+    session_id: str | None
+    key: str | None
+    updated_at: str | None
+    rank: float | None = Field(None, description="Search rank (relevance × rerank factors); only in search results.")
+
+
+class RecordList(BaseModel):
+    records: list[RecordOut]
+    count: int
+    query_terms: list[str] = []
+    degraded: str | None = Field(None, description="Set when search fell back (no FTS5): `like-search`, `pinned-only`.")
+
+
+class RecordCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: RecordTypeName
+    title: Text
+    body: Text
+    scope: ScopeName = "project"
+    confidence: ConfidenceName = "explicit"
+    pinned: bool = False
+    valid_from: Text | None = Field(None, description="ISO 8601 date or time; default now.")
+    supersedes: Text | None = Field(None, description="Id of the current record this one replaces (same type).")
+
+
+class RecordPatch(BaseModel):
+    """A correction in place (a typo, a wrong type); to replace a fact, supersede instead."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: Text | None = None
+    body: Text | None = None
+    type: RecordTypeName | None = None
+    confidence: ConfidenceName | None = None
+    scope: ScopeName | None = None
+    valid_from: Text | None = None
+    pinned: bool | None = None
+
+
+class SupersedeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    body: Text
+    title: Text | None = None
+    rationale: Text | None = Field(None, description="Why it changed; appended to the new body.")
+
+
+class SupersedeOut(BaseModel):
+    old: RecordOut
+    new: RecordOut
+
+
+class ChainOut(BaseModel):
+    records: list[RecordOut] = Field(description="The supersession chain, oldest first.")
+    head_id: str | None
+
+
+class ProjectOut(BaseModel):
+    project_id: str
+    name: str
+    root: str | None
+    remote: str | None
+    is_default: bool
+    last_activity: str | None
+    counts: dict[str, int]
+    total: int
+
+
+class ProjectList(BaseModel):
+    projects: list[ProjectOut]
+    default_project: str
+
+
+class GraphOut(BaseModel):
+    records: list[RecordOut]
+    entities: list[dict[str, str]]
+    supersedes: list[dict[str, str]] = Field(description="Edges newer → older.")
+    links: list[dict[str, str]] = Field(description="Record → entity (file) links.")
+    truncated: bool
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    project_id: str | None
+    started_at: str | None
+    ended_at: str | None
+    injections: int
+    tokens_injected: int
+    extraction_cost_usd: float
+    meta: dict[str, Any]
+
+
+class SessionList(BaseModel):
+    sessions: list[SessionOut]
+    total_tokens_injected: int
+    total_extraction_cost_usd: float
+
+
+class SyncOut(BaseModel):
+    available: bool
+    message: str | None = None
+    report: Any = None
+
+
+class MetaOut(BaseModel):
+    version: str
+    default_project: str
+    types: list[str]
+    scopes: list[str]
+    confidences: list[str]

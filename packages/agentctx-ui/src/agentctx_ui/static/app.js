@@ -1,0 +1,186 @@
+// agentctx dashboard: a small hash-routed page over the local JSON API (/api/...).
+// Plain ES modules, no build step, nothing loaded from the network but this server.
+import { renderRecords } from "./records.js";
+import { renderGraph } from "./graph.js";
+import { api, badge, h, navigate, projectQuery, state, table, toast, when } from "./ui.js";
+
+// ---- views ------------------------------------------------------------------------
+
+async function renderProjects(main) {
+  const data = await api("GET", "/api/projects");
+  state.projects = data.projects;
+  fillPicker();
+  const rows = data.projects.map((project) =>
+    h(
+      "tr",
+      { class: project.project_id === state.project ? "selected" : "" },
+      h("td", {}, h("button", { type: "button", class: "link", onclick: () => choose(project.project_id, "records") }, project.name),
+        project.is_default ? [" ", badge("started here", "default")] : null),
+      h("td", { class: "path" }, project.root || "—"),
+      h("td", {}, when(project.last_activity)),
+      h("td", {}, Object.entries(project.counts).map(([type, count]) => badge(`${type} ${count}`, type))),
+      h("td", { class: "num" }, project.total),
+    ),
+  );
+  main.replaceChildren(
+    h("h2", {}, "Projects"),
+    h("p", { class: "muted" }, "Counts are current records each project sees, including your global ones."),
+    table("Projects", ["Project", "Path", "Last activity", "Records by type", "Total"], rows),
+  );
+}
+
+async function renderProfile(main) {
+  const data = await api("GET", "/api/profile");
+  const rows = data.records.map((record) =>
+    h(
+      "tr",
+      {},
+      h("td", {}, h("a", { href: `#/records?id=${record.id}` }, record.title)),
+      h("td", {}, badge(record.type)),
+      h("td", {}, badge(record.confidence)),
+      h("td", { class: "num" }, record.reinforce_count),
+      h("td", {}, record.pinned ? "pinned" : ""),
+      h(
+        "td",
+        {},
+        h("a", { class: "button small", href: `#/records?id=${record.id}`, "aria-label": `Edit ${record.title}` }, "Edit"),
+        " ",
+        h("button", {
+          type: "button",
+          class: "small danger",
+          "aria-label": `Remove ${record.title}`,
+          onclick: async () => {
+            if (!confirm(`Remove the preference "${record.title}" for good?`)) return;
+            try {
+              await api("DELETE", `/api/records/${record.id}?${projectQuery()}`);
+              toast("Removed.");
+              renderProfile(main);
+            } catch (error) {
+              toast(error.message, "error");
+            }
+          },
+        }, "Remove"),
+      ),
+    ),
+  );
+  main.replaceChildren(
+    h("h2", {}, "Profile"),
+    h("p", { class: "muted" }, "Your global preferences, shared by every project. Inferred ones reach Claude only once reinforced."),
+    rows.length
+      ? table("Global preferences", ["Preference", "Type", "Confidence", "Times seen", "Pinned", "Actions"], rows)
+      : h("p", {}, "No global preferences recorded yet."),
+  );
+}
+
+async function renderSessions(main) {
+  const data = await api("GET", `/api/sessions?${projectQuery()}`);
+  const rows = data.sessions.map((session) =>
+    h(
+      "tr",
+      {},
+      h("td", { class: "mono" }, session.session_id.slice(0, 12)),
+      h("td", {}, when(session.started_at)),
+      h("td", {}, when(session.ended_at)),
+      h("td", { class: "num" }, session.injections),
+      h("td", { class: "num" }, session.tokens_injected.toLocaleString()),
+      h("td", { class: "num" }, `$${session.extraction_cost_usd.toFixed(4)}`),
+    ),
+  );
+  main.replaceChildren(
+    h("h2", {}, "Sessions"),
+    h(
+      "p",
+      {},
+      `Tokens injected in all: ${data.total_tokens_injected.toLocaleString()} · extraction cost of the sessions shown: $${data.total_extraction_cost_usd.toFixed(4)}`,
+    ),
+    rows.length
+      ? table("Sessions", ["Session", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost"], rows)
+      : h("p", {}, "No sessions recorded for this project yet."),
+  );
+}
+
+function syncReport(report) {
+  const missing = report.missing.map((entry) =>
+    h("li", {}, h("a", { href: `#/records?id=${entry.id}` }, entry.title), " ", h("span", { class: "muted" }, `(${entry.type})`), h("br"), h("code", {}, entry.statement)),
+  );
+  const contradicted = report.contradicted.map((entry) =>
+    h("li", {}, h("code", {}, `${entry.file}:${entry.line}`), " still says: ", h("q", {}, entry.text), h("br"),
+      "superseded by ", h("a", { href: `#/records?id=${entry.superseded_by}` }, entry.current_title)),
+  );
+  return [
+    h("p", {}, `${report.candidates} drift candidate${report.candidates === 1 ? "" : "s"}. `,
+      report.files.length ? `Compared with ${report.files.join(", ")}.` : `No CLAUDE.md yet: the diff creates ${report.target}.`),
+    h("h3", {}, "In the store, missing from CLAUDE.md"),
+    missing.length ? h("ul", { class: "sync-list" }, missing) : h("p", { class: "muted" }, "Nothing missing."),
+    h("h3", {}, "Superseded, still written in CLAUDE.md"),
+    contradicted.length ? h("ul", { class: "sync-list" }, contradicted) : h("p", { class: "muted" }, "Nothing contradicted."),
+    h("h3", {}, "Proposed diff"),
+    report.proposed_diff ? h("pre", { class: "diff", tabindex: 0, "aria-label": "Proposed diff of CLAUDE.md" }, report.proposed_diff) : h("p", { class: "muted" }, "No change proposed."),
+    h("p", { class: "muted" }, "Read only here: apply it with `agentctx sync --apply` in a terminal (it asks before writing)."),
+  ];
+}
+
+async function renderSync(main) {
+  const data = await api("GET", `/api/sync?${projectQuery()}`);
+  const body = data.available ? syncReport(data.report) : [h("p", { class: "notice" }, data.message || "Not available yet.")];
+  main.replaceChildren(h("h2", {}, "Sync with CLAUDE.md"), ...body);
+}
+
+const VIEWS = { projects: renderProjects, records: renderRecords, graph: renderGraph, profile: renderProfile, sessions: renderSessions, sync: renderSync };
+
+// ---- routing and the project picker ------------------------------------------------
+
+function fillPicker() {
+  const select = document.getElementById("project-select");
+  const options = state.projects.map((project) =>
+    h("option", { value: project.project_id, selected: project.project_id === state.project }, `${project.name}${project.is_default ? " (here)" : ""}`),
+  );
+  options.push(h("option", { value: "_global", selected: state.project === "_global" }, "Global only"));
+  select.replaceChildren(...options);
+}
+
+function choose(projectId, view) {
+  state.project = projectId;
+  sessionStorage.setItem("agentctx-project", projectId);
+  fillPicker();
+  if (view) navigate(view);
+  else route();
+}
+
+export async function route() {
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
+  const view = VIEWS[path] ? path : "records";
+  const params = new URLSearchParams(query || "");
+  for (const link of document.querySelectorAll("nav a[data-view]")) {
+    if (link.dataset.view === view) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  const main = document.getElementById("main");
+  main.setAttribute("aria-busy", "true");
+  document.title = `${view[0].toUpperCase()}${view.slice(1)} · agentctx`;
+  try {
+    await VIEWS[view](main, params);
+  } catch (error) {
+    main.replaceChildren(h("h2", {}, "Something went wrong"), h("p", { role: "alert", class: "error" }, error.message));
+  } finally {
+    main.setAttribute("aria-busy", "false");
+    document.body.dataset.ready = view;
+  }
+}
+
+async function start() {
+  state.meta = await api("GET", "/api/meta");
+  const data = await api("GET", "/api/projects");
+  state.projects = data.projects;
+  const remembered = sessionStorage.getItem("agentctx-project");
+  const known = state.projects.some((project) => project.project_id === remembered) || remembered === "_global";
+  state.project = known ? remembered : data.default_project;
+  fillPicker();
+  document.getElementById("project-select").addEventListener("change", (event) => choose(event.target.value));
+  window.addEventListener("hashchange", route);
+  await route();
+}
+
+start().catch((error) => {
+  document.getElementById("main").replaceChildren(h("p", { role: "alert", class: "error" }, `The dashboard could not start: ${error.message}`));
+});

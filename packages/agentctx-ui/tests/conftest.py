@@ -1,0 +1,125 @@
+"""Fixtures of the dashboard tests: a real store seeded through the store API, the app around it.
+
+The root conftest points `AGENTCTX_HOME` and `HOME` into the test's temp dir, so `Store.open()`
+here and in the app open the same throwaway file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from agentctx_store import NewRecord, Project, Store, global_project, paths
+from fastapi.testclient import TestClient
+
+from agentctx_ui.app import create_app
+
+PORT = 7327
+TOKEN = "test-token-0123456789"
+BASE_URL = f"http://127.0.0.1:{PORT}"
+WRITE = {"X-Agentctx-Token": TOKEN}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seeded:
+    project: Project
+    other: Project
+    old_decision: str  # superseded by `decision`
+    decision: str  # current head of the chain
+    convention: str
+    linked: str  # a discovery linked to a file
+    preference: str  # a global preference
+    foreign: str  # a record of the other project
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> Seeded:
+    root = tmp_path / "alpha"
+    root.mkdir()
+    (root / "CLAUDE.md").write_text("# Alpha\n\n- Use MySQL for storage.\n", encoding="utf-8")
+    project = Project(project_id="p-alpha", root=root, name="alpha")
+    other = Project(project_id="p-beta", root=tmp_path / "beta", name="beta")
+    with Store.open() as store:
+        old = store.add(
+            project, NewRecord(type="decision", title="Use MySQL for storage", body="Data lives in MySQL 8.")
+        )
+        _, new = store.supersede(
+            project,
+            old.record_id,
+            title="Use Postgres for storage",
+            body="Data lives in Postgres 16.",
+            rationale="JSONB",
+        )
+        convention = store.add(
+            project, NewRecord(type="convention", title="Tabs in Makefiles", body="Makefile recipes use tabs.")
+        )
+        linked = store.add(
+            project,
+            NewRecord(
+                type="discovery",
+                title="Parser is slow on big files",
+                body="tokenize() is quadratic.",
+                confidence="inferred",
+            ),
+        )
+        node = store.upsert_node(project, "file", "src/parser.py")
+        store.link_entity(linked.record_id, node)
+        preference = store.add(
+            global_project(),
+            NewRecord(
+                type="preference",
+                title="Prefers pytest",
+                body="Use pytest, not unittest.",
+                scope="global",
+                reinforce_count=3,
+                confidence="reinforced",
+            ),
+        )
+        foreign = store.add(other, NewRecord(type="decision", title="Beta uses Postgres too", body="Postgres in beta."))
+        store.record_injection(project, "sess-alpha-1", [new.record_id], 120)
+        store.add_extraction_cost("sess-alpha-1", project, 0.0042)
+        store.record_injection(other, "sess-beta-1", [], 999)
+    return Seeded(
+        project=project,
+        other=other,
+        old_decision=old.record_id,
+        decision=new.record_id,
+        convention=convention.record_id,
+        linked=linked.record_id,
+        preference=preference.record_id,
+        foreign=foreign.record_id,
+    )
+
+
+@pytest.fixture
+def client(seeded: Seeded) -> Iterator[TestClient]:
+    app = create_app(project=seeded.project, port=PORT, token=TOKEN)
+    with TestClient(app, base_url=BASE_URL) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def store_snapshot() -> Callable[[], list[tuple[object, ...]]]:
+    """`store_snapshot()`: every row of every table of the store file; equal snapshots mean nothing was written."""
+    return _snapshot
+
+
+def _snapshot() -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(paths.db_path())
+    try:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                "AND name NOT LIKE 'records_fts%' ORDER BY name"
+            )
+        ]
+        rows: list[tuple[object, ...]] = []
+        for table in tables:
+            rows.extend((table, *row) for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1"))
+        return rows
+    finally:
+        conn.close()

@@ -1,0 +1,159 @@
+"""ADR-015 guard: foreign Host (DNS rebinding), cross-site requests (CSRF), the start-up token,
+no cookies, and GET never writes — each checked against the real app and a real store file."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+from agentctx_store import Store
+from fastapi.testclient import TestClient
+
+from agentctx_ui.app import create_app
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from conftest import Seeded
+
+    Snapshot = Callable[[], list[tuple[object, ...]]]
+
+TOKEN = "test-token-0123456789"
+WRITE = {"X-Agentctx-Token": TOKEN}
+
+
+def write_requests(seeded: Seeded) -> list[tuple[str, str, dict[str, object] | None]]:
+    return [
+        ("POST", "/api/records", {"type": "decision", "title": "Injected", "body": "by an attacker"}),
+        ("PATCH", f"/api/records/{seeded.convention}", {"title": "Hijacked"}),
+        ("DELETE", f"/api/records/{seeded.convention}", None),
+        ("POST", f"/api/records/{seeded.decision}/supersede", {"body": "attacker's truth"}),
+    ]
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:7327", "127.0.0.1:8080", "localhost.evil.com:7327", ""])
+def test_a_foreign_host_header_is_refused(client: TestClient, host: str) -> None:
+    response = client.get("/api/projects", headers={"Host": host})
+    assert response.status_code == 403
+    assert "localhost or 127.0.0.1" in response.json()["error"]
+    assert client.get("/", headers={"Host": host}).status_code == 403  # the page (and its token) too
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:7327", "localhost:7327", "LOCALHOST:7327"])
+def test_local_host_headers_with_the_port_are_served(client: TestClient, host: str) -> None:
+    assert client.get("/api/projects", headers={"Host": host}).status_code == 200
+
+
+def test_cross_site_requests_are_refused_reads_and_writes(
+    client: TestClient, seeded: Seeded, store_snapshot: Snapshot
+) -> None:
+    before = store_snapshot()
+    cross = {"Sec-Fetch-Site": "cross-site"}
+    assert client.get("/api/records", headers=cross).status_code == 403
+    assert client.get("/", headers=cross).status_code == 403
+    for method, path, body in write_requests(seeded):
+        response = client.request(method, path, json=body, headers={**WRITE, **cross})
+        assert response.status_code == 403, (method, path)
+    # another local port is "same-site" for a browser: refused on the API too
+    assert client.get("/api/records", headers={"Sec-Fetch-Site": "same-site"}).status_code == 403
+    assert store_snapshot() == before
+
+
+def test_same_origin_and_typed_in_navigation_are_served(client: TestClient) -> None:
+    assert client.get("/api/records", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+    assert client.get("/", headers={"Sec-Fetch-Site": "none"}).status_code == 200
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong-token", TOKEN + "x", TOKEN.upper()])
+def test_every_write_needs_the_exact_token(
+    client: TestClient, seeded: Seeded, token: str | None, store_snapshot: Snapshot
+) -> None:
+    before = store_snapshot()
+    headers = {} if token is None else {"X-Agentctx-Token": token}
+    for method, path, body in write_requests(seeded):
+        response = client.request(method, path, json=body, headers=headers)
+        assert response.status_code == 403, (method, path)
+        assert "token" in response.json()["error"]
+    assert store_snapshot() == before
+
+
+def test_the_token_is_random_per_start_and_embedded_in_the_page(seeded: Seeded) -> None:
+    tokens = []
+    for _ in range(2):
+        app = create_app(project=seeded.project, port=7327)
+        with TestClient(app, base_url="http://127.0.0.1:7327") as client:
+            page = client.get("/")
+            match = re.search(r'<meta name="agentctx-token" content="([^"]+)">', page.text)
+            assert match, "token missing from the page"
+            tokens.append(match.group(1))
+            assert page.headers["cache-control"] == "no-store"
+            created = client.post(
+                "/api/records",
+                json={"type": "convention", "title": "From the page", "body": "b"},
+                headers={"X-Agentctx-Token": match.group(1)},
+            )
+            assert created.status_code == 201
+    assert tokens[0] != tokens[1] and len(tokens[0]) >= 32
+
+
+def test_a_token_of_another_start_is_refused(seeded: Seeded) -> None:
+    app = create_app(project=seeded.project, port=7327)  # random token, not the test one
+    with TestClient(app, base_url="http://127.0.0.1:7327") as client:
+        response = client.patch(f"/api/records/{seeded.convention}", json={"title": "x"}, headers=WRITE)
+        assert response.status_code == 403
+
+
+def test_get_never_writes(client: TestClient, seeded: Seeded, store_snapshot: Snapshot) -> None:
+    """Every GET endpoint, including ones given write-like parameters, leaves the store byte-for-byte equal."""
+    before = store_snapshot()
+    gets = [
+        "/",
+        "/api/meta",
+        "/api/projects",
+        "/api/records",
+        "/api/records?q=storage&superseded=include",
+        f"/api/records/{seeded.decision}",
+        f"/api/records/{seeded.old_decision}/history",
+        "/api/graph",
+        "/api/profile",
+        "/api/sessions",
+        "/api/sync",
+        "/api/openapi.json",
+        f"/api/records/{seeded.decision}?pinned=true&title=changed",
+        "/static/app.js",
+    ]
+    for path in gets:
+        assert client.get(path).status_code == 200, path
+    assert store_snapshot() == before
+    assert (seeded.project.root / "CLAUDE.md").read_text(encoding="utf-8") == "# Alpha\n\n- Use MySQL for storage.\n"
+
+
+def test_no_write_route_answers_get(client: TestClient, seeded: Seeded) -> None:
+    assert client.get(f"/api/records/{seeded.decision}/supersede").status_code in (404, 405)
+    with Store.open() as store:
+        assert store.get(seeded.project, seeded.decision).is_current
+
+
+def test_no_cookies_and_protective_headers(client: TestClient, seeded: Seeded) -> None:
+    responses = [
+        client.get("/"),
+        client.get("/api/records"),
+        client.patch(f"/api/records/{seeded.convention}", json={"pinned": True}, headers=WRITE),
+        client.get("/api/records", headers={"Host": "evil.example"}),
+    ]
+    for response in responses:
+        assert "set-cookie" not in response.headers
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+        assert response.headers["x-frame-options"] == "DENY"
+    assert "access-control-allow-origin" not in responses[1].headers
+
+
+def test_the_server_binds_loopback_only() -> None:
+    from agentctx_ui.server import HOST, bind
+
+    sock = bind(0)
+    try:
+        assert HOST == "127.0.0.1" and sock.getsockname()[0] == "127.0.0.1"
+    finally:
+        sock.close()
