@@ -108,7 +108,7 @@ def ctx_search(
     scope: Scope = "project",
     limit: int = tools.DEFAULT_LIMIT,
 ) -> CallToolResult:
-    """Search this project's memory before deciding or redoing something: past decisions, conventions, preferences, discoveries, bugfixes, handover. Returns an index (id | type | title | age | confidence | score), no bodies; read records with ctx_get. limit ≤ 15. file: only records linked to that path. scope=global: cross-project preferences only."""
+    """Search this project's memory (decisions, conventions, preferences, discoveries, bugfixes, handover) before deciding or redoing something. Returns an index: id | type | title | age | confidence | score; then ctx_get the ids you need. limit ≤ 15. file: only records linked to that path. scope=global: cross-project only."""
     return run_tool(
         "ctx_search",
         lambda store, project: tools.search_index(
