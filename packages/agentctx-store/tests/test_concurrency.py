@@ -1,0 +1,66 @@
+"""Many short-lived writers at once (hooks, MCP, CLI): WAL + busy timeout + BEGIN IMMEDIATE lose nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctx_store import Project, Store
+
+WRITERS = 8
+RECORDS_EACH = 500
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from agentctx_store import NewRecord, Project, Store
+
+db, go, index, count = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+project = Project(project_id="p-shared", root=Path("/tmp/shared"), name="shared")
+deadline = time.monotonic() + 60
+while not go.exists():  # start together: every writer waits for the same signal
+    if time.monotonic() > deadline:
+        sys.exit("no start signal")
+    time.sleep(0.005)
+with Store.open(db) as store:
+    for n in range(count):
+        store.add(project, NewRecord(type="discovery", title=f"writer {index} fact {n}", body=f"body {index} {n} concurrent"))
+"""
+
+
+@pytest.mark.slow
+def test_eight_processes_writing_500_records_each_lose_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"
+    with Store.open(db):
+        pass  # created and migrated once, as the first hook of a session would
+    go = tmp_path / "go"
+    env = dict(os.environ)
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), str(go), str(index), str(RECORDS_EACH)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for index in range(WRITERS)
+    ]
+    go.write_text("go", encoding="utf-8")
+    outcomes = [(process.wait(timeout=600), *process.communicate()) for process in processes]
+    assert [(code, err) for code, _out, err in outcomes] == [(0, "")] * WRITERS
+    project = Project(project_id="p-shared", root=Path("/tmp/shared"), name="shared")
+    with Store.open(db) as store:
+        total = store.conn.execute("SELECT count(*), count(DISTINCT id) FROM records").fetchone()
+        assert tuple(total) == (WRITERS * RECORDS_EACH, WRITERS * RECORDS_EACH)
+        per_writer = dict(store.conn.execute("SELECT substr(title, 1, 8), count(*) FROM records GROUP BY 1").fetchall())
+        assert sorted(per_writer.values()) == [RECORDS_EACH] * WRITERS
+        store.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('integrity-check')")
+        fts_rows = store.conn.execute(
+            "SELECT count(*) FROM records_fts WHERE records_fts MATCH 'concurrent'"
+        ).fetchone()[0]
+        assert fts_rows == WRITERS * RECORDS_EACH
+        assert len(store.list_records(project)) == WRITERS * RECORDS_EACH
