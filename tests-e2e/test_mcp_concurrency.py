@@ -1,0 +1,109 @@
+"""The MCP server keeps answering while other processes write to the same store (WAL).
+
+Writers are separate processes using the store the way hooks do (a record, then an entity
+link, each in its own short transaction), started while a stdio session is open; the session
+searches, records and fetches throughout. No call may fail, and nothing may be lost.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import anyio
+import pytest
+from agentctx_store import Project, Store, resolve_project
+
+
+def _stdio_helpers() -> ModuleType:
+    """The client helpers of test_mcp_stdio.py (tests-e2e is not a package, so load by path)."""
+    spec = importlib.util.spec_from_file_location("mcp_stdio_helpers", Path(__file__).with_name("test_mcp_stdio.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+helpers = _stdio_helpers()
+error_of, index_ids, ok_json = helpers.error_of, helpers.index_ids, helpers.ok_json
+run_session, server_env = helpers.run_session, helpers.server_env
+
+WRITERS = 3
+RECORDS_PER_WRITER = 150
+
+WRITER = """
+import sys
+from agentctx_store import NewRecord, Store, resolve_project
+
+project = resolve_project(sys.argv[1])
+writer = sys.argv[2]
+with Store.open() as store:
+    node = store.upsert_node(project, "file", f"src/writer_{writer}.py")
+    for number in range(int(sys.argv[3])):
+        record = store.add(project, NewRecord(
+            type="discovery", title=f"Quokka writer {writer} finding {number}",
+            body=f"Observed by writer {writer}.", source="hook_observation", confidence="inferred"))
+        store.link_entity(record.record_id, node)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return resolve_project(root)
+
+
+def test_server_answers_while_writer_processes_write(project: Project) -> None:
+    with Store.open():  # create the store (and its WAL mode) before anyone races for it
+        pass
+    made: list[str] = []
+    seen_while_writing: list[int] = []
+
+    async def scenario(client: helpers.Session) -> None:
+        writers = [
+            subprocess.Popen(
+                [sys.executable, "-c", WRITER, str(project.root), str(number), str(RECORDS_PER_WRITER)],
+                env=server_env(),
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for number in range(WRITERS)
+        ]
+        try:
+            while any(writer.poll() is None for writer in writers) or len(made) < 5:
+                running = any(writer.poll() is None for writer in writers)
+                recorded = ok_json(
+                    await client.call(
+                        "ctx_record",
+                        {"type": "decision", "title": f"Quokka decision {len(made)}", "body": "Made during writes."},
+                    )
+                )
+                made.append(recorded["id"])
+                found = index_ids(await client.call("ctx_search", {"query": "quokka finding", "limit": 15}))
+                fetched = ok_json(await client.call("ctx_get", {"ids": [recorded["id"], *found[:3]]}))
+                assert fetched["missing"] == []
+                related = await client.call("ctx_related", {"file": "src/writer_0.py"})
+                assert not related.is_error
+                if running:
+                    seen_while_writing.append(len(found))
+                await anyio.lowlevel.checkpoint()
+        finally:
+            for writer in writers:
+                writer.wait()
+        for writer in writers:
+            assert writer.returncode == 0, writer.stderr.read() if writer.stderr else ""
+        assert len(index_ids(await client.call("ctx_search", {"query": "quokka finding", "limit": 15}))) == 15
+        assert "at most 15" in error_of(await client.call("ctx_search", {"query": "quokka", "limit": 99}))["error"]
+
+    assert run_session(project.root, scenario) == []
+    assert seen_while_writing, "the writers finished before the server was asked anything"
+    with Store.open() as store:
+        counts = store.counts_by_type(project)
+        assert counts["discovery"] == WRITERS * RECORDS_PER_WRITER
+        assert counts["decision"] == len(made)
+        assert all(store.get(project, record_id).source == "mcp_tool" for record_id in made)
