@@ -67,11 +67,11 @@ def run(args: list[str]) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # click usage errors print their own message
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
+        # typer vendors click (`typer._click`), so its usage errors are not `click.ClickException`
+        show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(exit_code, int):
+            show()
+            return exit_code
         if debug:
             raise
         typer.echo(f"Error: {type(exc).__name__}: {exc} (re-run with --debug for the traceback)", err=True)
