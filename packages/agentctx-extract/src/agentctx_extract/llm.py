@@ -1,0 +1,206 @@
+"""One extraction call to the Messages API: forced tool use, bounded retries, usage and cost.
+
+The SDK's own retries are off (`max_retries=0`) so this module decides: connection errors,
+timeouts, 408/409/429 and 5xx are retried a bounded number of times with exponential backoff
+and jitter (honouring `retry-after`); anything else fails at once. Every response's usage is
+counted, including the ones whose content turned out to be unusable: that money was spent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agentctx_extract.prompt import TOOL, TOOL_NAME, system_blocks
+from agentctx_extract.schema import MalformedOutput
+
+log = logging.getLogger("agentctx.extract")
+
+# Claude Haiku 4.5, US$ per million tokens (cache write = 5-minute TTL)
+PRICE_INPUT = 1.00
+PRICE_OUTPUT = 5.00
+PRICE_CACHE_WRITE = 1.25
+PRICE_CACHE_READ = 0.10
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            calls=self.calls + other.calls,
+        )
+
+    @property
+    def cost_usd(self) -> float:
+        return (
+            self.input_tokens * PRICE_INPUT
+            + self.output_tokens * PRICE_OUTPUT
+            + self.cache_write_tokens * PRICE_CACHE_WRITE
+            + self.cache_read_tokens * PRICE_CACHE_READ
+        ) / 1_000_000
+
+
+class CallFailed(Exception):
+    """The call did not produce a usable answer (after retries, where retrying made sense)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallSettings:
+    model: str
+    max_tokens: int = 4096
+    timeout_s: float = 60.0
+    attempts: int = 3  # first try included
+    backoff_s: float = 1.0  # first retry delay; doubles each time, capped at 8 s
+
+    @classmethod
+    def from_env(cls, model: str) -> CallSettings:
+        """Timeouts and retry pacing can be tuned (tests keep them tiny) through the environment."""
+
+        def number(name: str, default: float) -> float:
+            try:
+                return float(os.environ.get(name, default))
+            except ValueError:
+                return default
+
+        return cls(
+            model=model,
+            timeout_s=number("AGENTCTX_EXTRACT_TIMEOUT", 60.0),
+            attempts=max(1, int(number("AGENTCTX_EXTRACT_ATTEMPTS", 3))),
+            backoff_s=max(0.0, number("AGENTCTX_EXTRACT_BACKOFF", 1.0)),
+        )
+
+
+def make_client(settings: CallSettings) -> Any:
+    """An SDK client; the key and `ANTHROPIC_BASE_URL` come from the environment."""
+    import anthropic
+
+    return anthropic.Anthropic(
+        base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
+        timeout=settings.timeout_s,
+        max_retries=0,
+    )
+
+
+def _usage_of(response: Any) -> Usage:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return Usage(calls=1)
+    return Usage(
+        input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        cache_write_tokens=int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
+        cache_read_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+        calls=1,
+    )
+
+
+def answer_of(response: Any) -> Any:
+    """The tool input of the forced tool call (or, failing that, JSON in a text block).
+
+    Raises:
+        MalformedOutput: truncated, no tool call, or text that is not JSON.
+    """
+    if getattr(response, "stop_reason", None) == "max_tokens":
+        raise MalformedOutput("the answer was cut off at max_tokens")
+    blocks = list(getattr(response, "content", None) or [])
+    for block in blocks:
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == TOOL_NAME:
+            return block.input
+    text = "".join(getattr(block, "text", "") for block in blocks if getattr(block, "type", None) == "text").strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise MalformedOutput(f"no `{TOOL_NAME}` call and no JSON in the answer ({len(text)} chars)") from None
+
+
+class Caller:
+    """Makes extraction calls; safe to share between threads (usage is summed under a lock)."""
+
+    def __init__(self, client: Any, settings: CallSettings) -> None:
+        self.client = client
+        self.settings = settings
+        self._lock = threading.Lock()
+        self.usage = Usage()
+
+    def _count(self, usage: Usage) -> None:
+        with self._lock:
+            self.usage = self.usage + usage
+
+    def _delay(self, attempt: int, exc: Exception) -> float:
+        base = min(8.0, self.settings.backoff_s * (2 ** (attempt - 1)))
+        delay = base * (0.75 + random.random() * 0.5)
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None) or {}
+        try:
+            if "retry-after-ms" in headers:
+                delay = max(delay, float(headers["retry-after-ms"]) / 1000)
+            elif "retry-after" in headers:
+                delay = max(delay, float(headers["retry-after"]))
+        except ValueError:
+            pass
+        return min(delay, 30.0)
+
+    def call(self, user_text: str, *, label: str) -> Any:
+        """One forced-tool call; returns the raw answer object (validated by the caller).
+
+        Raises:
+            CallFailed: every attempt failed, a non-retryable error, or an unusable answer.
+        """
+        import anthropic
+
+        for attempt in range(1, self.settings.attempts + 1):
+            try:
+                response = self.client.messages.create(
+                    model=self.settings.model,
+                    max_tokens=self.settings.max_tokens,
+                    temperature=0,
+                    system=system_blocks(),
+                    tools=[TOOL],
+                    tool_choice={"type": "tool", "name": TOOL_NAME},
+                    messages=[{"role": "user", "content": user_text}],
+                )
+            except anthropic.APIStatusError as exc:
+                error, retry, reason = exc, exc.status_code in RETRYABLE_STATUS, f"HTTP {exc.status_code}"
+            except anthropic.APIConnectionError as exc:  # includes timeouts
+                error, retry, reason = exc, True, type(exc).__name__
+            except anthropic.APIError as exc:  # e.g. a response body that is not JSON
+                error, retry, reason = exc, False, type(exc).__name__
+            else:
+                self._count(_usage_of(response))
+                try:
+                    return answer_of(response)
+                except MalformedOutput as exc:
+                    raise CallFailed(f"{label}: malformed answer: {exc}") from None
+            if not retry or attempt == self.settings.attempts:
+                raise CallFailed(f"{label}: {reason} after {attempt} attempt(s)")
+            delay = self._delay(attempt, error)
+            log.info(
+                "%s: %s, retrying in %.2fs (attempt %d of %d)",
+                label,
+                reason,
+                delay,
+                attempt + 1,
+                self.settings.attempts,
+            )
+            time.sleep(delay)
+        raise CallFailed(f"{label}: no attempt made")  # attempts >= 1, so never reached

@@ -1,0 +1,236 @@
+"""`agentctx extract`: transcript → redacted text → Claude Haiku → validated records.
+
+Degrade, never break: every way this can fail (LLM off, no key, the monthly cap, another run
+holding the lock, network errors, a malformed answer) ends in one line in
+`$AGENTCTX_HOME/logs/extract.log` and an `Outcome`, never an exception into the session.
+Nothing is written unless the whole answer is in hand, and then in one transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from agentctx_store import Project, Store, config, paths, resolve_project
+from agentctx_store.records import utc_now
+
+from agentctx_extract.ingest import IngestReport, ingest
+from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
+from agentctx_extract.locks import session_lock
+from agentctx_extract.prompt import KnownRecord, session_message, synthesis_message
+from agentctx_extract.redact import redact, redact_text
+from agentctx_extract.schema import Extraction, MalformedOutput, parse_extraction
+from agentctx_extract.sizing import InputPlan, plan_input
+from agentctx_extract.transcript import read_transcript, render
+
+log = logging.getLogger("agentctx.extract")
+
+Status = Literal[
+    "written",
+    "flush_ok",
+    "nothing_new",
+    "disabled",
+    "no_key",
+    "cap_reached",
+    "locked",
+    "already_done",
+    "empty",
+    "failed",
+]
+MAX_PARALLEL_CALLS = 4
+KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    status: Status
+    message: str
+    session_id: str
+    project_id: str | None = None
+    mode: str | None = None
+    tokens_estimated: int = 0
+    usage: Usage = field(default_factory=Usage)
+    report: IngestReport | None = None
+    secrets_redacted: int = 0
+
+    @property
+    def cost_usd(self) -> float:
+        return self.usage.cost_usd
+
+
+@contextlib.contextmanager
+def _extract_log() -> Iterator[None]:
+    """Send this run's log lines to `$AGENTCTX_HOME/logs/extract.log` (never the transcript's text)."""
+    logs = paths.logs_dir()
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(logs / "extract.log", encoding="utf-8")
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    previous = log.level
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(previous)
+        handler.close()
+
+
+def month_spent(store: Store, *, now: datetime | None = None) -> float:
+    """Extraction spending of the current calendar month (UTC), over sessions started in it."""
+    moment = now or datetime.now(UTC)
+    start = moment.strftime("%Y-%m-01T00:00:00.000Z")
+    row = store.conn.execute(
+        "SELECT coalesce(sum(extraction_cost_usd), 0) FROM sessions WHERE started_at >= ?", (start,)
+    ).fetchone()
+    return float(row[0])
+
+
+def has_api_key() -> bool:
+    return any(os.environ.get(name) for name in KEY_VARIABLES)
+
+
+def _known_records(store: Store, project: Project) -> list[KnownRecord]:
+    current = store.list_records(project, types=["decision", "convention"], scope="project", limit=60)
+    return [KnownRecord(record_id=r.record_id, type=r.type, title=redact_text(r.title)) for r in current]
+
+
+def _call_model(caller: Caller, plan: InputPlan, known: list[KnownRecord]) -> Extraction:
+    """Run the plan's calls; map-reduce chunks go out in parallel, then one synthesis call.
+
+    Raises:
+        CallFailed, MalformedOutput: any call failed; nothing is usable then.
+    """
+    if plan.mode != "map_reduce":
+        return parse_extraction(caller.call(session_message(plan.parts[0], known), label="extract"))
+    total = len(plan.parts)
+
+    def one(index: int) -> Extraction:
+        text = session_message(plan.parts[index], known, part=(index + 1, total))
+        return parse_extraction(caller.call(text, label=f"chunk {index + 1}/{total}"))
+
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_CALLS, total)) as pool:
+        partials = list(pool.map(one, range(total)))
+    useful = [partial.to_json() for partial in partials if not partial.flush_ok]
+    if not useful:
+        return Extraction(flush_ok=True)
+    merged = redact_text(synthesis_message(useful, known))
+    return parse_extraction(caller.call(merged, label="synthesis"))
+
+
+def extract_session(
+    session_id: str, transcript_path: Path, *, project_path: Path | None = None, force: bool = False
+) -> Outcome:
+    """Extract one session's context into the store. Never raises for runtime failures."""
+    with _extract_log():
+        outcome = _run(session_id, transcript_path, project_path=project_path, force=force)
+        level = logging.WARNING if outcome.status == "failed" else logging.INFO
+        log.log(level, "session %s: %s", session_id, outcome.message)
+        return outcome
+
+
+def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, force: bool) -> Outcome:
+    settings = config.load()
+    if not settings["llm"]:
+        return Outcome(
+            status="disabled", message="LLM extraction is off (`agentctx config`); nothing sent", session_id=session_id
+        )
+    if not has_api_key():
+        return Outcome(
+            status="no_key", message="no ANTHROPIC_API_KEY; extraction skipped, nothing sent", session_id=session_id
+        )
+    with session_lock(session_id) as held:
+        if not held:
+            return Outcome(
+                status="locked", message="another extraction of this session is running", session_id=session_id
+            )
+        transcript = read_transcript(transcript_path)
+        project = resolve_project(project_path or transcript.cwd or Path.cwd())
+        cleaned = redact(render(transcript))
+        fingerprint = hashlib.sha256(cleaned.text.encode("utf-8")).hexdigest()
+        plan = plan_input(cleaned.text)
+        base = {"session_id": session_id, "project_id": project.project_id, "mode": plan.mode}
+        base_outcome = dict(base, tokens_estimated=plan.tokens, secrets_redacted=cleaned.count)
+        if not transcript.developer_words:
+            return Outcome(status="empty", message="no words from the developer in the transcript", **base_outcome)
+        with Store.open() as store:
+            session = store.get_session(session_id)
+            done = (session or {}).get("meta", {}).get("extraction", {})
+            if done.get("fingerprint") == fingerprint and not force:
+                return Outcome(status="already_done", message="already extracted; transcript unchanged", **base_outcome)
+            spent, cap = month_spent(store), float(settings["monthly_cap_usd"])
+            if spent >= cap:
+                return Outcome(
+                    status="cap_reached",
+                    message=f"monthly extraction cap reached (${spent:.2f} of ${cap:.2f}); nothing sent",
+                    **base_outcome,
+                )
+            known = _known_records(store, project)
+            already_reinforced = list(done.get("reinforced", []))
+        call_settings = CallSettings.from_env(str(settings["extraction_model"]))
+        caller = Caller(make_client(call_settings), call_settings)
+        try:
+            extraction: Extraction | None = _call_model(caller, plan, known)
+            failure = ""
+        except (CallFailed, MalformedOutput) as exc:
+            extraction, failure = None, str(exc)
+        with Store.open() as store:
+            if caller.usage.calls:
+                store.add_extraction_cost(session_id, project, caller.usage.cost_usd)
+            if extraction is None:
+                return Outcome(
+                    status="failed", message=f"extraction skipped: {failure}", usage=caller.usage, **base_outcome
+                )
+            with store.transaction():
+                report = ingest(
+                    store,
+                    project,
+                    extraction,
+                    session_id=session_id,
+                    threshold=int(settings["reinforce_threshold"]),
+                    already_reinforced=already_reinforced,
+                )
+                store.update_session_meta(
+                    project,
+                    session_id,
+                    extraction={
+                        "fingerprint": fingerprint,
+                        "at": utc_now(),
+                        "mode": plan.mode,
+                        "model": call_settings.model,
+                        "calls": caller.usage.calls,
+                        "input_tokens": caller.usage.input_tokens,
+                        "output_tokens": caller.usage.output_tokens,
+                        "cache_write_tokens": caller.usage.cache_write_tokens,
+                        "cache_read_tokens": caller.usage.cache_read_tokens,
+                        "flush_ok": extraction.flush_ok,
+                        "created": sorted(set(done.get("created", [])) | set(report.created)),
+                        "reinforced": sorted(set(already_reinforced) | set(report.reinforced)),
+                    },
+                )
+        for reason in (*extraction.dropped, *report.skipped):
+            log.info("session %s: dropped %s", session_id, reason)
+    if extraction.flush_ok:
+        status: Status = "flush_ok"
+        message = "trivial session (flush_ok); nothing written"
+    elif report.created or report.reinforced:
+        status = "written"
+        message = (
+            f"{len(report.created)} records written, {len(report.reinforced)} reinforced, "
+            f"{len(report.superseded)} superseded"
+        )
+    else:
+        status, message = "nothing_new", "nothing new to write"
+    message += f" ({plan.mode}, {caller.usage.calls} calls, ${caller.usage.cost_usd:.4f})"
+    return Outcome(status=status, message=message, usage=caller.usage, report=report, **base_outcome)

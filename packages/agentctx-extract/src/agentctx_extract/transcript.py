@@ -1,0 +1,260 @@
+"""Reading a Claude Code transcript (JSONL) and telling the developer's words from everything else.
+
+Extraction may only learn from what the developer said or chose (ADR-009), so the split matters
+more than the rendering: a `user` entry is the developer only when its content is typed text
+and it is not meta (`isMeta`, `isCompactSummary`, `<command-name>` echoes, local command output,
+`<task-notification>` from a finished background agent). Tool results, assistant blocks,
+attachments and subagent transcripts are context. Bookkeeping lines (`api-request`,
+`queue-operation`, …) and our own injected context (`hook_additional_context`) are skipped:
+re-reading our own records would only make the model echo them back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+TurnKind = Literal["developer", "assistant", "tool_call", "tool_output", "meta", "subagent"]
+
+LABELS: dict[str, str] = {
+    "developer": "DEVELOPER",
+    "assistant": "CLAUDE",
+    "tool_call": "TOOL CALL",
+    "tool_output": "TOOL OUTPUT",
+    "meta": "META",
+    "subagent": "SUBAGENT",
+}
+# inside a subagent the "user" is the main agent handing over a task, never the developer
+SIDECHAIN_LABELS: dict[str, str] = {
+    "developer": "task from the main agent",
+    "assistant": "subagent said",
+    "tool_call": "tool call",
+    "tool_output": "tool output",
+    "meta": "meta",
+    "subagent": "subagent",
+}
+META_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<task-notification>",
+    "<system-reminder>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-prompt-submit-hook>",
+)
+# how much of each kind survives rendering (characters); the developer's words are kept whole
+# up to a generous cap, tool output is context and is cut hardest
+LIMITS: dict[str, int] = {
+    "developer": 8000,
+    "assistant": 1500,
+    "tool_call": 300,
+    "tool_output": 600,
+    "meta": 1200,
+    "subagent": 400,
+}
+SUBAGENT_TOTAL_CHARS = 6000
+
+
+@dataclass(frozen=True, kw_only=True)
+class Turn:
+    kind: TurnKind
+    text: str
+    detail: str = ""  # e.g. "compact summary", the tool name, the subagent id
+
+
+@dataclass(frozen=True, kw_only=True)
+class Transcript:
+    session_id: str | None
+    cwd: str | None
+    turns: tuple[Turn, ...]
+    subagent_turns: tuple[Turn, ...] = ()
+    bad_lines: int = 0
+
+    def of_kind(self, kind: TurnKind) -> list[Turn]:
+        return [turn for turn in self.turns if turn.kind == kind]
+
+    @property
+    def developer_words(self) -> list[str]:
+        return [turn.text for turn in self.of_kind("developer")]
+
+
+def _entries(path: Path) -> Iterator[dict[str, Any] | None]:
+    """One parsed object per line; None for a line that is not a JSON object (a torn write)."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                yield None
+                continue
+            yield value if isinstance(value, dict) else None
+
+
+def _text_of(content: Any) -> str:
+    """The text of a tool result or message content: a string, or a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") == "text":
+                    parts.append(str(block.get("text", "")))
+                elif block.get("type") == "image":
+                    parts.append("[image]")
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(part for part in parts if part)
+    return "" if content is None else str(content)
+
+
+def _tool_call_text(block: dict[str, Any]) -> str:
+    name = str(block.get("name", "tool"))
+    tool_input = block.get("input")
+    if isinstance(tool_input, dict):
+        for key in ("command", "file_path", "path", "pattern", "query", "url", "description", "prompt"):
+            if isinstance(tool_input.get(key), str):
+                return f"{name}: {tool_input[key]}"
+        return f"{name}: {json.dumps(tool_input, ensure_ascii=False)}"
+    return name
+
+
+def is_meta_text(text: str) -> bool:
+    return text.lstrip().startswith(META_PREFIXES)
+
+
+def _user_turns(entry: dict[str, Any]) -> Iterator[Turn]:
+    content = (entry.get("message") or {}).get("content")
+    if entry.get("isCompactSummary"):
+        yield Turn(kind="meta", text=_text_of(content), detail="compact summary")
+        return
+    if isinstance(content, str):
+        kind: TurnKind = "meta" if entry.get("isMeta") or is_meta_text(content) else "developer"
+        yield Turn(kind=kind, text=content)
+        return
+    if not isinstance(content, list):
+        return
+    results = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
+    if results:
+        for block in results:
+            detail = "error" if block.get("is_error") else ""
+            yield Turn(kind="tool_output", text=_text_of(block.get("content")), detail=detail)
+        return
+    # typed text sent with an image arrives as a list of blocks: still the developer's words
+    text = _text_of(content)
+    if text:
+        meta = entry.get("isMeta") or is_meta_text(text)
+        yield Turn(kind="meta" if meta else "developer", text=text)
+
+
+def _assistant_turns(entry: dict[str, Any]) -> Iterator[Turn]:
+    content = (entry.get("message") or {}).get("content")
+    if isinstance(content, str):
+        yield Turn(kind="assistant", text=content)
+        return
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            yield Turn(kind="assistant", text=str(block["text"]))
+        elif block.get("type") == "tool_use":
+            yield Turn(kind="tool_call", text=_tool_call_text(block), detail=str(block.get("name", "")))
+        # thinking blocks are the model's scratchpad: neither the developer nor a result
+
+
+def turns_of(entries: Iterable[dict[str, Any]]) -> Iterator[Turn]:
+    """The turns of a main-session transcript, in order (sidechain entries become subagent turns)."""
+    for entry in entries:
+        kind = entry.get("type")
+        produced: Iterable[Turn] = ()
+        if kind == "user":
+            produced = _user_turns(entry)
+        elif kind == "assistant":
+            produced = _assistant_turns(entry)
+        elif kind == "attachment":
+            attachment = entry.get("attachment") or {}
+            if attachment.get("type") == "file":  # a file the developer @-mentioned
+                file = attachment.get("content", {})
+                text = _text_of((file.get("file") or {}).get("content") if isinstance(file, dict) else file)
+                produced = [Turn(kind="tool_output", text=text, detail="attached file")] if text else []
+        elif kind == "system" and entry.get("subtype") == "compact_boundary":
+            produced = [Turn(kind="meta", text="(conversation compacted here)", detail="compact boundary")]
+        for turn in produced:
+            if entry.get("isSidechain"):
+                yield Turn(kind="subagent", text=f"{SIDECHAIN_LABELS[turn.kind]}: {turn.text}", detail="sidechain")
+            elif turn.text.strip():
+                yield turn
+
+
+def subagent_paths(transcript_path: Path) -> list[Path]:
+    """Subagents write `<session>/subagents/agent-<id>.jsonl` next to `<session>.jsonl`."""
+    folder = transcript_path.with_suffix("") / "subagents"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def read_transcript(path: Path, *, with_subagents: bool = True) -> Transcript:
+    """Parse a transcript file. Unreadable lines are counted, not fatal.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    entries: list[dict[str, Any]] = []
+    bad = 0
+    for entry in _entries(path):
+        if entry is None:
+            bad += 1
+        else:
+            entries.append(entry)
+    session_id = next((str(e["sessionId"]) for e in entries if e.get("sessionId")), None)
+    cwd = next((str(e["cwd"]) for e in entries if e.get("cwd") and not e.get("isSidechain")), None)
+    subagent: list[Turn] = []
+    if with_subagents:
+        for sub_path in subagent_paths(path):
+            sub_entries = [entry for entry in _entries(sub_path) if entry is not None]
+            for turn in turns_of(sub_entries):
+                subagent.append(Turn(kind="subagent", text=turn.text, detail=sub_path.stem))
+    return Transcript(
+        session_id=session_id, cwd=cwd, turns=tuple(turns_of(entries)), subagent_turns=tuple(subagent), bad_lines=bad
+    )
+
+
+def trim(text: str, limit: int) -> str:
+    """Keep the head and the tail of an over-long text, saying how much was cut."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.7)
+    tail = limit - head
+    return f"{text[:head].rstrip()} …[{len(text) - limit} chars trimmed]… {text[-tail:].lstrip()}"
+
+
+def render(transcript: Transcript) -> str:
+    """A compact, role-labelled text of the session for the model; subagent work comes last,
+    marked as context only."""
+    lines = []
+    for turn in transcript.turns:
+        label = LABELS[turn.kind] + (
+            f" ({turn.detail})" if turn.detail and turn.kind in ("meta", "tool_output") else ""
+        )
+        lines.append(f"[{label}] {trim(turn.text, LIMITS[turn.kind])}")
+    if transcript.subagent_turns:
+        lines.append("[META] Work done by subagents (context only; none of it is the developer speaking):")
+        used = 0
+        for turn in transcript.subagent_turns:
+            line = f"[SUBAGENT {turn.detail}] {trim(turn.text, LIMITS['subagent'])}"
+            if used + len(line) > SUBAGENT_TOTAL_CHARS:
+                lines.append("[SUBAGENT] …(more subagent activity omitted)")
+                break
+            used += len(line)
+            lines.append(line)
+    return "\n".join(lines)

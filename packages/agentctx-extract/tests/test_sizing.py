@@ -1,0 +1,48 @@
+"""The SPEC §6 input policy: whole ≤ 15K tokens, head 3K + tail 17K up to 50K, map-reduce beyond."""
+
+from __future__ import annotations
+
+from agentctx_store.budget import estimate_tokens
+
+from agentctx_extract.sizing import CHUNK_TOKENS, HEAD_TAIL_MAX_TOKENS, WHOLE_MAX_TOKENS, plan_input
+
+
+def session(lines: int) -> str:
+    return "\n".join(
+        f"[DEVELOPER] line {index:05d} we talk about the database schema and the cache" for index in range(lines)
+    )
+
+
+def test_a_short_session_goes_whole() -> None:
+    text = session(100)
+    plan = plan_input(text)
+    assert plan.mode == "whole" and plan.parts == (text,) and plan.tokens <= WHOLE_MAX_TOKENS
+
+
+def test_a_medium_session_keeps_its_head_and_tail() -> None:
+    text = session(1500)
+    plan = plan_input(text)
+    assert plan.mode == "head_tail"
+    assert WHOLE_MAX_TOKENS < plan.tokens <= HEAD_TAIL_MAX_TOKENS
+    (part,) = plan.parts
+    assert "line 00000 " in part and "line 01499 " in part  # first and last lines survive
+    assert "line 00700 " not in part  # the middle goes
+    assert "lines from the middle of the session omitted" in part
+    assert estimate_tokens(part) <= 20_000 * 1.1 + 50
+
+
+def test_a_long_session_is_chunked_in_order_for_map_reduce() -> None:
+    text = session(5000)
+    plan = plan_input(text)
+    assert plan.mode == "map_reduce" and plan.tokens > HEAD_TAIL_MAX_TOKENS
+    assert len(plan.parts) >= 6
+    assert "\n".join(plan.parts) == text  # nothing lost, nothing reordered
+    for part in plan.parts:
+        assert sum(estimate_tokens(line) + 1 for line in part.split("\n")) <= CHUNK_TOKENS
+
+
+def test_one_huge_line_is_split_not_sent_whole() -> None:
+    text = "[TOOL OUTPUT] " + "x" * 400_000
+    plan = plan_input(text)
+    assert plan.mode == "map_reduce"
+    assert all(len(part) < 60_000 for part in plan.parts)

@@ -1,0 +1,74 @@
+"""`agentctx extract`: session-end extraction with Claude Haiku (run detached by the Stop hook)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from agentctx_store.errors import ValidationError
+
+from agentctx.cli._common import JsonOption, print_json
+
+
+def extract(
+    session_id: Annotated[str, typer.Option("--session-id", help="The Claude Code session id.")],
+    transcript: Annotated[
+        Path, typer.Option("--transcript", help="The session's transcript (JSONL).", show_default=False)
+    ],
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            "--project", "-p", help="The project's directory (default: the transcript's cwd).", show_default=False
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Extract again even if this transcript was already extracted.")
+    ] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Turn a session transcript into decisions, preferences, conventions, gotchas and a handover.
+
+    Secrets are redacted before anything is sent. Without ANTHROPIC_API_KEY, or with
+    `llm` off, it logs one line to ~/.agentctx/logs/extract.log and exits 0 without any
+    network call. Failures are logged and skipped; nothing is half-written.
+
+    \b
+    Example:
+        agentctx extract --session-id 3f2a9c1e --transcript ~/.claude/projects/-src-app/3f2a9c1e.jsonl
+    """
+    from agentctx_extract import extract_session  # brings in the extraction stack only for this command
+
+    if not transcript.is_file():
+        raise ValidationError(f"No transcript at {str(transcript)!r}; pass the session's .jsonl file to --transcript.")
+    if project is not None and not project.exists():
+        raise ValidationError(f"No such directory {str(project)!r}; pass an existing project directory to --project.")
+    outcome = extract_session(session_id, transcript, project_path=project, force=force)
+    if as_json:
+        report = outcome.report
+        print_json(
+            {
+                "status": outcome.status,
+                "message": outcome.message,
+                "session_id": outcome.session_id,
+                "project_id": outcome.project_id,
+                "mode": outcome.mode,
+                "tokens_estimated": outcome.tokens_estimated,
+                "secrets_redacted": outcome.secrets_redacted,
+                "calls": outcome.usage.calls,
+                "input_tokens": outcome.usage.input_tokens,
+                "output_tokens": outcome.usage.output_tokens,
+                "cache_write_tokens": outcome.usage.cache_write_tokens,
+                "cache_read_tokens": outcome.usage.cache_read_tokens,
+                "cost_usd": round(outcome.cost_usd, 6),
+                "created": report.created if report else [],
+                "reinforced": report.reinforced if report else [],
+                "superseded": report.superseded if report else [],
+            }
+        )
+    else:
+        typer.echo(f"{outcome.status}: {outcome.message}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("extract")(extract)
