@@ -1,0 +1,193 @@
+"""PostToolUse / PostToolUseFailure: deterministic observation capture (SPEC §7, ADR-012 path B).
+
+No model, no LLM: regular expressions over the payload shapes Claude Code sends.
+- Edit / Write / MultiEdit / NotebookEdit → a `file` node linked to the session and to the
+  current records that name the file; the file joins the session's `files` list.
+- Bash output with an error signature → one inferred `bugfix` stub, title only, keyed by the
+  normalised signature so the same error never makes a second stub.
+- Test commands (pytest, npm test, go test, cargo test, …) → a pass/fail entry in the session's
+  `tests` list and an edge from each test file's node to the session.
+- `git commit`, branch switches, `gh pr create` → session metadata (`commits`, `branch`, `prs`).
+Tools it does not know (Read, Grep, MCP tools, Agent…) return before the store is imported.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentctx_hooks.payload import HookInput
+from agentctx_hooks.signals import BashObservation, observe_bash
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentctx_store import Project, Store
+
+WRITE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+MAX_FILES = 50
+MAX_TESTS = 20
+MAX_COMMITS = 20
+
+
+def handle(hook: HookInput) -> str:
+    tool = hook.get_text("tool_name")
+    failed = hook.event == "PostToolUseFailure"
+    if not hook.cwd or not hook.session_id:
+        return ""
+    if tool in WRITE_TOOLS:
+        if failed:
+            return ""  # the edit did not happen
+        path = _written_path(hook, WRITE_TOOLS[tool])
+        if path:
+            _capture_file(hook, path)
+        return ""
+    if tool == "Bash":
+        command = hook.get_dict("tool_input").get("command")
+        if not isinstance(command, str) or not command.strip():
+            return ""
+        output = hook.get_text("error") if failed else _bash_output(hook.data.get("tool_response"))
+        observation = observe_bash(command, output, failed=failed)
+        if observation.is_empty():
+            return ""
+        _capture_bash(hook, command, observation)
+    return ""
+
+
+def _written_path(hook: HookInput, field: str) -> str:
+    value = hook.get_dict("tool_input").get(field)
+    if not isinstance(value, str) or not value:
+        value = hook.get_dict("tool_response").get("filePath")
+    return value if isinstance(value, str) and "\x00" not in value else ""
+
+
+def _bash_output(response: object) -> str:
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict):
+        parts = [response.get("stdout"), response.get("stderr")]
+        return "\n".join(part for part in parts if isinstance(part, str))
+    return ""
+
+
+def file_name(project_root: str, path: str) -> str:
+    """The node name of a file: relative to the project root (portable across clones), the
+    absolute path for files outside it."""
+    absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(project_root, path))
+    root = os.path.normpath(project_root)
+    if absolute == root or not absolute.startswith(root.rstrip(os.sep) + os.sep):
+        return absolute
+    return os.path.relpath(absolute, root).replace(os.sep, "/")
+
+
+def _open(hook: HookInput) -> tuple[Store, Project]:
+    from agentctx_store import Store, resolve_project
+
+    project = resolve_project(hook.cwd)
+    store = Store.open()
+    store.conn.execute("PRAGMA busy_timeout = 5000")
+    return store, project
+
+
+def _capture_file(hook: HookInput, path: str) -> None:
+    store, project = _open(hook)
+    try:
+        name = file_name(str(project.root), path)
+        with store.transaction():
+            node = store.upsert_node(project, "file", name)
+            session_node = store.upsert_node(project, "session", hook.session_id)
+            store.add_edge(node, session_node, "observed_in")
+            for record_id in records_naming(store, project, name):
+                store.link_entity(record_id, node)
+            _append_meta(store, project, hook.session_id, "files", name, limit=MAX_FILES, unique=True)
+    finally:
+        store.close()
+
+
+def records_naming(store: Store, project: Project, name: str) -> list[str]:
+    """Current records of this project whose title or body mentions the file (its relative
+    path, or its base name when that is distinctive enough)."""
+    needles = [name]
+    base = name.rsplit("/", 1)[-1]
+    if base != name and "." in base and len(base) >= 6:
+        needles.append(base)
+    clause = " OR ".join("instr(title, ?) > 0 OR instr(body, ?) > 0" for _ in needles)
+    params: list[str] = [project.project_id]
+    for needle in needles:
+        params.extend([needle, needle])
+    rows = store.conn.execute(
+        f"SELECT id FROM records WHERE project_id = ? AND superseded_at IS NULL AND ({clause}) LIMIT 50", params
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def _append_meta(
+    store: Store, project: Project, session_id: str, key: str, value: Any, *, limit: int, unique: bool = False
+) -> None:
+    """Append to a list in the session's metadata, inside the caller's transaction."""
+    session = store.get_session(session_id) or {}
+    current = session.get("meta", {}).get(key)
+    items = list(current) if isinstance(current, list) else []
+    if unique and value in items:
+        items.remove(value)
+    items.append(value)
+    store.update_session_meta(project, session_id, **{key: items[-limit:]})
+
+
+def _capture_bash(hook: HookInput, command: str, observation: BashObservation) -> None:
+    from agentctx_store import NewRecord
+    from agentctx_store.records import utc_now
+
+    store, project = _open(hook)
+    try:
+        with store.transaction():
+            session_node = store.upsert_node(project, "session", hook.session_id)
+            if observation.error is not None:
+                signature, key = observation.error
+                stub = store.find_by_key(project, "bugfix", key)
+                if stub is None:
+                    stub = store.add(
+                        project,
+                        NewRecord(
+                            type="bugfix",
+                            title=_title(signature),
+                            body=f"Seen running `{_short(command, 160)}`: {_short(signature, 300)}. "
+                            "Cause and fix not recorded yet.",
+                            confidence="inferred",
+                            source="hook_observation",
+                            session_id=hook.session_id,
+                            key=key,
+                        ),
+                    )
+                store.add_edge(stub.record_id, session_node, "observed_in")
+            if observation.test is not None:
+                outcome, files = observation.test
+                for name in files or [_short(command, 120)]:
+                    kind = "file" if name in files else "test"
+                    node = store.upsert_node(
+                        project, kind, file_name(str(project.root), name) if kind == "file" else name
+                    )
+                    store.add_edge(node, session_node, f"test_{outcome}")
+                entry = {"command": _short(command, 200), "outcome": outcome, "files": files, "at": utc_now()}
+                _append_meta(store, project, hook.session_id, "tests", entry, limit=MAX_TESTS)
+            if observation.branch:
+                store.update_session_meta(project, hook.session_id, branch=observation.branch)
+            if observation.commit is not None:
+                _append_meta(store, project, hook.session_id, "commits", observation.commit, limit=MAX_COMMITS)
+                if observation.commit.get("branch"):
+                    store.update_session_meta(project, hook.session_id, branch=observation.commit["branch"])
+            if observation.pull_request:
+                _append_meta(
+                    store, project, hook.session_id, "prs", observation.pull_request, limit=MAX_COMMITS, unique=True
+                )
+    finally:
+        store.close()
+
+
+def _title(signature: str) -> str:
+    return _short(f"Error: {signature}", 120)
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

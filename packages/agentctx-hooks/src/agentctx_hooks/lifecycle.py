@@ -1,0 +1,192 @@
+"""PreCompact, Stop, SessionEnd and CwdChanged: the hooks that say nothing to the model.
+
+- PreCompact writes a snapshot of the working state into the session's metadata; the next
+  SessionStart(`compact`) puts it back into context.
+- Stop starts `agentctx extract` detached (one at a time per session) and returns.
+- SessionEnd starts `agentctx consolidate` detached, then closes the session row; it has
+  1.5 s in total, so the spawn comes first and the store write waits at most 500 ms.
+- CwdChanged refreshes the profile records of the project the new directory belongs to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from agentctx_hooks import _fast, log, state
+from agentctx_hooks.payload import HookInput
+from agentctx_hooks.prompt import is_developer_prompt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentctx_store import Project, Store
+
+EXTRACT_TIMEOUT_SECONDS = 600
+CONSOLIDATE_TIMEOUT_SECONDS = 900
+TRANSCRIPT_TAIL_BYTES = 256_000
+SNAPSHOT_TOKENS = 400
+SNAPSHOT_CHARS = 1600
+
+
+def stop(hook: HookInput) -> str:
+    transcript = hook.transcript_path
+    if not hook.session_id or not transcript:
+        log.write(hook.event, "payload has no session_id or transcript_path; no extraction", session=hook.session_id)
+        return ""
+    from agentctx_hooks.spawn import spawn_agentctx
+
+    spawn_agentctx(
+        ["extract", "--session-id", hook.session_id, "--transcript", transcript],
+        lock_name=f"extract-{hook.session_id}",
+        timeout_seconds=EXTRACT_TIMEOUT_SECONDS,
+        cwd=hook.cwd,
+    )
+    return ""
+
+
+def session_end(hook: HookInput) -> str:
+    if not hook.cwd:
+        log.write(hook.event, "payload has no usable cwd; no consolidation", session=hook.session_id)
+        return ""
+    from agentctx_hooks.spawn import spawn_agentctx
+
+    spawn_agentctx(
+        ["consolidate", "--project", hook.cwd],
+        lock_name=f"consolidate-{_fast.project_id(hook.cwd)}",
+        timeout_seconds=CONSOLIDATE_TIMEOUT_SECONDS,
+        cwd=hook.cwd,
+    )
+    if hook.session_id:
+        store, project = _open(hook, busy_ms=500)
+        try:
+            with store.transaction():
+                flush_pending(store, project, hook.session_id)
+                store.end_session(project, hook.session_id)
+        finally:
+            store.close()
+    return ""
+
+
+def cwd_changed(hook: HookInput) -> str:
+    new_cwd = hook.get_text("new_cwd") or hook.cwd
+    old_cwd = hook.get_text("old_cwd")
+    if not new_cwd or not os.path.isabs(new_cwd) or not os.path.isdir(new_cwd):
+        return ""
+    if old_cwd and os.path.isabs(old_cwd) and _fast.project_id(old_cwd) == _fast.project_id(new_cwd):
+        return ""  # still the same project: nothing to refresh
+    from agentctx_store import Store, resolve_project
+
+    from agentctx_hooks import profile
+
+    project = resolve_project(new_cwd)
+    with Store.open() as store:
+        store.conn.execute("PRAGMA busy_timeout = 3000")
+        with store.transaction():
+            store.remember_project(project)
+            profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
+    return ""
+
+
+def pre_compact(hook: HookInput) -> str:
+    if not hook.cwd or not hook.session_id:
+        return ""
+    store, project = _open(hook, busy_ms=3000)
+    try:
+        snapshot = compose_snapshot(store, project, hook)
+        with store.transaction():
+            flush_pending(store, project, hook.session_id)
+            if snapshot:
+                store.update_session_meta(project, hook.session_id, snapshot=snapshot)
+    finally:
+        store.close()
+    return ""
+
+
+def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
+    """The working state compaction would lose, within ~400 tokens: recent prompts, files
+    touched, open errors, the last test run, git state, the current handover."""
+    from agentctx_store.budget import Budget, truncate
+
+    session = store.get_session(hook.session_id) or {}
+    meta: dict[str, Any] = session.get("meta", {}) if isinstance(session.get("meta"), dict) else {}
+    lines: list[str] = []
+    prompts = recent_prompts(hook.transcript_path) or state.load(hook.session_id).get("prompts") or []
+    if prompts:
+        lines.append("Recent requests:")
+        lines.extend(f"- {' '.join(str(prompt).split())[:300]}" for prompt in prompts[-5:])
+    files = [name for name in meta.get("files", []) if isinstance(name, str)]
+    if files:
+        lines.append("Files changed: " + ", ".join(files[-12:]))
+    errors = [
+        record
+        for record in store.list_records(project, types=["bugfix"], scope="project", limit=20)
+        if record.session_id == hook.session_id
+    ]
+    if errors:
+        lines.append("Errors seen this session:")
+        lines.extend(f"- [{record.record_id}] {record.title}" for record in errors[:5])
+    tests = [entry for entry in meta.get("tests", []) if isinstance(entry, dict)]
+    if tests:
+        last = tests[-1]
+        lines.append(f"Last test run: {last.get('outcome')} (`{last.get('command')}`)")
+    if isinstance(meta.get("branch"), str):
+        lines.append(f"Branch: {meta['branch']}")
+    commits = [entry for entry in meta.get("commits", []) if isinstance(entry, dict)]
+    if commits:
+        lines.append("Commits: " + "; ".join(f"{entry.get('sha')} {entry.get('message')}" for entry in commits[-3:]))
+    handover = store.list_records(project, types=["handover"], scope="project", limit=1)
+    if handover:
+        lines.append(f"Current handover: [{handover[0].record_id}] {handover[0].title}")
+    return truncate("\n".join(lines), Budget(tokens=SNAPSHOT_TOKENS, chars=SNAPSHOT_CHARS)) if lines else ""
+
+
+def recent_prompts(transcript_path: str, *, limit: int = 5) -> list[str]:
+    """The developer's last typed prompts, read from the tail of the session transcript."""
+    if not transcript_path or not os.path.isfile(transcript_path):
+        return []
+    try:
+        with open(transcript_path, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(transcript_path) - TRANSCRIPT_TAIL_BYTES))
+            tail = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    prompts: list[str] = []
+    for line in tail.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the first line of the tail is usually cut
+        if not isinstance(entry, dict) or entry.get("type") != "user" or entry.get("isMeta"):
+            continue
+        if entry.get("isCompactSummary") or entry.get("isSidechain"):
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str) and is_developer_prompt(content):
+            prompts.append(content)
+    return prompts[-limit:]
+
+
+def flush_pending(store: Store, project: Project, session_id: str) -> None:
+    """Write the token accounting the fast SessionStart path parked in the session state."""
+    try:
+        data = state.load(session_id)
+        tokens, ids, count = state.take_pending(data)
+        if count:
+            for _ in range(count - 1):
+                store.record_injection(project, session_id, [], 0)
+            store.record_injection(project, session_id, ids, tokens)
+            state.save(session_id, data)
+    except OSError as exc:
+        log.error("accounting", exc, session=session_id)
+
+
+def _open(hook: HookInput, *, busy_ms: int) -> tuple[Store, Project]:
+    from agentctx_store import Store, resolve_project
+
+    project = resolve_project(hook.cwd)
+    store = Store.open()
+    store.conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+    return store, project

@@ -1,0 +1,65 @@
+"""One line per hook failure in `$AGENTCTX_HOME/logs/hooks.log`.
+
+A hook must never fail the developer's prompt, so every error ends here instead of on stdout
+or in the exit code. The file is capped: past `MAX_BYTES` it is rotated to `hooks.log.1`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+MAX_BYTES = 1_000_000
+MAX_MESSAGE_CHARS = 400
+
+
+def logs_dir() -> str:
+    """`$AGENTCTX_HOME/logs` (same rule as `agentctx_store.paths`, without importing the store)."""
+    home = os.environ.get("AGENTCTX_HOME")
+    base = os.path.expanduser(home) if home else os.path.join(os.path.expanduser("~"), ".agentctx")
+    return os.path.join(base, "logs")
+
+
+def log_path() -> str:
+    return os.path.join(logs_dir(), "hooks.log")
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= MAX_MESSAGE_CHARS else flat[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+def write(event: str, message: str, *, session: str = "") -> None:
+    """Append one line; never raises (a full disk must not turn into a failed hook)."""
+    try:
+        directory = logs_dir()
+        os.makedirs(directory, exist_ok=True)
+        target = os.path.join(directory, "hooks.log")
+        try:
+            if os.path.getsize(target) > MAX_BYTES:
+                os.replace(target, target + ".1")
+        except OSError:
+            pass
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        safe_event = _one_line(event)[:40] or "-"
+        line = f"{stamp} {safe_event} session={_one_line(session)[:64] or '-'} {_one_line(message)}\n"
+        with open(target, "a", encoding="utf-8", errors="replace") as handle:
+            handle.write(line)
+    except Exception:  # the log is the last resort; nothing may escape it
+        pass
+
+
+def error(event: str, exc: BaseException, *, session: str = "") -> None:
+    """Log an exception as one line: its type, message and the innermost frame."""
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None:
+        where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+    write(event, f"error {type(exc).__name__}: {exc}{where}", session=session)
+    try:  # noqa: SIM105 - contextlib is not imported on the hot path
+        sys.stderr.write(f"agentctx: {type(exc).__name__} in the {event} hook; see {log_path()}\n")
+    except Exception:
+        pass

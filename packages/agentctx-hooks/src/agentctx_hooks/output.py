@@ -1,0 +1,21 @@
+"""What a hook may print: only the JSON Claude Code accepts, or nothing.
+
+Claude Code reads `{"hookSpecificOutput": {"hookEventName": E, "additionalContext": T}}` from
+stdout of a hook that exits 0. Any other stdout text next to it turns the whole output into
+plain text, so handlers return a string and only `__main__` writes, once.
+"""
+
+from __future__ import annotations
+
+import json
+
+# Events whose hookSpecificOutput carries additionalContext to the model.
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
+
+
+def hook_json(event: str, context: str) -> str:
+    """The stdout line for `context`, or "" when there is nothing to say."""
+    if not context.strip() or event not in CONTEXT_EVENTS:
+        return ""
+    payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    return json.dumps(payload, ensure_ascii=False)

@@ -1,0 +1,88 @@
+"""The hook's stdin: read it defensively and expose the few fields every handler needs.
+
+The payload comes from Claude Code, but a hook must survive anything on stdin (nothing, a
+terminal, 10 MB, binary, the wrong JSON shape). Fields are read by name and type-checked;
+unknown fields are ignored because they appear between client versions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False  # `typing` costs import time on the hot path; annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_STDIN_BYTES = 64 * 1024 * 1024
+
+
+class PayloadError(ValueError):
+    """The payload cannot be used (not JSON, not an object)."""
+
+
+class HookInput:
+    """The parsed payload. A plain slotted class, not a dataclass: `dataclasses` costs ~10 ms
+    of import time, and SessionStart must return in little more than interpreter start-up."""
+
+    __slots__ = ("cwd", "data", "event", "session_id", "transcript_path")
+
+    def __init__(self, *, event: str, data: dict[str, Any]) -> None:
+        self.event = event
+        self.data = data
+        self.session_id = text(data, "session_id")
+        self.transcript_path = text(data, "transcript_path")
+        self.cwd = project_dir(data)
+
+    def get_text(self, name: str) -> str:
+        return text(self.data, name)
+
+    def get_dict(self, name: str) -> dict[str, Any]:
+        value = self.data.get(name)
+        return value if isinstance(value, dict) else {}
+
+
+def text(data: dict[str, Any], name: str) -> str:
+    """A string field, or "" when it is missing or not a string."""
+    value = data.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def project_dir(data: dict[str, Any]) -> str:
+    """The directory the project is resolved from: the payload's `cwd`, else the
+    `CLAUDE_PROJECT_DIR` Claude Code sets for hooks; "" when neither is an absolute path."""
+    for candidate in (text(data, "cwd"), os.environ.get("CLAUDE_PROJECT_DIR", "")):
+        if candidate and "\x00" not in candidate and os.path.isabs(candidate):
+            return candidate
+    return ""
+
+
+def read_stdin() -> bytes:
+    """All of stdin (capped), or b"" when there is none or it is a terminal."""
+    stream = sys.stdin
+    if stream is None:
+        return b""
+    try:
+        if stream.isatty():
+            return b""
+        data = stream.buffer.read(MAX_STDIN_BYTES + 1)
+    except (OSError, ValueError, AttributeError):
+        return b""
+    if len(data) > MAX_STDIN_BYTES:
+        raise PayloadError(f"payload over {MAX_STDIN_BYTES} bytes")
+    return data
+
+
+def parse(event: str, raw: bytes) -> HookInput:
+    """Raises:
+    PayloadError: empty, not UTF-8 JSON, or not a JSON object."""
+    if not raw.strip():
+        raise PayloadError("empty payload")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise PayloadError(f"payload is not JSON ({type(exc).__name__})") from None
+    if not isinstance(data, dict):
+        raise PayloadError(f"payload is a JSON {type(data).__name__}, not an object")
+    return HookInput(event=event, data=data)

@@ -1,0 +1,132 @@
+"""SessionStart: hand Claude the project's precomputed digest (SPEC §4), within 1,500 tokens.
+
+Fast path (every source but `compact`): read the digest file and its metadata, check the
+budget, print. No store import, so it costs little more than interpreter start-up. The token
+accounting is parked in the session state and written by the next hook that opens the store.
+
+Slow path: no digest yet (compose the cheap one once, detecting the profile if the project
+has none), a digest over budget (cut it), or `compact` (add the PreCompact snapshot). A
+missing, stale or day-old digest also starts a detached `agentctx consolidate`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentctx_hooks import _fast, log, state
+from agentctx_hooks.payload import HookInput
+
+TOKENS = 1500  # agentctx_store.budget.SESSION_START, repeated for the fast path
+CHARS = 6000
+REFRESH_AFTER_SECONDS = 24 * 3600
+CONSOLIDATE_TIMEOUT_SECONDS = 900
+RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
+_RECORD_ID = re.compile(r"\[[a-z]+ ([0-9A-HJKMNP-TV-Z]{26})\]")
+
+
+def handle(hook: HookInput) -> str:
+    if not hook.cwd:
+        log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
+        return ""
+    source = hook.get_text("source") or "startup"
+    project_id = _fast.project_id(hook.cwd)
+    text: str | None = None
+    refresh = False
+    if source != "compact":
+        found = _fast.read_digest(project_id)
+        if found is not None:
+            digest_text, meta, age = found
+            if len(digest_text) <= CHARS and _fast.estimate_tokens(digest_text) <= TOKENS:
+                text = digest_text
+                refresh = bool(meta.get("stale")) or age > REFRESH_AFTER_SECONDS
+    recorded = False
+    if text is None:
+        text, refresh = _compose_slowly(hook, source)
+        recorded = True
+    ids = _RECORD_ID.findall(text)
+    _remember(hook, source, ids, _fast.estimate_tokens(text) if text else 0, already_recorded=recorded)
+    if refresh:
+        from agentctx_hooks.spawn import spawn_agentctx
+
+        spawn_agentctx(
+            ["consolidate", "--project", hook.cwd],
+            lock_name=f"consolidate-{project_id}",
+            timeout_seconds=CONSOLIDATE_TIMEOUT_SECONDS,
+            cwd=hook.cwd,
+        )
+    return text
+
+
+def _is_old(written_at: str) -> bool:
+    from datetime import UTC, datetime
+
+    from agentctx_store.errors import AgentctxError
+    from agentctx_store.records import parse_time
+
+    try:
+        return (datetime.now(UTC) - parse_time(written_at)).total_seconds() > REFRESH_AFTER_SECONDS
+    except (ValueError, AgentctxError):  # an unreadable date: treat the digest as old
+        return True
+
+
+def _remember(hook: HookInput, source: str, ids: list[str], tokens: int, *, already_recorded: bool) -> None:
+    """Seed the session's dedup state with what the digest already shows (so prompts do not
+    inject it again) and park the token accounting when the store was not opened."""
+    if not hook.session_id:
+        return
+    try:
+        data = state.load(hook.session_id)
+        if source in RESET_SOURCES:  # a new or compacted context: earlier injections are gone
+            data["injected"] = []
+        state.add_injected(data, ids)
+        if not already_recorded and tokens:
+            state.add_pending(data, tokens=tokens, ids=ids)
+        state.save(hook.session_id, data)
+    except OSError as exc:
+        log.error(hook.event, exc, session=hook.session_id)
+
+
+def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
+    """The digest through the store: composed once when missing, cut to budget, and with the
+    PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
+    from agentctx_store import Store, budget, digest, resolve_project
+
+    from agentctx_hooks import profile
+
+    project = resolve_project(hook.cwd)
+    with Store.open() as store:
+        store.conn.execute("PRAGMA busy_timeout = 3000")
+        existing = digest.read(project.project_id)
+        if existing is None:
+            if not store.list_records(project, types=["profile"], scope="project", limit=1):
+                profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
+            text = digest.compose(store, project)
+            digest.write(project.project_id, text, kind="cheap")
+            refresh = True
+        else:
+            text, info = existing
+            refresh = info.stale or _is_old(info.written_at)
+        if source == "compact" and hook.session_id:
+            session = store.get_session(hook.session_id) or {}
+            snapshot = session.get("meta", {}).get("snapshot")
+            if isinstance(snapshot, str) and snapshot.strip():
+                text = with_snapshot(text, snapshot)
+        text = budget.truncate(text, budget.SESSION_START)
+        with store.transaction():
+            store.remember_project(project)
+            if hook.session_id:
+                store.record_injection(project, hook.session_id, _RECORD_ID.findall(text), budget.estimate_tokens(text))
+    return text, refresh
+
+
+def with_snapshot(digest_text: str, snapshot: str) -> str:
+    """The digest with the pre-compaction snapshot right after the profile section."""
+    from agentctx_store import budget, digest
+
+    head, _, rest = digest_text.partition("\n\n")
+    sections = [
+        ("profile", head, digest.PROFILE_TOKENS),
+        ("snapshot", "## Before compaction\n" + snapshot.strip(), digest.HANDOVER_TOKENS),
+        ("rest", rest, budget.SESSION_START_TOKENS),
+    ]
+    return budget.fit_sections(sections, budget.SESSION_START)

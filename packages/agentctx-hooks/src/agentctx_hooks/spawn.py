@@ -1,0 +1,73 @@
+"""Detached, time-bounded background work (SPEC §1 invariant 1: no daemon).
+
+Stop and SessionEnd must return at once (SessionEnd gets 1.5 s), so they start the same
+installed `agentctx` (`sys.executable -m agentctx …`) through `agentctx_hooks.background`, a
+small runner in its own session that enforces a time limit and releases the lock file taken
+here. The lock makes "never two extractions of one session at once" hold across processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from agentctx_hooks import log, state
+
+NO_SPAWN_ENV = "AGENTCTX_HOOKS_NO_SPAWN"
+
+
+def background_log() -> str:
+    return os.path.join(log.logs_dir(), "background.log")
+
+
+def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd: str = "") -> bool:
+    """Start `agentctx ARGS` detached unless `lock_name` is held; True when started.
+
+    Never waits for the child. Set `AGENTCTX_HOOKS_NO_SPAWN=1` to skip (tests, the demo).
+    """
+    if os.environ.get(NO_SPAWN_ENV) == "1":
+        log.write("spawn", f"skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx {' '.join(args)}")
+        return False
+    lock = state.try_lock(lock_name, max_age_seconds=timeout_seconds + 60)
+    if lock is None:
+        return False
+    import subprocess  # only the hooks that spawn pay for it
+
+    command = [
+        sys.executable,
+        "-m",
+        "agentctx_hooks.background",
+        "--lock",
+        lock,
+        "--timeout",
+        str(timeout_seconds),
+        "--",
+        sys.executable,
+        "-m",
+        "agentctx",
+        *args,
+    ]
+    try:
+        os.makedirs(log.logs_dir(), exist_ok=True)
+        with open(background_log(), "ab") as output:
+            options: dict[str, object] = {}
+            if os.name == "nt":
+                options["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+            else:
+                options["start_new_session"] = True
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=output,
+                close_fds=True,
+                cwd=cwd if cwd and os.path.isdir(cwd) else None,
+                **options,  # type: ignore[arg-type]
+            )
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        raise
+    state.set_lock_owner(lock, child.pid)
+    return True

@@ -1,0 +1,169 @@
+"""Disposable per-session state in the per-user temp folder (SPEC §4): injected record ids,
+the last prompts, token accounting not yet written to the store, and spawn locks.
+
+The session id comes from stdin, so it only ever reaches a path through `safe_name`. The
+folder is created private (0700) and refused when it is a symlink or owned by someone else
+(a shared /tmp). Losing any of this costs at most a re-injection: every reader treats a
+missing, unreadable or malformed file as empty state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from agentctx_hooks._fast import safe_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_IDS = 500
+MAX_PROMPTS = 5
+PROMPT_CHARS = 400
+
+
+def temp_root() -> str:
+    """`tempfile.gettempdir()` for the usual cases (TMPDIR, TEMP, TMP, else /tmp), without
+    importing `tempfile` (it pulls in `random` and `shutil`: ~8 ms on the hot path)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        candidate = os.environ.get(name)
+        if candidate and os.path.isdir(candidate):
+            return os.path.abspath(candidate)
+    return "/tmp" if os.path.isdir("/tmp") else os.path.abspath(os.getcwd())
+
+
+def state_dir() -> str:
+    """Same folder as `agentctx_store.paths.session_state_dir()`, created private."""
+    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    directory = os.path.join(temp_root(), f"agentctx-{uid}")
+    try:  # noqa: SIM105 - contextlib is not imported on the hot path
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(directory)
+    if os.path.islink(directory) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        raise PermissionError(f"{directory} is not a private folder of this user; not using it")
+    return directory
+
+
+def state_path(session_id: str) -> str:
+    return os.path.join(state_dir(), safe_name(session_id) + ".json")
+
+
+def load(session_id: str) -> dict[str, Any]:
+    """The session's state, or {} when there is none (or it cannot be read)."""
+    if not session_id:
+        return {}
+    try:
+        with open(state_path(session_id), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save(session_id: str, data: dict[str, Any]) -> None:
+    """Write atomically (temp file + rename) so a concurrent reader never sees half a file."""
+    if not session_id:
+        return
+    target = state_path(session_id)
+    temp = f"{target}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, ensure_ascii=False)
+    os.replace(temp, target)
+
+
+def injected_ids(data: dict[str, Any]) -> list[str]:
+    ids = data.get("injected")
+    return [value for value in ids if isinstance(value, str)] if isinstance(ids, list) else []
+
+
+def add_injected(data: dict[str, Any], ids: list[str]) -> None:
+    merged = injected_ids(data)
+    merged.extend(value for value in ids if value not in merged)
+    data["injected"] = merged[-MAX_IDS:]
+
+
+def add_prompt(data: dict[str, Any], prompt: str) -> None:
+    prompts = data.get("prompts")
+    recent = [value for value in prompts if isinstance(value, str)] if isinstance(prompts, list) else []
+    recent.append(" ".join(prompt.split())[:PROMPT_CHARS])
+    data["prompts"] = recent[-MAX_PROMPTS:]
+
+
+def add_pending(data: dict[str, Any], *, tokens: int, ids: list[str]) -> None:
+    """Accounting the fast SessionStart path could not write: the next hook that opens the
+    store moves it there (`take_pending`)."""
+    pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
+    assert isinstance(pending, dict)
+    pending_ids = [value for value in pending.get("ids", []) if isinstance(value, str)]
+    data["pending"] = {
+        "tokens": int(pending.get("tokens", 0) or 0) + tokens,
+        "ids": (pending_ids + ids)[-MAX_IDS:],
+        "count": int(pending.get("count", 0) or 0) + 1,
+    }
+
+
+def take_pending(data: dict[str, Any]) -> tuple[int, list[str], int]:
+    """(tokens, record ids, injections) waiting to be recorded; clears them from `data`."""
+    pending = data.pop("pending", None)
+    if not isinstance(pending, dict):
+        return 0, [], 0
+    ids = [value for value in pending.get("ids", []) if isinstance(value, str)]
+    try:
+        return int(pending.get("tokens", 0)), ids, int(pending.get("count", 0))
+    except (TypeError, ValueError):
+        return 0, [], 0
+
+
+# -- locks --------------------------------------------------------------------------------
+
+
+def try_lock(name: str, *, max_age_seconds: float) -> str | None:
+    """Take the lock file `name` (O_EXCL) and return its path, or None when it is held.
+
+    A lock older than `max_age_seconds`, or whose owner process is gone, is broken: the
+    background work it guarded is time-bounded, so an old lock can only be a leftover.
+    """
+    path = os.path.join(state_dir(), safe_name(name) + ".lock")
+    for _attempt in range(2):
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            if not _is_stale(path, max_age_seconds):
+                return None
+            try:  # noqa: SIM105 - contextlib is not imported on the hot path
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(handle, "w", encoding="utf-8") as lock:
+            lock.write(str(os.getpid()))
+        return path
+    return None
+
+
+def set_lock_owner(path: str, pid: int) -> None:
+    with open(path, "w", encoding="utf-8") as lock:
+        lock.write(str(pid))
+
+
+def _is_stale(path: str, max_age_seconds: float) -> bool:
+    try:
+        age = time.time() - os.path.getmtime(path)
+        with open(path, encoding="utf-8") as lock:
+            owner = int(lock.read().strip() or "0")
+    except (OSError, ValueError):
+        return True
+    if age > max_age_seconds:
+        return True
+    if owner > 0:
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+    return False
