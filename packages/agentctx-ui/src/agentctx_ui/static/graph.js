@@ -9,7 +9,7 @@ const graphFilters = { types: ["decision"], superseded: true };
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
   for (const [key, value] of Object.entries(attrs)) if (value !== null && value !== undefined) el.setAttribute(key, String(value));
-  for (const child of children.flat()) if (child) el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  for (const child of children.flat(Infinity)) if (child) el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   return el;
 }
 
@@ -99,7 +99,7 @@ function draw(data, focusId) {
   }
   const byId = new Map(nodes.map((node) => [node.id, node]));
   const svg = s("svg", { viewBox: `${minX} ${minY} ${maxX - minX} ${maxY - minY}`, role: "group", "aria-label": "Record graph", class: "graph" },
-    s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 18, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, s("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrow" }))),
+    s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 21, refY: 5, markerWidth: 9, markerHeight: 9, markerUnits: "userSpaceOnUse", orient: "auto" }, s("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrow" }))),
   );
   for (const edge of edges) {
     const a = byId.get(edge.source), b = byId.get(edge.target);
@@ -154,7 +154,7 @@ export async function renderGraph(main, params) {
       chainItems.length ? h("ol", { class: "chains", id: "chain-list" }, chainItems) : h("p", { class: "muted" }, "No chains among these records."),
       h("h3", {}, "Records linked to files"),
       linkItems.length ? h("ul", { class: "links" }, linkItems) : h("p", { class: "muted" }, "No file links recorded."),
-      data.truncated ? h("p", { class: "notice" }, "Only the newest records are drawn.") : null,
+      ...(data.truncated ? [h("p", { class: "notice" }, "Only the newest records are drawn.")] : []),
     );
   };
   const typeBoxes = h("fieldset", { class: "inline" }, h("legend", {}, "Types drawn"),

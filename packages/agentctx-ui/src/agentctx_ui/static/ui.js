@@ -13,7 +13,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (value === true) el.setAttribute(key, "");
     else el.setAttribute(key, String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }

@@ -1,0 +1,214 @@
+"""End to end in real headless Chromium (Debian `chromium`, driven by Playwright): the served page,
+the real uvicorn server on a free 127.0.0.1 port, the real store. Screenshots go to
+`test-artifacts/ui/` (kept by CI as artifacts, ignored by git)."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from agentctx_store import Store
+
+from agentctx_ui.server import bind, make_server
+
+if TYPE_CHECKING:
+    from conftest import Seeded
+    from playwright.sync_api import Browser, Page
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "ui"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def live_url(seeded: Seeded) -> Iterator[str]:
+    """The dashboard served by uvicorn in a thread, exactly as `agentctx ui` serves it."""
+    sock = bind(0)
+    server = make_server(seeded.project, sock)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+@pytest.fixture
+def page(browser: Browser, live_url: str) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    opened.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    opened.on(
+        "request",
+        lambda request: (
+            None if request.url.startswith((live_url, "data:")) else problems.append(f"request off-box: {request.url}")
+        ),
+    )
+    opened.set_default_timeout(10_000)
+    try:
+        yield opened
+        assert problems == [], problems  # no script errors, nothing fetched from anywhere but this server
+    finally:
+        context.close()
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def ready(page: Page, view: str) -> None:
+    page.wait_for_selector(f'body[data-ready="{view}"] main[aria-busy="false"]')
+
+
+def test_search_edit_supersede_then_see_the_chain_in_the_graph(page: Page, live_url: str, seeded: Seeded) -> None:
+    page.goto(live_url)
+    ready(page, "records")
+    shot(page, "01-records")
+
+    page.get_by_label("Search", exact=True).fill("storage")
+    page.wait_for_selector("#result-summary:has-text('for “storage”')")
+    rows = page.locator("#results tbody tr")
+    assert rows.count() == 1  # the superseded MySQL record is hidden by default
+    shot(page, "02-search")
+
+    rows.first.get_by_role("button", name="Use Postgres for storage").click()
+    page.wait_for_selector("#detail-title:has-text('Use Postgres for storage')")
+    page.get_by_text("Correct (edit in place)").click()
+    page.locator("#edit-title").fill("Use Postgres 16 for storage")
+    page.get_by_role("button", name="Save correction").click()
+    page.wait_for_selector("#detail-title:has-text('Use Postgres 16 for storage')")
+    with Store.open() as store:
+        assert store.get(seeded.project, seeded.decision).title == "Use Postgres 16 for storage"
+    shot(page, "03-edited")
+
+    page.get_by_text("Supersede (the fact changed)").click()
+    page.locator("#sup-title").fill("Use SQLite for storage")
+    page.locator("#sup-body").fill("Data lives in one SQLite file in WAL mode.")
+    page.locator("#sup-rationale").fill("No database server to run")
+    page.get_by_role("button", name="Supersede", exact=True).click()
+    page.wait_for_selector("#detail-title:has-text('Use SQLite for storage')")
+    chain = page.locator("ol.chain li")
+    assert chain.count() == 3
+    shot(page, "04-superseded")
+
+    page.get_by_role("link", name="Show this chain in the graph").click()
+    ready(page, "graph")
+    chain_text = page.locator("#chain-list li").first.inner_text()
+    assert (
+        re.sub(r"\s+", " ", chain_text)
+        == "Use MySQL for storage → Use Postgres 16 for storage → Use SQLite for storage"
+    )
+    assert page.locator("svg.graph line.edge-supersedes").count() == 2
+    assert page.locator("svg.graph g.node.focus").count() == 3  # the chain of the record we came from
+    assert page.locator("svg.graph g.node.superseded").count() == 2
+    shot(page, "05-graph")
+
+    with Store.open() as store:
+        history = store.history(seeded.project, seeded.old_decision)
+    assert [record.title for record in history] == [
+        "Use MySQL for storage",
+        "Use Postgres 16 for storage",
+        "Use SQLite for storage",
+    ]
+    assert history[-1].is_current and not history[0].is_current
+
+
+def test_every_view_renders_at_desktop_and_narrow_width(page: Page, live_url: str, seeded: Seeded) -> None:
+    expectations = {
+        "projects": "alpha",
+        "records": "Tabs in Makefiles",
+        "graph": "src/parser.py",
+        "profile": "Prefers pytest",
+        "sessions": "120",
+        "sync": "Use MySQL for storage",
+    }
+    for width, label in ((1280, "desktop"), (420, "narrow")):
+        page.set_viewport_size({"width": width, "height": 800})
+        for view, text in expectations.items():
+            page.goto(f"{live_url}#/{view}")
+            ready(page, view)
+            assert text in page.locator("main").inner_text(), view
+            shot(page, f"view-{view}-{label}")
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 1, f"horizontal scroll at {width}px: {overflow}px"
+
+
+def test_delete_asks_first_and_cancel_keeps_the_record(page: Page, live_url: str, seeded: Seeded) -> None:
+    page.goto(f"{live_url}#/records?id={seeded.convention}")
+    ready(page, "records")
+    page.wait_for_selector("#detail-title:has-text('Tabs in Makefiles')")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Delete…").click()
+    with Store.open() as store:
+        assert store.get(seeded.project, seeded.convention).title == "Tabs in Makefiles"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete…").click()
+    page.wait_for_selector("#detail:has-text('Record deleted')")
+    page.locator(f"#results tr[data-id='{seeded.convention}']").wait_for(state="detached")
+    with Store.open() as store:
+        assert store.list_records(seeded.project, types=["convention"]) == []
+
+
+def test_keyboard_only_search_and_open(page: Page, live_url: str) -> None:
+    page.goto(live_url)
+    ready(page, "records")
+    page.keyboard.press("Tab")  # the skip link comes first
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.locator("#search-q").focus()
+    page.keyboard.type("makefile")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#result-summary:has-text('for “makefile”')")
+    button = page.locator("#results tbody button.link").first
+    button.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#detail-title:has-text('Tabs in Makefiles')")
+    assert page.evaluate("document.activeElement.id") == "detail-title"  # focus moves to what opened
+
+
+def test_project_picker_switches_to_another_project(page: Page, live_url: str, seeded: Seeded) -> None:
+    page.goto(live_url)
+    ready(page, "records")
+    assert "Beta uses Postgres too" not in page.locator("#results").inner_text()
+    page.get_by_label("Project").select_option("p-beta")
+    page.wait_for_selector("#results:has-text('Beta uses Postgres too')")
+    assert "Tabs in Makefiles" not in page.locator("#results").inner_text()
