@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentctx_store import digest, drift, paths, ranking, scoring
+from agentctx_store import digest, drift, paths, profile, ranking, scoring
 from agentctx_store.errors import AgentctxError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, utc_now
@@ -173,7 +173,10 @@ def fingerprint(store: Store, project: Project, settings: dict[str, Any], now: d
         "files": files,
         "merges": list(merges),
         "day": now.date().isoformat(),  # scores decay daily
-        "settings": {key: settings.get(key) for key in ("embeddings", "embed_model", "embed_model_dir", "llm")},
+        "settings": {
+            key: settings.get(key)
+            for key in ("embeddings", "embed_model", "embed_model_dir", "llm", "reinforce_threshold")
+        },
         "api_key": bool(os.environ.get("ANTHROPIC_API_KEY")),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode("utf-8")).hexdigest()
@@ -236,6 +239,7 @@ def run(
                 for p in projects
             ):
                 return RunReport(projects=[p.project_id for p in projects], skipped=True)
+            profile.promote_reinforced(store, int(settings.get("reinforce_threshold", 3)))
             scored = scoring.update_scores(store, moment)
             checkpoint("scores")
             archived = scoring.archive_superseded(store, moment)
@@ -267,6 +271,7 @@ def run(
                 text = digest.compose(store, project, decisions=ranked, drift_candidates=report.digest_candidates)
                 checkpoint("digest")
                 tokens[project.project_id] = digest.write(project.project_id, text, kind="full").tokens
+            profile.export(store, int(settings.get("reinforce_threshold", 3)))
             timed_out = time.monotonic() > deadline or bool(outcome and outcome.pending)
             result = RunReport(
                 projects=[p.project_id for p in projects],
@@ -278,7 +283,7 @@ def run(
                 merged=merged,
                 drift=drift_counts,
                 digest_tokens=tokens,
-                backend=outcome.backend if outcome else None,
+                backend=(outcome.backend or None) if outcome else None,
                 degraded=sorted(set(notes)),
                 timed_out=timed_out,
                 seconds=round(time.monotonic() - started, 3),

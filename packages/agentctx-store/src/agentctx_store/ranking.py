@@ -58,7 +58,9 @@ def focus_text(store: Store, project: Project) -> str:
     """What the project is busy with: the current handover and the latest record titles."""
     current = store.list_records(project, scope="project", limit=200)
     handover = next((record for record in current if record.type == "handover"), None)
-    recent = [record.title for record in current if record.type not in ("handover", "profile")][:FOCUS_RECENT]
+    recent = [record.title for record in current if record.type not in ("handover", "profile", *DIGEST_TYPES)][
+        :FOCUS_RECENT
+    ]
     parts = [handover.title + "\n" + handover.body] if handover else []
     parts.extend(recent)
     return "\n".join(parts)[:FOCUS_CHARS]

@@ -1,0 +1,58 @@
+"""Confirming near-duplicates with a model (ADR-012): a low-temperature Claude Haiku call says
+whether two records state the same fact. Without an API key (or with `llm` off) there is no
+judge, and candidates wait in `agentctx status` for a person (SPEC §8 rung 3).
+
+Honours `ANTHROPIC_BASE_URL` (the SDK reads it), which is how tests point it at a local server.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from agentctx_store.consolidate import MergeJudge
+from agentctx_store.records import Record
+
+SYSTEM = (
+    "You deduplicate a software project's knowledge base. Two records are DUPLICATES only when "
+    "they state the same fact, decision or rule, so that keeping one loses nothing that matters. "
+    "Records on the same topic that differ in substance (a different choice, a different value, "
+    "a narrower scope) are DIFFERENT. Answer with exactly one word: DUPLICATE or DIFFERENT."
+)
+MAX_TOKENS = 5
+
+
+def _describe(label: str, record: Record) -> str:
+    return f"Record {label} ({record.type}, {record.valid_from[:10]}):\nTitle: {record.title}\n{record.body}"
+
+
+def make_judge(settings: dict[str, Any]) -> MergeJudge | None:
+    """A judge when an API key is set and LLM use is on; else None."""
+    if not settings.get("llm", True) or not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        return None
+    try:
+        import anthropic
+    except ImportError:
+        return None
+    client = anthropic.Anthropic(max_retries=1, timeout=30.0)
+    model = str(settings.get("extraction_model") or "claude-haiku-4-5")
+
+    def judge(keep: Record, drop: Record) -> bool | None:
+        try:
+            message = client.messages.create(
+                model=model,
+                max_tokens=MAX_TOKENS,
+                temperature=0.0,
+                system=SYSTEM,
+                messages=[{"role": "user", "content": f"{_describe('A', keep)}\n\n{_describe('B', drop)}"}],
+            )
+        except anthropic.APIError:
+            return None  # asked again next run
+        text = "".join(getattr(block, "text", "") for block in message.content).strip().upper()
+        if text.startswith("DUPLICATE"):
+            return True
+        if text.startswith("DIFFERENT"):
+            return False
+        return None
+
+    return judge

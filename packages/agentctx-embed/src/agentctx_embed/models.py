@@ -1,0 +1,177 @@
+"""Which embedding model, where it lives, and loading it through fastembed (ADR-006).
+
+* default: `BAAI/bge-small-en-v1.5` (384 dims), downloaded once into `$AGENTCTX_HOME/models`
+  with a one-line notice and fastembed's progress bars, loaded offline afterwards;
+* `AGENTCTX_EMBED_MODEL` / config `embed_model`: another fastembed model name;
+* `AGENTCTX_EMBED_MODEL_DIR` / config `embed_model_dir`: a local model folder, loaded with no
+  network. A name fastembed does not know is registered from the folder's sentence-transformers
+  metadata (`1_Pooling/config.json`, `modules.json`, `config.json`), which is how the tiny test
+  model of `agentctx_embed.tiny` loads: through the very same code as a real model.
+
+bge models want a prefix on queries (not on passages); `Embedder.query` adds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from agentctx_store import paths
+from agentctx_store.errors import AgentctxError
+
+DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
+BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+BATCH_SIZE = 64
+
+
+class ModelUnavailable(AgentctxError):
+    """The embedding model is neither cached nor allowed/able to download."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelChoice:
+    name: str
+    model_dir: Path | None
+    cache_dir: Path
+
+
+def choose_model(settings: dict[str, Any]) -> ModelChoice:
+    """The model from the environment, else config, else the default."""
+    name = os.environ.get("AGENTCTX_EMBED_MODEL") or str(settings.get("embed_model") or "") or DEFAULT_MODEL
+    folder = os.environ.get("AGENTCTX_EMBED_MODEL_DIR") or str(settings.get("embed_model_dir") or "")
+    return ModelChoice(
+        name=name.strip(),
+        model_dir=Path(folder).expanduser() if folder.strip() else None,
+        cache_dir=paths.home() / "models",
+    )
+
+
+class Embedder:
+    """One loaded model: unit-length float32 vectors for passages and queries."""
+
+    def __init__(self, model: Any, name: str, dims: int) -> None:
+        self.model = model
+        self.name = name
+        self.dims = dims
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        vectors = np.asarray(list(self.model.embed(list(texts), batch_size=BATCH_SIZE)), dtype=np.float32)
+        return _unit(vectors)
+
+    def query(self, text: str) -> np.ndarray:
+        prefix = BGE_QUERY_PREFIX if "bge-" in self.name.lower() and "-en" in self.name.lower() else ""
+        return self.passages([prefix + text])[0]
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32)
+
+
+def _known(name: str) -> dict[str, Any] | None:
+    from fastembed import TextEmbedding
+
+    for description in TextEmbedding.list_supported_models():
+        if str(description["model"]).lower() == name.lower():
+            return description
+    return None
+
+
+def _register_local(choice: ModelChoice) -> None:
+    """Teach fastembed a model it does not know, from the folder's own metadata."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    folder = choice.model_dir
+    assert folder is not None
+    pooling_file = folder / "1_Pooling" / "config.json"
+    config_file = folder / "config.json"
+    try:
+        pooling_cfg = json.loads(pooling_file.read_text(encoding="utf-8")) if pooling_file.exists() else {}
+        config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
+        modules = folder / "modules.json"
+        normalize = "Normalize" in modules.read_text(encoding="utf-8") if modules.exists() else True
+    except (OSError, ValueError) as exc:
+        raise ModelUnavailable(
+            f"Cannot read the model metadata in {str(folder)!r} ({exc}); check the folder."
+        ) from None
+    dims = int(pooling_cfg.get("word_embedding_dimension") or config.get("hidden_size") or 0)
+    if dims <= 0:
+        raise ModelUnavailable(
+            f"The model folder {str(folder)!r} does not say its dimensions (config.json hidden_size); "
+            "use a sentence-transformers export."
+        )
+    pooling = PoolingType.CLS if pooling_cfg.get("pooling_mode_cls_token") else PoolingType.MEAN
+    model_file = "model.onnx" if (folder / "model.onnx").exists() else "onnx/model.onnx"
+    TextEmbedding.add_custom_model(
+        choice.name,
+        pooling=pooling,
+        normalization=normalize,
+        sources=ModelSource(hf=choice.name),
+        dim=dims,
+        model_file=model_file,
+    )
+
+
+def load(
+    choice: ModelChoice,
+    *,
+    allow_download: bool = True,
+    notice: Callable[[str], None] | None = None,
+) -> Embedder:
+    """Load the chosen model; download it first when needed and allowed.
+
+    Raises:
+        ModelUnavailable: a local folder is missing, or the model is not cached and cannot
+            (or may not) be downloaded.
+    """
+    from fastembed import TextEmbedding
+
+    say = notice or (lambda line: print(line, file=sys.stderr))
+    threads = max(1, min(4, os.cpu_count() or 1))
+    if choice.model_dir is not None:
+        if not (choice.model_dir / "tokenizer.json").exists():
+            raise ModelUnavailable(
+                f"No model in {str(choice.model_dir)!r} (no tokenizer.json); fix AGENTCTX_EMBED_MODEL_DIR or embed_model_dir."
+            )
+        description = _known(choice.name)
+        if description is None:
+            _register_local(choice)
+            description = _known(choice.name)
+        model = TextEmbedding(
+            choice.name, cache_dir=str(choice.cache_dir), threads=threads, specific_model_path=str(choice.model_dir)
+        )
+        return Embedder(model, choice.name, int(description["dim"]) if description else model.embedding_size)
+    description = _known(choice.name)
+    if description is None:
+        raise ModelUnavailable(
+            f"fastembed has no model named {choice.name!r}; set AGENTCTX_EMBED_MODEL to one of "
+            "`TextEmbedding.list_supported_models()`, or point AGENTCTX_EMBED_MODEL_DIR at a local folder."
+        )
+    choice.cache_dir.mkdir(parents=True, exist_ok=True)
+    try:  # offline first: a cached model never touches the network
+        model = TextEmbedding(choice.name, cache_dir=str(choice.cache_dir), threads=threads, local_files_only=True)
+    except Exception:  # fastembed raises several kinds when the cache is empty
+        if not allow_download:
+            raise ModelUnavailable(
+                f"The embedding model {choice.name} is not downloaded yet; run `agentctx models download`."
+            ) from None
+        size_mb = round(float(description.get("size_in_GB", 0)) * 1024)
+        say(f"Downloading embedding model {choice.name} ({size_mb} MB, one-time) → {choice.cache_dir}")
+        try:
+            model = TextEmbedding(choice.name, cache_dir=str(choice.cache_dir), threads=threads)
+        except Exception as exc:  # network, disk: one line, not a traceback
+            raise ModelUnavailable(
+                f"Could not download {choice.name} ({type(exc).__name__}); check the network, or set "
+                "AGENTCTX_EMBED_MODEL_DIR to a local model folder."
+            ) from None
+    return Embedder(model, choice.name, int(description["dim"]))

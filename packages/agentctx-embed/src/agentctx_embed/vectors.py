@@ -1,0 +1,177 @@
+"""Vectors of current records, through `apsw` (an SQLite that can load extensions).
+
+With sqlite-vec loadable, vectors live in a `vec0` table `records_vec` (cosine distance) and
+nearest-neighbour queries run in SQL. Without it (or with `AGENTCTX_SIMULATE_NO_SQLITE_VEC=1`),
+they are float32 BLOBs in the plain table `record_vectors` and numpy does the brute force
+(SPEC §8 rung 2). `vector_meta` remembers which model, dimensions and backend wrote them: any
+change drops the vectors and the next run rebuilds them (they are derived, SPEC §7).
+
+A process that opens this must not also hold a stdlib `sqlite3` connection to the same file
+(PYTHON.md): consolidation closes its `Store` before and reopens it after.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+from agentctx_store.db import BUSY_TIMEOUT_MS
+from agentctx_store.store import RECORD_COLUMNS
+
+COLUMN_NAMES = [column.strip() for column in RECORD_COLUMNS.split(",")]
+
+
+class VectorStore:
+    def __init__(self, conn: apsw.Connection, backend: str) -> None:
+        self.conn = conn
+        self.backend = backend  # "vec0" | "numpy"
+
+    @classmethod
+    def open(cls, db_path: Path) -> VectorStore:
+        conn = apsw.Connection(str(db_path))
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        return cls(conn, "vec0" if _load_sqlite_vec(conn) else "numpy")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> VectorStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- transactions and meta ------------------------------------------------------
+
+    def begin(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if not self.conn.get_autocommit():
+            self.conn.execute("ROLLBACK")
+
+    def meta(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT key, value FROM vector_meta"))
+
+    def prepare(self, model: str, dims: int) -> bool:
+        """Make the vector table match this model and backend; True when it was reset."""
+        wanted = {"model": model, "dims": str(dims), "backend": self.backend}
+        current = self.meta()
+        reset = any(current.get(key) != value for key, value in wanted.items())
+        self.begin()
+        try:
+            if reset:
+                self.conn.execute("DELETE FROM record_vectors")
+                if self.backend == "vec0":
+                    self.conn.execute("DROP TABLE IF EXISTS records_vec")
+            if self.backend == "vec0":
+                self.conn.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS records_vec USING vec0("
+                    f"record_id TEXT PRIMARY KEY, embedding float[{dims}] distance_metric=cosine)"
+                )
+            self.conn.executemany(
+                "INSERT INTO vector_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                list(wanted.items()),
+            )
+            self.commit()
+        except BaseException:
+            self.rollback()
+            raise
+        return reset
+
+    # -- records ----------------------------------------------------------------------
+
+    def current_records(self) -> list[dict[str, Any]]:
+        """Every current record as a mapping (works with `row_to_record`)."""
+        rows = self.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE superseded_at IS NULL ORDER BY id")
+        return [dict(zip(COLUMN_NAMES, row, strict=True)) for row in rows]
+
+    # -- vectors ----------------------------------------------------------------------
+
+    def _table(self) -> str:
+        return "records_vec" if self.backend == "vec0" else "record_vectors"
+
+    def has_table(self) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (self._table(),)).fetchone()
+        return row is not None
+
+    def stored_ids(self) -> set[str]:
+        if not self.has_table():
+            return set()
+        return {row[0] for row in self.conn.execute(f"SELECT record_id FROM {self._table()}")}
+
+    def put(self, record_ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors and clear `pending_embedding`; call inside `begin()`/`commit()`."""
+        table = self._table()
+        self.conn.executemany(f"DELETE FROM {table} WHERE record_id = ?", [(rid,) for rid in record_ids])
+        self.conn.executemany(
+            f"INSERT INTO {table}(record_id, embedding) VALUES (?, ?)",
+            [(rid, np.asarray(vector, dtype="<f4").tobytes()) for rid, vector in zip(record_ids, vectors, strict=True)],
+        )
+        self.conn.executemany(
+            "UPDATE records SET pending_embedding = 0 WHERE id = ? AND pending_embedding != 0",
+            [(rid,) for rid in record_ids],
+        )
+
+    def delete(self, record_ids: Iterable[str]) -> int:
+        ids = [(rid,) for rid in record_ids]
+        if ids:
+            self.conn.executemany(f"DELETE FROM {self._table()} WHERE record_id = ?", ids)
+        return len(ids)
+
+    def matrix(self, record_ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+        """The stored vectors of these ids (those that have one), as a row matrix."""
+        found: dict[str, bytes] = {}
+        table = self._table()
+        if not self.has_table():
+            return [], np.zeros((0, 0), dtype=np.float32)
+        for start in range(0, len(record_ids), 500):
+            chunk = list(record_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                self.conn.execute(f"SELECT record_id, embedding FROM {table} WHERE record_id IN ({marks})", chunk)
+            )
+        ids = [rid for rid in record_ids if rid in found]
+        if not ids:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return ids, np.vstack([np.frombuffer(found[rid], dtype="<f4") for rid in ids])
+
+    def nearest(self, query: np.ndarray, record_ids: Sequence[str]) -> list[str]:
+        """`record_ids` ordered by cosine similarity to `query`, nearest first."""
+        if not record_ids:
+            return []
+        if self.backend == "vec0":
+            wanted = set(record_ids)
+            count = self.conn.execute("SELECT count(*) FROM records_vec").fetchone()[0]
+            rows = self.conn.execute(
+                "SELECT record_id, distance FROM records_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+                (np.asarray(query, dtype="<f4").tobytes(), max(1, count)),
+            )
+            hits = [(rid, distance) for rid, distance in rows if rid in wanted]
+            return [rid for rid, _distance in sorted(hits, key=lambda hit: (hit[1], hit[0]))]
+        ids, vectors = self.matrix(record_ids)
+        if not ids:
+            return []
+        similarity = vectors @ np.asarray(query, dtype=np.float32)
+        return [ids[index] for index in sorted(range(len(ids)), key=lambda i: (-float(similarity[i]), ids[i]))]
+
+
+def _load_sqlite_vec(conn: apsw.Connection) -> bool:
+    if os.environ.get("AGENTCTX_SIMULATE_NO_SQLITE_VEC") == "1":
+        return False
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+    except (ImportError, apsw.Error, OSError, AttributeError):
+        return False
+    return True
