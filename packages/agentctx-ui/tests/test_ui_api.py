@@ -219,3 +219,15 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
     assert {"get", "patch", "delete"} <= set(paths["/api/records/{record_id}"])
     assert "post" in paths["/api/records/{record_id}/supersede"]
     assert client.get("/docs").status_code == 404  # Swagger UI would load from a CDN: not served
+
+
+def test_text_sqlite_cannot_store_is_a_422_not_a_crash(client: TestClient, seeded: Seeded) -> None:
+    """JSON may carry a lone surrogate (`\\ud800`); UTF-8 (and so SQLite) cannot hold one."""
+    raw = b'{"type": "decision", "title": "\\ud800 broken", "body": "b"}'
+    response = client.post("/api/records", content=raw, headers={**WRITE, "Content-Type": "application/json"})
+    assert response.status_code == 422 and "surrogate" in response.json()["error"]
+    patch = b'{"body": "fine \\udfff"}'
+    response = client.patch(
+        f"/api/records/{seeded.convention}", content=patch, headers={**WRITE, "Content-Type": "application/json"}
+    )
+    assert response.status_code == 422

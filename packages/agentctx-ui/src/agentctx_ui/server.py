@@ -83,6 +83,8 @@ def serve(
         threading.Thread(target=_open_when_ready, args=(server, url, opener), daemon=True).start()
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn has already shut down; it re-raises the Ctrl-C it captured for the caller
     finally:
         sock.close()
     echo("Dashboard stopped.")
