@@ -165,6 +165,7 @@ def test_get_returns_full_records_counts_access_and_lists_missing(
     assert record["body"] == "The store is one SQLite file."
     assert {"valid_from", "recorded_at", "superseded_at", "source", "session_id", "confidence"} <= record.keys()
     assert record["access_count"] == 1 and record["last_accessed"]
+    assert "project_id" not in record and record["scope"] == "project"
     assert payload["missing"] == ["01NOTAREALID00000000000000", foreign]
     assert store.get(project, record_id).access_count == 1
 

@@ -129,8 +129,11 @@ def related_index(store: Store, project: Project, file: str, *, now: datetime | 
 
 
 def record_payload(record: Record) -> dict[str, Any]:
-    """A full record for the model: every stored field but the embedding bookkeeping."""
-    return record.to_dict()
+    """A full record for the model: every stored field but the project hash (`scope` says
+    whether it is this project's or global, and the hash would cost ~45 tokens a record)."""
+    payload = record.to_dict()
+    del payload["project_id"]
+    return payload
 
 
 def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str, Any]:
