@@ -227,3 +227,33 @@ def test_import_reads_stdin(cli, project_dir: Path) -> None:
 def test_export_to_a_missing_directory_is_an_error(cli, project_dir: Path, tmp_path: Path) -> None:
     result = cli("export", "-o", str(tmp_path / "no" / "such" / "out.md"), "--project", str(project_dir))
     assert result.code == 1 and result.err.startswith("Error: No such directory")
+
+
+def test_a_hand_written_record_without_an_id_is_created(cli, project_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "new.md"
+    path.write_text(
+        "## Conventions\n\n### Branch names start with the ticket\n\n"
+        '<!-- agentctx-record {"type": "convention"} -->\n\n'
+        "Name branches `ABC-123-short-title`.\n\n<!-- /agentctx-record -->\n",
+        encoding="utf-8",
+    )
+    result = cli("import", str(path), "--project", str(project_dir), "--json")
+    assert result.code == 0, result.err
+    hits = cli("search", "branch names ticket", "--project", str(project_dir), "--json").json()
+    assert [hit["title"] for hit in hits] == ["Branch names start with the ticket"]
+    assert hits[0]["id"] == result.json()["created_ids"][0]
+
+
+def test_an_old_export_never_brings_back_a_superseded_record(cli, record, project_dir: Path, tmp_path: Path) -> None:
+    old = record("decision", "Deploy on Fridays", "Releases go out on Friday afternoons.")
+    exported = tmp_path / "old.md"
+    cli("export", "-o", str(exported), "--project", str(project_dir))
+    new = record(
+        "decision", "Never deploy on Fridays", "Releases go out Monday to Thursday.", "--supersedes", old["id"]
+    )
+
+    result = cli("import", str(exported), "--project", str(project_dir), "--json")
+
+    assert result.code == 0 and result.json()["unchanged"] == 1
+    hits = cli("search", "deploy fridays releases", "--project", str(project_dir), "--json").json()
+    assert [hit["id"] for hit in hits] == [new["id"]]
