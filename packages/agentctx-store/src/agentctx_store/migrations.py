@@ -151,3 +151,49 @@ def m004_consolidation(conn: sqlite3.Connection, fts5: bool) -> None:
             project_id TEXT PRIMARY KEY, fingerprint TEXT, finished_at TEXT, summary TEXT DEFAULT '{}'
         )"""
     )
+
+
+FTS_NS_CONTENT = """CREATE VIEW records_fts_content AS
+    SELECT rowid AS rid, title, body, hex(project_id) AS ns FROM records"""
+FTS_NS_TABLE = """CREATE VIRTUAL TABLE records_fts USING fts5(
+    title, body, ns, content='records_fts_content', content_rowid='rid', tokenize='porter unicode61'
+)"""
+# `ns` is the owning project as one token (`hex(project_id)`, served by a view since `records`
+# has no such column): search ANDs it into the MATCH so
+# FTS5 ranks only the current project's and `_global` rows. It is an accelerator, not a guard:
+# every query still filters on `records.project_id`.
+FTS_NS_TRIGGERS = (
+    """CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+        INSERT INTO records_fts(rowid, title, body, ns) VALUES (new.rowid, new.title, new.body, hex(new.project_id));
+    END""",
+    """CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+        INSERT INTO records_fts(records_fts, rowid, title, body, ns)
+        VALUES ('delete', old.rowid, old.title, old.body, hex(old.project_id));
+    END""",
+    """CREATE TRIGGER records_au AFTER UPDATE OF title, body, project_id ON records BEGIN
+        INSERT INTO records_fts(records_fts, rowid, title, body, ns)
+        VALUES ('delete', old.rowid, old.title, old.body, hex(old.project_id));
+        INSERT INTO records_fts(rowid, title, body, ns) VALUES (new.rowid, new.title, new.body, hex(new.project_id));
+    END""",
+)
+
+
+@migration
+def m005_fts_namespace_column(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Rebuild the FTS index with the owning project as a column (search speed, docs/retrieval.md).
+
+    Without it FTS5 scores every matching row of every project and the join throws most away:
+    p50 31 ms at 100K records in 20 projects, 3 ms with it. Stores made without FTS5 stay so.
+    """
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'records_fts'").fetchone()
+    if exists is None:
+        return
+    for trigger in ("records_ai", "records_ad", "records_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute("DROP TABLE records_fts")
+    conn.execute("DROP VIEW IF EXISTS records_fts_content")
+    conn.execute(FTS_NS_CONTENT)
+    conn.execute(FTS_NS_TABLE)
+    for trigger in FTS_NS_TRIGGERS:
+        conn.execute(trigger)
+    conn.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")

@@ -115,9 +115,17 @@ def query_terms(text: str) -> list[str]:
     return terms
 
 
-def fts_query(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression that ORs the terms, each quoted so no input is syntax."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+def fts_query(terms: Sequence[str], namespaces: Sequence[str] = ()) -> str:
+    """An FTS5 MATCH expression that ORs the terms, each quoted so no input is syntax.
+
+    With `namespaces`, the terms are held to title and body and the match to rows whose `ns`
+    column (the owning project, hex-encoded) is one of them, so FTS5 scores only those rows.
+    """
+    matched = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    if not namespaces:
+        return matched
+    owners = " OR ".join('"' + namespace.encode("utf-8").hex().upper() + '"' for namespace in namespaces)
+    return f"{{title body}}: ({matched}) AND ns: ({owners})"
 
 
 def recency_factor(record: Record, now: datetime) -> float:
@@ -170,7 +178,7 @@ def search(
     degraded: str | None = None
     try:
         if store.has_fts:
-            scored = _fts_candidates(store.conn, terms, filters, params)
+            scored = _fts_candidates(store.conn, fts_query(terms, namespaces), filters, params)
         else:
             degraded = "like-search"
             scored = _like_candidates(store.conn, terms, filters, params)
@@ -253,13 +261,14 @@ _R_COLUMNS = ", ".join("r." + column.strip() for column in RECORD_COLUMNS.split(
 
 
 def _fts_candidates(
-    conn: sqlite3.Connection, terms: Sequence[str], filters: str, params: list[Any]
+    conn: sqlite3.Connection, match: str, filters: str, params: list[Any]
 ) -> list[tuple[Record, float]]:
-    sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {TITLE_WEIGHT}, {BODY_WEIGHT}) AS relevance
+    weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"  # the `ns` column never scores
+    sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {weights}) AS relevance
               FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
               WHERE records_fts MATCH ? AND {filters}
-              ORDER BY bm25(records_fts, {TITLE_WEIGHT}, {BODY_WEIGHT}) LIMIT {CANDIDATES}"""
-    rows = conn.execute(sql, [fts_query(terms), *params]).fetchall()
+              ORDER BY bm25(records_fts, {weights}) LIMIT {CANDIDATES}"""
+    rows = conn.execute(sql, [match, *params]).fetchall()
     return [(row_to_record(row), float(row["relevance"])) for row in rows]
 
 
