@@ -237,7 +237,7 @@ def _write_handover(store: Store, project: Project, work: ActiveWork, *, session
         project,
         NewRecord(
             type="handover",
-            title=make_title(f"Handover: {work.current_task or 'session end'}"),
+            title=make_title(redact_text(f"Handover: {work.current_task or 'session end'}")),
             body=body,
             confidence="inferred",
             source=SOURCE,

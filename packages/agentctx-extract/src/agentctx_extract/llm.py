@@ -173,7 +173,6 @@ class Caller:
                 response = self.client.messages.create(
                     model=self.settings.model,
                     max_tokens=self.settings.max_tokens,
-                    temperature=0,
                     system=system_blocks(),
                     tools=[TOOL],
                     tool_choice={"type": "tool", "name": TOOL_NAME},
@@ -183,8 +182,10 @@ class Caller:
                 error, retry, reason = exc, exc.status_code in RETRYABLE_STATUS, f"HTTP {exc.status_code}"
             except anthropic.APIConnectionError as exc:  # includes timeouts
                 error, retry, reason = exc, True, type(exc).__name__
-            except anthropic.APIError as exc:  # e.g. a response body that is not JSON
+            except anthropic.APIError as exc:  # e.g. a response the SDK cannot validate
                 error, retry, reason = exc, False, type(exc).__name__
+            except ValueError as exc:  # a torn response body: the SDK's JSON decoding fails
+                error, retry, reason = exc, False, f"unreadable response ({type(exc).__name__})"
             else:
                 self._count(_usage_of(response))
                 try:

@@ -134,7 +134,11 @@ def extract_session(
 ) -> Outcome:
     """Extract one session's context into the store. Never raises for runtime failures."""
     with _extract_log():
-        outcome = _run(session_id, transcript_path, project_path=project_path, force=force)
+        try:
+            outcome = _run(session_id, transcript_path, project_path=project_path, force=force)
+        except Exception as exc:  # process boundary: a detached run must end in a log line, not a traceback
+            log.exception("session %s: extraction crashed", session_id)
+            return Outcome(status="failed", message=f"extraction crashed: {type(exc).__name__}", session_id=session_id)
         level = logging.WARNING if outcome.status == "failed" else logging.INFO
         log.log(level, "session %s: %s", session_id, outcome.message)
         return outcome
