@@ -1,5 +1,7 @@
-"""Confirming near-duplicates with a model (ADR-012): a low-temperature Claude Haiku call says
-whether two records state the same fact. Without an API key (or with `llm` off) there is no
+"""Confirming near-duplicates with a model (ADR-012): a Claude Haiku call says whether two
+records state the same fact. The SDK we use (anthropic 2.x) no longer takes a `temperature`;
+the answer is held down instead by structured output: a JSON object whose one field is the enum
+DUPLICATE | DIFFERENT, and anything else counts as "could not tell". Without an API key (or with `llm` off) there is no
 judge, and candidates wait in `agentctx status` for a person (SPEC §8 rung 3).
 
 Honours `ANTHROPIC_BASE_URL` (the SDK reads it), which is how tests point it at a local server.
@@ -7,6 +9,7 @@ Honours `ANTHROPIC_BASE_URL` (the SDK reads it), which is how tests point it at 
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -17,13 +20,37 @@ SYSTEM = (
     "You deduplicate a software project's knowledge base. Two records are DUPLICATES only when "
     "they state the same fact, decision or rule, so that keeping one loses nothing that matters. "
     "Records on the same topic that differ in substance (a different choice, a different value, "
-    "a narrower scope) are DIFFERENT. Answer with exactly one word: DUPLICATE or DIFFERENT."
+    "a narrower scope) are DIFFERENT. Answer with the verdict DUPLICATE or DIFFERENT."
 )
-MAX_TOKENS = 5
+MAX_TOKENS = 20
+VERDICT_FORMAT = {
+    "type": "json_schema",
+    "schema": {
+        "type": "object",
+        "properties": {"verdict": {"type": "string", "enum": ["DUPLICATE", "DIFFERENT"]}},
+        "required": ["verdict"],
+        "additionalProperties": False,
+    },
+}
 
 
 def _describe(label: str, record: Record) -> str:
     return f"Record {label} ({record.type}, {record.valid_from[:10]}):\nTitle: {record.title}\n{record.body}"
+
+
+def parse_verdict(text: str) -> bool | None:
+    """True for DUPLICATE, False for DIFFERENT (as JSON or a bare word), None otherwise."""
+    try:
+        value = json.loads(text)
+        word = str(value.get("verdict", "")) if isinstance(value, dict) else ""
+    except ValueError:
+        word = text
+    word = word.strip().upper()
+    if word.startswith("DUPLICATE"):
+        return True
+    if word.startswith("DIFFERENT"):
+        return False
+    return None
 
 
 def make_judge(settings: dict[str, Any]) -> MergeJudge | None:
@@ -42,17 +69,13 @@ def make_judge(settings: dict[str, Any]) -> MergeJudge | None:
             message = client.messages.create(
                 model=model,
                 max_tokens=MAX_TOKENS,
-                temperature=0.0,
                 system=SYSTEM,
+                output_config={"format": VERDICT_FORMAT},
                 messages=[{"role": "user", "content": f"{_describe('A', keep)}\n\n{_describe('B', drop)}"}],
             )
         except anthropic.APIError:
             return None  # asked again next run
-        text = "".join(getattr(block, "text", "") for block in message.content).strip().upper()
-        if text.startswith("DUPLICATE"):
-            return True
-        if text.startswith("DIFFERENT"):
-            return False
-        return None
+        text = "".join(getattr(block, "text", "") for block in message.content).strip()
+        return parse_verdict(text)
 
     return judge

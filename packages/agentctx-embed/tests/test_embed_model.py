@@ -1,0 +1,92 @@
+"""Model choice and loading: the tiny model goes through the same fastembed path a real local
+model folder does (`AGENTCTX_EMBED_MODEL` + `AGENTCTX_EMBED_MODEL_DIR`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from agentctx_store import config
+
+from agentctx_embed.models import DEFAULT_MODEL, Embedder, ModelUnavailable, choose_model, load
+from agentctx_embed.tiny import TINY_MODEL_NAME
+
+pytestmark = pytest.mark.embed
+
+
+def test_default_choice_is_bge_small_cached_under_agentctx_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    choice = choose_model(config.load())
+    assert choice.name == DEFAULT_MODEL == "BAAI/bge-small-en-v1.5"
+    assert choice.model_dir is None
+    assert choice.cache_dir == Path(config.paths.home()) / "models"
+
+
+def test_config_keys_choose_the_model_and_env_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    settings = config.save({"embed_model": "sentence-transformers/all-MiniLM-L6-v2", "embed_model_dir": str(tmp_path)})
+    assert choose_model(settings).name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert choose_model(settings).model_dir == tmp_path
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", "BAAI/bge-base-en-v1.5")
+    assert choose_model(settings).name == "BAAI/bge-base-en-v1.5"
+
+
+def test_tiny_model_loads_through_fastembed_and_embeds(tiny_model: Path) -> None:
+    assert sum(path.stat().st_size for path in tiny_model.rglob("*") if path.is_file()) < 50_000
+    embedder = load(choose_model(config.load()), allow_download=False)
+    assert (embedder.name, embedder.dims) == (TINY_MODEL_NAME, 32)
+    assert type(embedder.model).__module__.startswith("fastembed")
+    vectors = embedder.passages(
+        ["Sessions live in Redis with a TTL of one day.", "Sessions live in Redis with a TTL.", "Deploy to Fly.io"]
+    )
+    assert vectors.shape == (3, 32) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] > 0.8 > similarity[0, 2]
+
+
+def test_a_missing_local_folder_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", TINY_MODEL_NAME)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL_DIR", str(tmp_path / "nowhere"))
+    with pytest.raises(ModelUnavailable, match="AGENTCTX_EMBED_MODEL_DIR"):
+        load(choose_model(config.load()))
+
+
+def test_an_uncached_model_is_not_downloaded_when_not_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelUnavailable, match="agentctx models download"):
+        load(choose_model(config.load()), allow_download=False)
+
+
+def test_unknown_model_name_without_a_folder_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", "nobody/no-such-model")
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    with pytest.raises(ModelUnavailable, match="AGENTCTX_EMBED_MODEL_DIR"):
+        load(choose_model(config.load()))
+
+
+class RecordingModel:
+    """Stands in for a fastembed model to see the text the query side sends."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str], batch_size: int = 0) -> list[np.ndarray]:
+        self.seen.extend(texts)
+        return [np.ones(4, dtype=np.float32) for _ in texts]
+
+
+def test_bge_queries_get_the_prefix_and_passages_do_not() -> None:
+    model = RecordingModel()
+    bge = Embedder(model, "BAAI/bge-small-en-v1.5", 4)
+    bge.query("where is the cache")
+    bge.passages(["a passage"])
+    assert model.seen == ["Represent this sentence for searching relevant passages: where is the cache", "a passage"]
+    other = RecordingModel()
+    Embedder(other, "sentence-transformers/all-MiniLM-L6-v2", 4).query("where is the cache")
+    assert other.seen == ["where is the cache"]
