@@ -43,7 +43,7 @@ def normalize_remote(url: str) -> str:
     text = url.strip()
     lowered = text.lower()
     if lowered.startswith("file://"):
-        return "file/" + text[7:].rstrip("/").removesuffix(".git").lower()
+        return "file/" + _strip_git(text[7:].rstrip("/")).lower()
     match = _SCHEME.match(text)
     if match:
         rest = match.group("rest")
@@ -53,10 +53,14 @@ def normalize_remote(url: str) -> str:
     elif (scp := _SCP_LIKE.match(text)) and not text.startswith(("/", ".")):
         host, path = scp.group("host"), scp.group("path")
     else:
-        return "file/" + text.rstrip("/").removesuffix(".git").lower()
+        return "file/" + _strip_git(text.rstrip("/")).lower()
     path = re.sub(r"/+", "/", path).strip("/")
-    path = path.removesuffix(".git").rstrip("/")
+    path = _strip_git(path).rstrip("/")
     return f"{host}/{path}".lower()
+
+
+def _strip_git(path: str) -> str:
+    return path[:-4] if path.lower().endswith(".git") else path
 
 
 def _repo_root(start: str) -> str | None:
