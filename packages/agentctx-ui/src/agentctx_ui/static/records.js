@@ -3,6 +3,8 @@ import { api, badge, h, projectQuery, state, table, toast, when } from "./ui.js"
 
 // Filters survive switching views (kept in memory only: no cookies, nothing stored server-side).
 const filters = { q: "", type: "", scope: "", confidence: "", superseded: "exclude" };
+const PAGE = 100;
+let shown = PAGE; // rows asked for; "Show more" raises it
 let searchTimer = null;
 
 function choice(id, label, values, current, allLabel) {
@@ -81,7 +83,7 @@ function newRecordForm(onCreated) {
 }
 
 async function loadResults(container, onOpen) {
-  const params = { limit: "200", superseded: filters.superseded };
+  const params = { limit: String(shown), superseded: filters.superseded };
   for (const key of ["q", "type", "scope", "confidence"]) if (filters[key]) params[key] = filters[key];
   container.setAttribute("aria-busy", "true");
   const data = await api("GET", `/api/records?${projectQuery(params)}`);
@@ -100,6 +102,9 @@ async function loadResults(container, onOpen) {
   container.replaceChildren(
     h("p", { class: "muted", id: "result-summary" }, summary, data.degraded ? ` (search degraded: ${data.degraded})` : ""),
     rows.length ? table("Records", ["Type", "Title", "Confidence", "Scope", "Recorded"], rows) : h("p", {}, "Nothing found."),
+    data.count >= shown && shown < 1000
+      ? h("button", { type: "button", class: "more", onclick: () => { shown += PAGE; loadResults(container, onOpen); } }, "Show more")
+      : null,
   );
   container.setAttribute("aria-busy", "false");
 }
@@ -241,10 +246,11 @@ export async function renderRecords(main, params) {
   const results = h("div", { id: "results", "aria-live": "polite" });
   const aside = h("section", { id: "detail", class: "detail", "aria-label": "Selected record" }, h("p", { class: "muted" }, "Choose a record to see and correct it."));
   const refresh = () => loadResults(results, open).catch((error) => toast(error.message, "error"));
+  const search = () => { shown = PAGE; refresh(); };
   const open = (id) => renderDetail(aside, id, refresh);
   main.replaceChildren(
     h("h2", {}, "Records"),
-    searchForm(refresh),
+    searchForm(search),
     newRecordForm((id) => { refresh(); open(id); }),
     h("div", { class: "split" }, results, aside),
   );

@@ -45,10 +45,12 @@ export function toast(message, kind = "ok") {
   toast.timer = setTimeout(() => (box.className = "toast"), kind === "error" ? 8000 : 3000);
 }
 
+const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
 export function when(iso) {
   if (!iso) return "—";
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return Number.isNaN(date.getTime()) ? iso : DATE_FORMAT.format(date);
 }
 
 export function badge(text, kind = text) {
