@@ -8,6 +8,8 @@ searches, records and fetches throughout. No call may fail, and nothing may be l
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,7 @@ from types import ModuleType
 
 import anyio
 import pytest
-from agentctx_store import Project, Store, resolve_project
+from agentctx_store import NewRecord, Project, Store, resolve_project
 
 
 def _stdio_helpers() -> ModuleType:
@@ -107,3 +109,94 @@ def test_server_answers_while_writer_processes_write(project: Project) -> None:
         assert counts["discovery"] == WRITERS * RECORDS_PER_WRITER
         assert counts["decision"] == len(made)
         assert all(store.get(project, record_id).source == "mcp_tool" for record_id in made)
+
+
+HOOK_ROUNDS = 8
+TRACEBACK = """Traceback (most recent call last):
+  File "<frozen runpy>", line 198, in _run_module_as_main
+ModuleNotFoundError: No module named 'quokka{number}'
+"""
+
+
+def hook_payloads(root: Path, number: int) -> list[tuple[str, dict[str, object]]]:
+    """One round of what a session's hooks see: an edit, a failing command, a prompt."""
+    base = {"session_id": f"session-{number % 3}", "cwd": str(root), "transcript_path": str(root / "t.jsonl")}
+    return [
+        (
+            "PostToolUse",
+            {
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Write",
+                "tool_input": {"file_path": str(root / "src" / "parser.py"), "content": "x = 1\n"},
+                "tool_response": {"filePath": str(root / "src" / "parser.py")},
+            },
+        ),
+        (
+            "PostToolUse",
+            {
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "python -m quokka"},
+                "tool_response": {"stdout": "", "stderr": TRACEBACK.format(number=number)},
+            },
+        ),
+        ("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": "why does the parser cache"}),
+    ]
+
+
+def start_hook(event: str, payload: dict[str, object]) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [str(helpers.AGENTCTX), "hook", event],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(),
+        cwd=str(payload["cwd"]),
+    )
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(payload))
+    process.stdin.close()
+    return process
+
+
+def test_server_answers_while_hook_processes_write(project: Project) -> None:
+    (project.root / "src").mkdir()
+    with Store.open() as store:
+        seeded = store.add(
+            project,
+            NewRecord(type="decision", title="The parser caches tokens", body="src/parser.py keeps a token cache."),
+        ).record_id
+    seen_while_hooks_ran = 0
+
+    async def scenario(client: helpers.Session) -> None:
+        nonlocal seen_while_hooks_ran
+        pending = [item for number in range(HOOK_ROUNDS) for item in hook_payloads(project.root, number)]
+        running: list[subprocess.Popen[str]] = []
+        finished: list[subprocess.Popen[str]] = []
+        while pending or running:
+            while pending and len(running) < 4:
+                running.append(start_hook(*pending.pop(0)))
+            assert index_ids(await client.call("ctx_search", {"query": "parser tokens"}))[0] == seeded
+            assert not (await client.call("ctx_related", {"file": "src/parser.py"})).is_error
+            ok_json(await client.call("ctx_get", {"ids": [seeded]}))
+            assert not (await client.call("ctx_search", {"query": "quokka", "type": "bugfix"})).is_error
+            still = [process for process in running if process.poll() is None]
+            seen_while_hooks_ran += bool(still)
+            finished.extend(process for process in running if process.poll() is not None)
+            running = still
+            await anyio.lowlevel.checkpoint()
+        for process in finished:
+            assert process.wait() == 0, process.stderr.read() if process.stderr else ""
+        stubs = index_ids(await client.call("ctx_search", {"query": "quokka ModuleNotFoundError", "type": "bugfix"}))
+        assert stubs  # the hooks' error stubs arrived, and the server sees them
+        related = index_ids(await client.call("ctx_related", {"file": "src/parser.py"}))
+        assert related[0] == seeded  # linked to the file itself: first
+        assert set(stubs) <= set(related[1:])  # observed in the same sessions: after it
+
+    assert run_session(project.root, scenario) == []
+    assert seen_while_hooks_ran
+    hooks_log = Path(os.environ["AGENTCTX_HOME"]) / "logs" / "hooks.log"
+    assert not hooks_log.exists() or "lock" not in hooks_log.read_text(encoding="utf-8").lower()

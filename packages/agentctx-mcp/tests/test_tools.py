@@ -279,7 +279,7 @@ def test_title_from_body_is_the_first_sentence_within_the_limit() -> None:
 
 def test_project_profile_reads_keyed_profile_records(store: Store, project: Project, other: Project) -> None:
     add(store, project, "Stack", '["python", "sqlite"]', type="profile", key="stack", confidence="inferred")
-    add(store, project, "Commands", "test: pytest -q", type="profile", key="commands", confidence="inferred")
+    add(store, project, "Commands", "test: uv run pytest; lint: uv run ruff check .", type="profile", key="commands")
     add(store, project, "License", "MIT", type="profile", key="license", confidence="inferred")
     add(store, other, "Stack", '["rust"]', type="profile", key="stack")
     add(store, project, "Use SQLite", "One file.")
@@ -287,7 +287,7 @@ def test_project_profile_reads_keyed_profile_records(store: Store, project: Proj
     payload = tools.project_profile(store, project)
     assert payload["name"] == "repo" and payload["project_id"] == project.project_id
     assert payload["stack"] == ["python", "sqlite"]
-    assert payload["commands"] == "test: pytest -q"
+    assert payload["commands"] == ["test: uv run pytest", "lint: uv run ruff check ."]
     assert payload["entry_points"] is None
     assert payload["other"] == {"license": "MIT"}
     assert payload["record_counts_by_type"] == {"decision": 1, "profile": 3}
@@ -312,6 +312,24 @@ def test_related_lists_current_records_linked_to_a_file(store: Store, project: P
     found = ids_of(tools.related_index(store, project, "src/parser.py"))
     assert found == [linked]
     assert tools.related_index(store, project, "src/none.py") == "No current records match."
+
+
+def test_related_lists_records_linked_to_the_file_before_records_one_session_away(
+    store: Store, project: Project
+) -> None:
+    direct = add(store, project, "Parser caches tokens", "Cache.")
+    file_node = store.upsert_node(project, "file", "src/parser.py")
+    store.link_entity(direct, file_node)
+    session = store.upsert_node(project, "session", "s1")
+    store.add_edge(file_node, session, "observed_in")
+    nearby = []
+    for number in range(16):  # newer than the direct link, and more than a page of them
+        stub = add(store, project, f"Error number {number}", "Stub.", type="bugfix", confidence="inferred")
+        store.add_edge(stub, session, "observed_in")
+        nearby.append(stub)
+    found = ids_of(tools.related_index(store, project, "src/parser.py"))
+    assert found[0] == direct
+    assert len(found) == 15 and set(found[1:]) <= set(nearby)
 
 
 def test_related_rejects_an_empty_path(store: Store, project: Project) -> None:

@@ -115,17 +115,32 @@ def search_index(
     return render_index(entries, now=now, degraded=result.degraded)
 
 
+def related_records(store: Store, project: Project, file: str, *, limit: int) -> list[Record]:
+    """Current records linked to `file`, nearest first: direct links, then one hop away, and so on.
+
+    The store's walk returns everything within its depth guard newest first, and session nodes
+    connect every file and stub of a session; without ordering by distance, the newest stubs of
+    busy sessions would push out the records attached to the file itself.
+    """
+    name = relative_file(project, file)
+    nearest: dict[str, Record] = {}
+    for depth in range(RELATED_DEPTH + 1):
+        for record in store.related_to_file(project, name, max_depth=depth, limit=limit + len(nearest)):
+            if record.is_current:
+                nearest.setdefault(record.record_id, record)
+        if len(nearest) >= limit:
+            break
+    return list(nearest.values())[:limit]
+
+
 def related_index(store: Store, project: Project, file: str, *, now: datetime | None = None) -> str:
     """`ctx_related`: current records linked to `file` through entity links and graph edges.
 
-    Same shape and limits as `ctx_search`; the score column is the record's stored retrieval
-    score (SPEC §7), newest records first.
+    Same shape and limits as `ctx_search`, nearest records first; the score column is the
+    record's stored retrieval score (SPEC §7).
     """
-    records = store.related_to_file(
-        project, relative_file(project, file), max_depth=RELATED_DEPTH, limit=SEARCH_RESULTS_MAX
-    )
-    entries = [IndexEntry(record=record, score=record.score) for record in records if record.is_current]
-    return render_index(entries, now=now)
+    records = related_records(store, project, file, limit=SEARCH_RESULTS_MAX)
+    return render_index([IndexEntry(record=record, score=record.score) for record in records], now=now)
 
 
 def record_payload(record: Record) -> dict[str, Any]:
@@ -241,17 +256,20 @@ def supersede_record(store: Store, project: Project, *, old_id: str, new_body: s
 
 
 def _profile_value(body: str) -> Any:
+    """A profile body as data: JSON when it is JSON, else the hooks' `a; b; c` list form."""
     try:
         return json.loads(body)
     except ValueError:
-        return body
+        items = [item.strip() for item in body.split("; ") if item.strip()]
+        return items if len(items) > 1 else body.strip()
 
 
 def project_profile(store: Store, project: Project) -> dict[str, Any]:
     """`ctx_project`: the profile the hooks detected (stack, commands, entry points) plus counts.
 
     Profile records are keyed (`stack`, `commands`, `entry_points`, …); a body holding JSON is
-    returned parsed. Keys other than the three named ones are kept under `other`.
+    returned parsed, and the hooks' `a; b; c` bodies as lists. Keys other than the three named
+    ones are kept under `other`.
     """
     profile = store.list_records(project, types=["profile"], scope="project")
     fields: dict[str, Any] = dict.fromkeys(PROFILE_FIELDS)
