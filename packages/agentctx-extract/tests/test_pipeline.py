@@ -505,3 +505,20 @@ def test_the_project_comes_from_the_transcript_cwd_or_the_override(
     assert records(project_dir) and records(override)
     assert {r.session_id for r in records(project_dir) if r.project_id != "_global"} == {"sess-1"}
     assert {r.session_id for r in records(override) if r.project_id != "_global"} == {"sess-2"}
+
+
+def test_a_grown_transcript_sends_only_the_new_turns(
+    api: MessagesServer, project_dir: Path, make_transcript: MakeTranscript
+) -> None:
+    first = [("developer", f"First-part remark number {i}") for i in range(6)]
+    api.push(tool_reply(NORMAL_ANSWER), tool_reply(empty_answer(flush_ok=True)))
+    extract_session("sess-1", make_transcript(project_dir, first))
+    grown = [*first, ("developer", "Brand new remark after the first extraction")]
+    outcome = extract_session("sess-1", make_transcript(project_dir, grown))
+    assert outcome.status == "flush_ok"
+    second = api.bodies[1]["messages"][0]["content"]
+    assert "First-part remark number 0" in api.bodies[0]["messages"][0]["content"]
+    assert "First-part remark number 0" not in second  # long extracted: not sent again
+    assert "First-part remark number 5" in second  # the last turns come back as context
+    assert "already extracted" in second and "[DEVELOPER] Brand new remark" in second
+    assert second.index("First-part remark number 5") < second.index("New since the last extraction")

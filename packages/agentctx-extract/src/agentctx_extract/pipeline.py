@@ -9,7 +9,6 @@ Nothing is written unless the whole answer is in hand, and then in one transacti
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 from collections.abc import Iterator
@@ -161,18 +160,26 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
             )
         transcript = read_transcript(transcript_path)
         project = resolve_project(project_path or transcript.cwd or Path.cwd())
-        cleaned = redact(render(transcript))
-        fingerprint = hashlib.sha256(cleaned.text.encode("utf-8")).hexdigest()
-        plan = plan_input(cleaned.text)
-        base = {"session_id": session_id, "project_id": project.project_id, "mode": plan.mode}
-        base_outcome = dict(base, tokens_estimated=plan.tokens, secrets_redacted=cleaned.count)
-        if not transcript.developer_words:
-            return Outcome(status="empty", message="no words from the developer in the transcript", **base_outcome)
         with Store.open() as store:
             session = store.get_session(session_id)
             done = (session or {}).get("meta", {}).get("extraction", {})
-            if done.get("fingerprint") == fingerprint and not force:
-                return Outcome(status="already_done", message="already extracted; transcript unchanged", **base_outcome)
+            total_turns = len(transcript.turns)
+            start = 0 if force else min(int(done.get("turns_done", 0)), total_turns)
+            cleaned = redact(render(transcript, start=start))
+            plan = plan_input(cleaned.text)
+            base_outcome = {
+                "session_id": session_id,
+                "project_id": project.project_id,
+                "mode": plan.mode,
+                "tokens_estimated": plan.tokens,
+                "secrets_redacted": cleaned.count,
+            }
+            if done and start >= total_turns:
+                return Outcome(status="already_done", message="already extracted; no new turns", **base_outcome)
+            if not any(turn.kind == "developer" for turn in transcript.turns[start:]):
+                return Outcome(
+                    status="empty", message="no new words from the developer in the transcript", **base_outcome
+                )
             spent, cap = month_spent(store), float(settings["monthly_cap_usd"])
             if spent >= cap:
                 return Outcome(
@@ -209,7 +216,7 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
                     project,
                     session_id,
                     extraction={
-                        "fingerprint": fingerprint,
+                        "turns_done": total_turns,
                         "at": utc_now(),
                         "mode": plan.mode,
                         "model": call_settings.model,

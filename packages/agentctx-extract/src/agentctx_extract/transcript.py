@@ -238,15 +238,27 @@ def trim(text: str, limit: int) -> str:
     return f"{text[:head].rstrip()} …[{len(text) - limit} chars trimmed]… {text[-tail:].lstrip()}"
 
 
-def render(transcript: Transcript) -> str:
+def _line(turn: Turn) -> str:
+    label = LABELS[turn.kind] + (f" ({turn.detail})" if turn.detail and turn.kind in ("meta", "tool_output") else "")
+    return f"[{label}] {trim(turn.text, LIMITS[turn.kind])}"
+
+
+def render(transcript: Transcript, *, start: int = 0, context_turns: int = 3) -> str:
     """A compact, role-labelled text of the session for the model; subagent work comes last,
-    marked as context only."""
+    marked as context only.
+
+    With `start`, only the turns from that index on are new (Stop fires after every turn, so
+    a session is extracted in increments); the few turns before it come first, marked as
+    already extracted.
+    """
     lines = []
-    for turn in transcript.turns:
-        label = LABELS[turn.kind] + (
-            f" ({turn.detail})" if turn.detail and turn.kind in ("meta", "tool_output") else ""
+    if start > 0:
+        lines.append(
+            "[META] Earlier turns of this session were already extracted; the last few follow as context only:"
         )
-        lines.append(f"[{label}] {trim(turn.text, LIMITS[turn.kind])}")
+        lines.extend(_line(turn) for turn in transcript.turns[max(0, start - context_turns) : start])
+        lines.append("[META] New since the last extraction (extract from here on):")
+    lines.extend(_line(turn) for turn in transcript.turns[start:])
     if transcript.subagent_turns:
         lines.append("[META] Work done by subagents (context only; none of it is the developer speaking):")
         used = 0
