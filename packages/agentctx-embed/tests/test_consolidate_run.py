@@ -264,3 +264,19 @@ def test_store_stays_intact_after_a_run(tiny_model: Path, project: Project) -> N
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
+
+
+def test_vector_work_refuses_to_share_the_process_with_an_open_stdlib_connection(
+    tiny_model: Path, project: Project
+) -> None:
+    from agentctx_store.errors import StoreError
+
+    store = reopen()
+    try:
+        seed(store, project)
+        with pytest.raises(StoreError, match="apsw"):
+            VectorStore.open(paths.db_path())
+    finally:
+        store.close()
+    with VectorStore.open(paths.db_path()) as vectors:  # closed: fine
+        assert vectors.backend == "vec0"

@@ -12,7 +12,9 @@ A process that opens this must not also hold a stdlib `sqlite3` connection to th
 
 from __future__ import annotations
 
+import gc
 import os
+import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 import apsw
 import numpy as np
 from agentctx_store.db import BUSY_TIMEOUT_MS
+from agentctx_store.errors import StoreError
 from agentctx_store.store import RECORD_COLUMNS
 
 COLUMN_NAMES = [column.strip() for column in RECORD_COLUMNS.split(",")]
@@ -32,6 +35,13 @@ class VectorStore:
 
     @classmethod
     def open(cls, db_path: Path) -> VectorStore:
+        """Open the store file through apsw.
+
+        Raises:
+            StoreError: this process still holds a stdlib `sqlite3` connection to the file
+                (measured: that combination corrupts the file).
+        """
+        refuse_if_stdlib_open(db_path)
         conn = apsw.Connection(str(db_path))
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         return cls(conn, "vec0" if _load_sqlite_vec(conn) else "numpy")
@@ -161,6 +171,25 @@ class VectorStore:
             return []
         similarity = vectors @ np.asarray(query, dtype=np.float32)
         return [ids[index] for index in sorted(range(len(ids)), key=lambda i: (-float(similarity[i]), ids[i]))]
+
+
+def refuse_if_stdlib_open(db_path: Path) -> None:
+    """Refuse to open apsw next to a live stdlib connection to the same file in this process.
+    Two SQLite libraries do not see each other's POSIX locks, and closing one drops the other's:
+    a run done that way left a file that `PRAGMA integrity_check` called malformed."""
+    target = os.path.realpath(db_path)
+    for candidate in gc.get_objects():
+        if not isinstance(candidate, sqlite3.Connection):
+            continue
+        try:
+            files = [row[2] for row in candidate.execute("PRAGMA database_list").fetchall()]
+        except sqlite3.Error:  # closed, or owned by another thread
+            continue
+        if any(name and os.path.realpath(name) == target for name in files):
+            raise StoreError(
+                f"This process still has the store {str(db_path)!r} open through sqlite3; close it before "
+                "vector work opens it through apsw (two SQLite libraries on one file corrupt it)."
+            )
 
 
 def _load_sqlite_vec(conn: apsw.Connection) -> bool:
