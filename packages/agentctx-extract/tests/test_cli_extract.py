@@ -94,3 +94,10 @@ def test_extract_project_override(api: MessagesServer, fixture_transcripts: Path
     with Store.open() as store:
         assert [r.type for r in store.list_records(resolve_project(project_dir))] == ["discovery"]
         assert store.list_records(resolve_project("/home/dev/src/demo-app")) == []
+
+
+def test_config_no_llm_turns_extraction_off(api: MessagesServer, fixture_transcripts: Path) -> None:
+    assert run("config", "--no-llm").returncode == 0
+    result = run("extract", "--session-id", SESSION, "--transcript", str(fixture_transcripts / "main-session.jsonl"))
+    assert result.returncode == 0 and result.stdout.startswith("disabled")
+    assert api.requests == []
