@@ -62,7 +62,7 @@ class BashObservation:
 
 
 def observe_bash(command: str, output: str, *, failed: bool) -> BashObservation:
-    test = test_run(command, output, failed=failed)
+    test = run_outcome(command, output, failed=failed)
     error = None
     if failed or _TRACEBACK in output or (test is not None and test[0] == "failed"):
         signature = error_signature(output)
@@ -116,7 +116,7 @@ def error_key(signature: str) -> str:
     return "error:" + _sha256_hex(normalize_signature(signature))[:20]
 
 
-def test_run(command: str, output: str, *, failed: bool) -> tuple[str, list[str]] | None:
+def run_outcome(command: str, output: str, *, failed: bool) -> tuple[str, list[str]] | None:
     if not _TEST_COMMAND.search(command):
         return None
     outcome = "failed" if failed or _TEST_FAILED.search(output) else "passed"
