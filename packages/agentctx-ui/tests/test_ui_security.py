@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -160,3 +161,13 @@ def test_the_server_binds_loopback_only() -> None:
         assert sock.proto == socket.IPPROTO_TCP
     finally:
         sock.close()
+
+
+def test_a_get_does_not_even_create_a_missing_store(tmp_path: Path) -> None:
+    from agentctx_store import Project, paths
+
+    app = create_app(project=Project(project_id="p-none", root=tmp_path, name="none"), token=TOKEN)
+    with TestClient(app, base_url="http://127.0.0.1:7327") as client:
+        response = client.get("/api/records")
+    assert response.status_code == 503 and "No store" in response.json()["error"]
+    assert not paths.db_path().exists()

@@ -22,8 +22,9 @@ class DashboardContext:
     @contextmanager
     def store(self) -> Iterator[Store]:
         """One connection per request: cheap (three pragmas), and a write refreshes the digest on close
-        exactly as a CLI command does."""
-        store = Store.open(self.db_path)
+        exactly as a CLI command does. Never creates the store file (that is `agentctx ui`'s start-up
+        step), so not even a first GET writes."""
+        store = Store.open(self.db_path, create=False)
         try:
             yield store
         finally:

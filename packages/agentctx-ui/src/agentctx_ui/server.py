@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
-from agentctx_store import AgentctxError, Project
+from agentctx_store import AgentctxError, Project, Store
 
 from agentctx_ui.app import create_app
 
@@ -78,6 +78,7 @@ def serve(
 ) -> None:
     """Run the dashboard in the foreground until Ctrl-C (uvicorn turns SIGINT/SIGTERM into a clean stop)."""
     sock = bind(port)
+    Store.open().close()  # create the store now if this is the first run: requests never create it
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
     server = make_server(project, sock)
     echo(f"agentctx dashboard for {project.name}: {url}  (Ctrl-C to stop)")
