@@ -101,3 +101,14 @@ def test_config_no_llm_turns_extraction_off(api: MessagesServer, fixture_transcr
     result = run("extract", "--session-id", SESSION, "--transcript", str(fixture_transcripts / "main-session.jsonl"))
     assert result.returncode == 0 and result.stdout.startswith("disabled")
     assert api.requests == []
+
+
+def test_the_no_key_path_never_imports_the_sdk(fixture_transcripts: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    code = (
+        "import sys; from pathlib import Path; from agentctx_extract import extract_session; "
+        f"outcome = extract_session('s', Path({str(fixture_transcripts / 'main-session.jsonl')!r})); "
+        "print(outcome.status, 'anthropic' in sys.modules, 'httpx' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert result.stdout.split() == ["no_key", "False", "False"], result.stderr
