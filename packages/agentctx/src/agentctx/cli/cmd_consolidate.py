@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from agentctx_store import Project, config, consolidate, digest, drift, global_project
 from agentctx_store import profile as dev_profile
-from agentctx_store.errors import ValidationError
+from agentctx_store.errors import RecordNotFound, ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 
@@ -168,12 +168,14 @@ def _threshold() -> int:
 
 
 def _global_record(store: Any, record_id: str) -> Any:
-    record = store.get(global_project(), record_id)
-    if record.project_id != global_project().project_id:
+    """A record of the `_global` namespace; project records are not part of the profile."""
+    try:
+        return store.get(global_project(), record_id)
+    except RecordNotFound:
         raise ValidationError(
-            f"{record.record_id} belongs to a project, not to your profile; use `agentctx edit` or `agentctx delete`."
-        )
-    return record
+            f"No record {record_id!r} in your profile (`agentctx profile show` lists it); "
+            "project records are changed with `agentctx edit` or `agentctx delete`."
+        ) from None
 
 
 @profile_app.command("show")
