@@ -18,25 +18,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentctx_store.errors import ValidationError
-from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
-from agentctx_store.records import (
-    CONFIDENCES,
-    RECORD_TYPES,
-    SCOPES,
-    SOURCES,
-    Record,
-    check_choice,
-    check_text,
-    check_type,
-    normalize_time,
-    utc_now,
-)
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
-from agentctx_store.ulid import is_ulid, new_ulid
+from agentctx_store._transfer_import import ImportItem, ImportReport, import_items, line_error
+from agentctx_store.projects import Project
+from agentctx_store.records import RECORD_TYPES, Record
+from agentctx_store.store import Store
+from agentctx_store.ulid import is_ulid
 
 __all__ = [
     "EXPORT_HEADER",
@@ -64,42 +52,6 @@ TYPE_HEADINGS = {
     "handover": "Handovers",
     "profile": "Profile",
 }
-
-
-@dataclass(frozen=True, kw_only=True)
-class ImportItem:
-    """One record read from a file, not yet validated against the store.
-
-    `record_id` is a store id to keep (Markdown) or None (a new one is made). `ref` is the
-    name other lines use in `supersedes` (the JSONL `id`, or the record id). `line` is where
-    the record starts in the file, for error messages.
-    """
-
-    line: int
-    ref: str | None
-    record_id: str | None
-    type: str
-    title: str
-    body: str
-    scope: str = "project"
-    confidence: str = "explicit"
-    pinned: bool = False
-    valid_from: str | None = None
-    recorded_at: str | None = None
-    superseded_at: str | None = None
-    superseded_by: str | None = None  # a ref in this file or a store id
-    supersedes: tuple[str, ...] = ()  # refs in this file or store ids
-    source: str = "import"
-    key: str | None = None
-    reinforce_count: int = 0
-    project: str | None = None  # the JSONL `project` field, kept for callers that map it
-
-
-@dataclass(frozen=True, kw_only=True)
-class ImportReport:
-    created: list[str] = field(default_factory=list[str])
-    updated: list[str] = field(default_factory=list[str])
-    unchanged: list[str] = field(default_factory=list[str])
 
 
 # -- export ---------------------------------------------------------------------------
@@ -181,10 +133,6 @@ def parse_file_text(text: str) -> list[ImportItem]:
     return parse_jsonl(text) if looks_like_jsonl(text) else parse_markdown(text)
 
 
-def _fail(line: int, message: str) -> ValidationError:
-    return ValidationError(f"Line {line}: {message}")
-
-
 def parse_markdown(text: str) -> list[ImportItem]:
     """The records of an export (see module docstring). Raises `ValidationError` naming the line."""
     items: list[ImportItem] = []
@@ -199,15 +147,15 @@ def parse_markdown(text: str) -> list[ImportItem]:
         elif line.startswith("<!-- agentctx-record"):
             match = _META.match(line)
             if match is None:
-                raise _fail(number, "the agentctx-record comment is damaged; restore it from the export.")
+                raise line_error(number, "the agentctx-record comment is damaged; restore it from the export.")
             if title is None:
-                raise _fail(number, "a record without a `### title` heading above its agentctx-record comment.")
+                raise line_error(number, "a record without a `### title` heading above its agentctx-record comment.")
             try:
                 meta = json.loads(match.group("json"))
             except json.JSONDecodeError as exc:
-                raise _fail(number, f"the agentctx-record metadata is not valid JSON ({exc.msg}).") from None
+                raise line_error(number, f"the agentctx-record metadata is not valid JSON ({exc.msg}).") from None
             if not isinstance(meta, dict):
-                raise _fail(number, "the agentctx-record metadata must be a JSON object.")
+                raise line_error(number, "the agentctx-record metadata must be a JSON object.")
             record_id = meta.get("id")
             body_lines: list[str] = []
             index += 1
@@ -219,7 +167,7 @@ def parse_markdown(text: str) -> list[ImportItem]:
                 body_lines.append(lines[index])
                 index += 1
             else:
-                raise _fail(number, "the record has no closing `<!-- /agentctx-record -->` line.")
+                raise line_error(number, "the record has no closing `<!-- /agentctx-record -->` line.")
             items.append(_item_from_meta(number, title[1], "\n".join(body_lines), meta))
             title = None
         index += 1
@@ -229,13 +177,15 @@ def parse_markdown(text: str) -> list[ImportItem]:
 def _item_from_meta(line: int, title: str, body: str, meta: dict[str, Any]) -> ImportItem:
     record_id = meta.get("id")
     if record_id is not None and (not isinstance(record_id, str) or not is_ulid(record_id)):
-        raise _fail(line, f"id {record_id!r} is not a record id (26-character ULID); remove it to make a new record.")
+        raise line_error(
+            line, f"id {record_id!r} is not a record id (26-character ULID); remove it to make a new record."
+        )
     pinned = meta.get("pinned", False)
     if not isinstance(pinned, bool):
-        raise _fail(line, f"pinned must be true or false, not {pinned!r}.")
+        raise line_error(line, f"pinned must be true or false, not {pinned!r}.")
     reinforce = meta.get("reinforce_count", 0)
     if not isinstance(reinforce, int) or reinforce < 0:
-        raise _fail(line, f"reinforce_count must be a whole number ≥ 0, not {reinforce!r}.")
+        raise line_error(line, f"reinforce_count must be a whole number ≥ 0, not {reinforce!r}.")
     return ImportItem(
         line=line,
         ref=record_id.upper() if record_id else None,
@@ -260,10 +210,10 @@ def _text_field(line: int, data: dict[str, Any], name: str, *, required: bool = 
     value = data.get(name)
     if value is None:
         if required:
-            raise _fail(line, f"the field {name!r} is missing.")
+            raise line_error(line, f"the field {name!r} is missing.")
         return None
     if not isinstance(value, str):
-        raise _fail(line, f"the field {name!r} must be text, not {value!r}.")
+        raise line_error(line, f"the field {name!r} must be text, not {value!r}.")
     return value
 
 
@@ -277,20 +227,20 @@ def parse_jsonl(text: str) -> list[ImportItem]:
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise _fail(number, f"not valid JSON ({exc.msg} at column {exc.colno}).") from None
+            raise line_error(number, f"not valid JSON ({exc.msg} at column {exc.colno}).") from None
         if not isinstance(data, dict):
-            raise _fail(number, "each line must be one JSON object.")
+            raise line_error(number, "each line must be one JSON object.")
         ref = data.get("id")
         if ref is not None and not isinstance(ref, str | int):
-            raise _fail(number, f"id must be text, not {ref!r}.")
+            raise line_error(number, f"id must be text, not {ref!r}.")
         supersedes = data.get("supersedes") or []
         if isinstance(supersedes, str):
             supersedes = [supersedes]
         if not isinstance(supersedes, list) or not all(isinstance(value, str) for value in supersedes):
-            raise _fail(number, "supersedes must be a list of ids.")
+            raise line_error(number, "supersedes must be a list of ids.")
         pinned = data.get("pinned", False)
         if not isinstance(pinned, bool):
-            raise _fail(number, f"pinned must be true or false, not {pinned!r}.")
+            raise line_error(number, f"pinned must be true or false, not {pinned!r}.")
         title = _text_field(number, data, "title", required=True) or ""
         body = _text_field(number, data, "body", required=True) or ""
         items.append(
@@ -310,226 +260,3 @@ def parse_jsonl(text: str) -> list[ImportItem]:
             )
         )
     return items
-
-
-# -- import ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Planned:
-    item: ImportItem
-    record_id: str
-    owner: str
-    existing: Record | None
-
-
-def _check_item(item: ImportItem) -> ImportItem:
-    """The record contract (SPEC §5) on one item; returns it with trimmed text and UTC times."""
-    try:
-        check_type(item.type)
-        check_choice("scope", item.scope, SCOPES)
-        check_choice("confidence", item.confidence, CONFIDENCES)
-        check_choice("source", item.source, SOURCES)
-        title, body = check_text(item.title, item.body)
-        times = {
-            name: normalize_time(value) if value else None
-            for name, value in (
-                ("valid_from", item.valid_from),
-                ("recorded_at", item.recorded_at),
-                ("superseded_at", item.superseded_at),
-            )
-        }
-    except ValidationError as exc:
-        raise _fail(item.line, str(exc)) from None
-    return replace(item, title=title, body=body, **times)
-
-
-def import_items(store: Store, project: Project, items: Sequence[ImportItem]) -> ImportReport:
-    """Write `items` into `project` (global-scoped ones into `_global`), all or nothing.
-
-    An item with a `record_id` already in the store updates that record in place (a hand
-    edit); one that is unchanged is left alone, so importing the same file twice is a no-op.
-
-    Raises:
-        ValidationError: any item breaks the contract or names an unknown record; the
-            message starts with `Line N:`. Nothing has been written.
-    """
-    checked = [_check_item(item) for item in items]
-    plan = _plan(store, project, checked)
-    links = _supersession_links(store, project, plan)
-    report = ImportReport()
-    now = utc_now()
-    with store.transaction() as conn:
-        for planned in plan:
-            row = _row(planned, links.get(planned.record_id), now)
-            if planned.existing is None:
-                conn.execute(
-                    f"INSERT INTO records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * len(row))})", list(row.values())
-                )
-                report.created.append(planned.record_id)
-            elif _differs(planned.existing, row) or _newly_superseded(planned.existing, row):
-                columns = _UPDATABLE + (("superseded_at", "superseded_by") if row["superseded_by"] else ())
-                assignments = ", ".join(f"{column} = ?" for column in columns)
-                conn.execute(
-                    f"UPDATE records SET {assignments}, updated_at = ?, pending_embedding = 1 WHERE id = ?",
-                    [*(row[column] for column in columns), now, planned.record_id],
-                )
-                report.updated.append(planned.record_id)
-            else:
-                report.unchanged.append(planned.record_id)
-        planned_ids = {planned.record_id for planned in plan}
-        for old_id, (new_id, when) in links.items():
-            if old_id not in planned_ids:  # a stored record retired by a successor in the file
-                conn.execute(
-                    "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
-                    (when, new_id, old_id),
-                )
-            conn.execute(
-                "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
-                (new_ulid(), new_id, old_id),
-            )
-    store.dirty.update(planned.owner for planned in plan)
-    if plan and project.project_id != GLOBAL_PROJECT_ID:
-        store.remember_project(project)
-    return report
-
-
-_UPDATABLE = ("type", "title", "body", "scope", "project_id", "pinned", "confidence", "valid_from")
-
-
-def _differs(existing: Record, row: dict[str, Any]) -> bool:
-    current = {
-        "type": existing.type,
-        "title": existing.title,
-        "body": existing.body,
-        "scope": existing.scope,
-        "project_id": existing.project_id,
-        "pinned": int(existing.pinned),
-        "confidence": existing.confidence,
-        "valid_from": existing.valid_from,
-    }
-    return any(current[column] != row[column] for column in _UPDATABLE)
-
-
-def _newly_superseded(existing: Record, row: dict[str, Any]) -> bool:
-    """The file retires a record the store still has as current (a successor came with it).
-    A file that does not mention a supersession never resurrects a retired record."""
-    return existing.superseded_by is None and row["superseded_by"] is not None
-
-
-def _plan(store: Store, project: Project, items: Sequence[ImportItem]) -> list[_Planned]:
-    plan: list[_Planned] = []
-    seen: dict[str, int] = {}
-    for item in items:
-        owner = GLOBAL_PROJECT_ID if item.scope == "global" else project.project_id
-        existing: Record | None = None
-        record_id = item.record_id or new_ulid()
-        if item.record_id is not None:
-            if item.record_id in seen:
-                raise _fail(item.line, f"record {item.record_id} appears twice (first on line {seen[item.record_id]}).")
-            row = store.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
-            if row is not None:
-                existing = row_to_record(row)
-                if existing.project_id not in visible_ids(project):
-                    raise _fail(
-                        item.line,
-                        f"record {record_id} belongs to another project; remove its id to import it as a new record.",
-                    )
-            seen[record_id] = item.line
-        if item.ref is not None and item.record_id is None:
-            if item.ref in seen:
-                raise _fail(item.line, f"id {item.ref!r} appears twice (first on line {seen[item.ref]}).")
-            seen[item.ref] = item.line
-        plan.append(_Planned(item=item, record_id=record_id, owner=owner, existing=existing))
-    return plan
-
-
-def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]) -> dict[str, tuple[str, str]]:
-    """Predecessor record id → (successor record id, superseded_at), from both directions a
-    file can state a link: `superseded_by` on the old record (Markdown) or `supersedes` on
-    the new one (JSONL)."""
-    by_ref = {planned.item.ref: planned for planned in plan if planned.item.ref is not None}
-    by_id = {planned.record_id: planned for planned in plan}
-    links: dict[str, tuple[str, str]] = {}
-
-    def resolve(ref: str, line: int) -> str:
-        if ref in by_ref:
-            return by_ref[ref].record_id
-        if ref.upper() in by_id:
-            return ref.upper()
-        if is_ulid(ref):
-            row = store.conn.execute(
-                "SELECT id FROM records WHERE id = ? AND project_id IN (?, ?)", (ref.upper(), *visible_ids(project))
-            ).fetchone()
-            if row is not None:
-                return str(row[0])
-        raise _fail(line, f"{ref!r} is neither a record in this file nor one in this project.")
-
-    def link(old_id: str, new_id: str, when: str, line: int) -> None:
-        if old_id == new_id:
-            raise _fail(line, "a record cannot supersede itself.")
-        if old_id in links and links[old_id][0] != new_id:
-            raise _fail(line, f"record {old_id} is superseded twice; a record has one successor.")
-        links[old_id] = (new_id, when)
-
-    for planned in plan:
-        item = planned.item
-        if item.superseded_by:
-            when = item.superseded_at or item.recorded_at or utc_now()
-            link(planned.record_id, resolve(item.superseded_by, item.line), when, item.line)
-        for ref in item.supersedes:
-            old_id = resolve(ref, item.line)
-            old = by_id.get(old_id)
-            old_valid = old.item.valid_from if old else None
-            # a JSONL link has no time of its own: the successor's validity starts it
-            when = max(filter(None, [item.valid_from, old_valid])) if (item.valid_from or old_valid) else utc_now()
-            link(old_id, planned.record_id, when, item.line)
-    for old_id, (new_id, _) in links.items():
-        old_planned, new_planned = by_id.get(old_id), by_id.get(new_id)
-        old_type = old_planned.item.type if old_planned else _stored_type(store, old_id)
-        new_type = new_planned.item.type if new_planned else _stored_type(store, new_id)
-        if old_type != new_type:
-            line = (new_planned or old_planned).item.line if (new_planned or old_planned) else 0
-            raise _fail(line, f"a {new_type} cannot supersede a {old_type} ({old_id}); supersession keeps the type.")
-        stored = old_planned.existing.superseded_by if old_planned and old_planned.existing else None
-        if old_planned is None:
-            row = store.conn.execute("SELECT superseded_by FROM records WHERE id = ?", (old_id,)).fetchone()
-            stored = row[0] if row else None
-        if stored not in (None, new_id):
-            line = new_planned.item.line if new_planned else old_planned.item.line if old_planned else 0
-            raise _fail(line, f"record {old_id} is already superseded by {stored}; supersede the current head.")
-    return links
-
-
-def _stored_type(store: Store, record_id: str) -> str:
-    row = store.conn.execute("SELECT type FROM records WHERE id = ?", (record_id,)).fetchone()
-    return str(row[0]) if row else ""
-
-
-def _row(planned: _Planned, link: tuple[str, str] | None, now: str) -> dict[str, Any]:
-    item = planned.item
-    existing = planned.existing
-    return {
-        "id": planned.record_id,
-        "project_id": planned.owner,
-        "type": item.type,
-        "title": item.title,
-        "body": item.body,
-        "scope": item.scope,
-        "pinned": int(item.pinned),
-        "confidence": item.confidence,
-        "reinforce_count": existing.reinforce_count if existing else item.reinforce_count,
-        "valid_from": item.valid_from or (existing.valid_from if existing else now),
-        "recorded_at": existing.recorded_at if existing else (item.recorded_at or now),
-        "superseded_at": link[1] if link else None,
-        "superseded_by": link[0] if link else None,
-        "access_count": existing.access_count if existing else 0,
-        "last_accessed": existing.last_accessed if existing else None,
-        "score": existing.score if existing else 1.0,
-        "claudemd_drift_score": existing.claudemd_drift_score if existing else 0.0,
-        "source": item.source,
-        "session_id": existing.session_id if existing else None,
-        "pending_embedding": 1,
-        "key": item.key,
-        "updated_at": existing.updated_at if existing else None,
-    }
