@@ -106,8 +106,10 @@ def test_edit_can_move_a_record_to_global_scope(
     record = add("Prefer small PRs", type="preference")
     with pytest.raises(RecordNotFound):
         store.get(other_project, record.record_id)
+    assert _found(store, other_project, "small prs") == []
     store.edit(project, record.record_id, scope="global")
     assert store.get(other_project, record.record_id).project_id == "_global"
+    assert _found(store, other_project, "small prs") == [record.record_id]  # the index follows the owner
 
 
 def test_pin_and_unpin(store: Store, project: Project, add: AddRecord) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, StoreError
+from agentctx_store import NewRecord, Project, Store, StoreError, search
 from agentctx_store.db import APPLICATION_ID, schema_version
 from agentctx_store.migrations import MIGRATIONS
 from agentctx_store.paths import db_path
@@ -148,3 +148,26 @@ def test_opening_without_create_does_not_make_a_store() -> None:
     with pytest.raises(StoreError, match="No store"):
         Store.open(create=False)
     assert not db_path().exists()
+
+
+def test_a_version_4_store_gets_the_project_column_in_its_index_and_stays_searchable(project: Project) -> None:
+    path = db_path()
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    for migrate in MIGRATIONS[:4]:  # the layout before m005: FTS over records(title, body)
+        migrate(conn, True)
+    conn.execute(
+        """INSERT INTO records (id, project_id, type, title, body, valid_from, recorded_at, source)
+           VALUES ('01JOLDRECORD0000000000000B', 'p-alpha', 'decision', 'Kestrel telemetry', 'Batches uploads',
+                   '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z', 'cli')"""
+    )
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 4")
+    conn.close()
+    with Store.open(path) as store:
+        columns = [row[1] for row in store.conn.execute("PRAGMA table_info(records_fts)")]
+        assert columns == ["title", "body", "ns"]
+        store.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('integrity-check')")
+        hits = search(store, project, "kestrel telemetry uploads", floor=None).hits
+        assert [hit.record.record_id for hit in hits] == ["01JOLDRECORD0000000000000B"]
