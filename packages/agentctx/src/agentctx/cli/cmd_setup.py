@@ -1,0 +1,380 @@
+"""`agentctx init` and `agentctx uninstall`: the only commands that touch Claude Code's files (ADR-016).
+
+init registers the hooks in `~/.claude/settings.json` (or the repository's
+`.claude/settings.json` with `--project`), registers the MCP server at user scope and detects
+the project profile. Every edit is surgical and idempotent, with a backup beside the file;
+`--dry-run` prints the exact diff instead. uninstall removes exactly what init added. The
+planning and file logic lives in `agentctx_hooks.install` (standard library only, unit-tested).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from agentctx_store import paths
+from agentctx_store.errors import ValidationError
+
+from agentctx.cli._common import open_store, project_for
+
+DirOption = typer.Option(
+    "--dir", "-C", help="The project directory (default: the current directory).", show_default=False
+)
+
+
+def claude_home() -> Path:
+    """Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    override = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(override).expanduser() if override else Path.home() / ".claude"
+
+
+def claude_json_path() -> Path:
+    """Where user-scope MCP servers live: `~/.claude.json` (inside `$CLAUDE_CONFIG_DIR` when set)."""
+    override = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(override).expanduser() / ".claude.json" if override else Path.home() / ".claude.json"
+
+
+def settings_path(project_scope: bool, directory: Path | None) -> Path:
+    if project_scope:
+        return project_for(directory).root / ".claude" / "settings.json"
+    return claude_home() / "settings.json"
+
+
+def _fail(exc: Exception) -> ValidationError:
+    return ValidationError(str(exc))
+
+
+def _run_claude(claude: str, *args: str) -> None:
+    done = subprocess.run([claude, *args], capture_output=True, text=True, timeout=60, check=False)
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        raise ValidationError(f"`claude {' '.join(args[:3])}` failed ({detail[0]}); run it by hand or use --no-mcp.")
+
+
+# -- init ----------------------------------------------------------------------------------
+
+
+def init(
+    project: Annotated[
+        bool, typer.Option("--project", help="Register the hooks in this repository's .claude/settings.json.")
+    ] = False,
+    directory: Annotated[Path | None, DirOption] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the exact changes and write nothing.")] = False,
+    mcp_always_load: Annotated[
+        bool,
+        typer.Option("--mcp-always-load", help='Add "alwaysLoad": true so the ctx_* tools are never deferred.'),
+    ] = False,
+    no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Do not register the MCP server.")] = False,
+    claude_version: Annotated[
+        str | None,
+        typer.Option(
+            "--claude-version",
+            help="The Claude Code version to register events for (default: `claude --version`).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Set agentctx up for Claude Code: data dir, hooks, MCP server, project profile.
+
+    Only the hook events the installed Claude Code knows are registered (older clients reject a
+    whole settings file that names an unknown one); without `claude` on PATH that is the classic
+    six. The hook command is the absolute path of this installation's `agentctx` script, so it
+    needs no PATH lookup and keeps working across upgrades. Running it again changes nothing.
+
+    \b
+    Example:
+        agentctx init --dry-run
+        agentctx init --project --mcp-always-load
+    """
+    from agentctx_hooks import install, profile
+
+    if directory is not None and not directory.is_dir():
+        raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
+    version = install.parse_version(claude_version) if claude_version else install.detect_claude_version()
+    if claude_version and version is None:
+        raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
+    events = install.events_for(version)
+    base = install.agentctx_command()
+    target = settings_path(project, directory)
+    data_home = paths.home()
+    try:
+        current, original = install.read_json(target)
+        updated, created_events = install.apply_hooks(current, install.desired_groups(base, events))
+    except install.SettingsError as exc:
+        raise _fail(exc) from None
+    new_text = install.dump_json(updated, original) if updated != current or original is None else original
+    settings_changed = updated != current or original is None
+    mcp_plan = None if no_mcp else _plan_mcp(base, always_load=mcp_always_load)
+    detected = profile.detect(str(project_for(directory).root))
+
+    shown_version = ".".join(map(str, version)) if version else "unknown (`claude` not on PATH)"
+    typer.echo(f"Claude Code version: {shown_version}; events: {', '.join(events)}")
+    if dry_run:
+        typer.echo(install.diff(target, original, new_text) if settings_changed else f"{target}: no change")
+        if mcp_plan is not None:
+            typer.echo(mcp_plan["preview"])
+        for entry in detected:
+            typer.echo(f"profile {entry.key}: {entry.body}")
+        typer.echo("Dry run: nothing was written.")
+        return
+
+    data_home.mkdir(parents=True, exist_ok=True)
+    manifest = install.load_manifest(data_home)
+    record = manifest["settings"].get(str(target), {})
+    if settings_changed:
+        backup = install.write_with_backup(target, new_text, had_file=original is not None)
+        record = {
+            "created_file": record.get("created_file", False) or original is None,
+            "created_hooks_key": record.get("created_hooks_key", False) or "hooks" not in current,
+            "created_events": sorted(set(record.get("created_events", [])) | set(created_events)),
+        }
+        typer.echo(f"Hooks: registered {len(events)} events in {target}" + (f" (backup: {backup})" if backup else ""))
+    else:
+        typer.echo(f"Hooks: already registered in {target}")
+    manifest["settings"][str(target)] = record
+    if mcp_plan is not None:
+        manifest["mcp"] = _apply_mcp_plan(mcp_plan, manifest.get("mcp"))
+    install.save_manifest(data_home, manifest)
+
+    root_project = project_for(directory)
+    with open_store() as store:
+        store.remember_project(root_project)
+        written = profile.refresh(store, root_project, source="cli")
+    shown = ", ".join(written) if written else ("unchanged" if detected else "nothing recognised")
+    typer.echo(f"Profile of {root_project.name}: {shown}")
+    typer.echo(f"Data: {data_home}")
+
+
+def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
+    """What registering the MCP server would do: through `claude mcp add` when `claude` is on
+    PATH (Claude Code owns ~/.claude.json and may be writing it), else a direct edit."""
+    from agentctx_hooks import install
+
+    entry = install.mcp_entry(base, always_load=always_load)
+    path = claude_json_path()
+    try:
+        config, original = install.read_json(path)
+        updated, created_key = install.apply_mcp(config, entry)
+    except install.SettingsError as exc:
+        raise _fail(exc) from None
+    existing = (
+        config.get("mcpServers", {}).get(install.MCP_NAME) if isinstance(config.get("mcpServers"), dict) else None
+    )
+    claude = install.claude_executable()
+    plan: dict[str, Any] = {
+        "entry": entry,
+        "path": path,
+        "claude": claude,
+        "unchanged": existing == entry,
+        "existing": existing,
+        "created_key": created_key,
+        "created_file": original is None,
+        "text": install.dump_json(updated, original),
+        "original": original,
+    }
+    if plan["unchanged"]:
+        plan["preview"] = f"MCP: {install.MCP_NAME!r} already registered in {path}"
+    elif claude:
+        command = ["claude", "mcp", "add", "--scope", "user", install.MCP_NAME, "--", entry["command"], *entry["args"]]
+        plan["preview"] = "would run: " + " ".join(command)
+        if always_load:
+            plan["preview"] += f'\nthen set "alwaysLoad": true on it in {path}'
+    else:
+        plan["preview"] = install.diff(path, original, plan["text"])
+    return plan
+
+
+def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
+    from agentctx_hooks import install
+
+    record = dict(previous or {})
+    record.setdefault("created_key", plan["created_key"])
+    record.setdefault("created_file", plan["created_file"])
+    if plan["unchanged"]:
+        typer.echo(plan["preview"])
+        return record
+    entry = plan["entry"]
+    if plan["claude"]:
+        if plan["existing"] is not None:
+            _run_claude(plan["claude"], "mcp", "remove", "--scope", "user", install.MCP_NAME)
+        args = ["mcp", "add", "--scope", "user", install.MCP_NAME, "--", entry["command"], *entry["args"]]
+        _run_claude(plan["claude"], *args)
+        if entry.get("alwaysLoad"):
+            config, original = install.read_json(plan["path"])
+            patched, _ = install.apply_mcp(config, entry)
+            install.write_with_backup(plan["path"], install.dump_json(patched, original), had_file=original is not None)
+        record["via"] = "claude"
+    else:
+        install.write_with_backup(plan["path"], plan["text"], had_file=plan["original"] is not None)
+        record["via"] = "file"
+    typer.echo(f"MCP: registered {install.MCP_NAME!r} ({entry['command']} {' '.join(entry['args'])})")
+    return record
+
+
+# -- uninstall -------------------------------------------------------------------------------
+
+
+def uninstall(
+    project: Annotated[
+        bool, typer.Option("--project", help="Only remove the hooks from this repository's .claude/settings.json.")
+    ] = False,
+    directory: Annotated[Path | None, DirOption] = None,
+    purge: Annotated[bool, typer.Option("--purge", help="Also delete the data agentctx created (asks first).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before --purge deletes data.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the exact changes and write nothing.")] = False,
+) -> None:
+    """Remove what `agentctx init` added: our hook entries, the MCP server, and with --purge the data.
+
+    Other tools' hooks and every other setting stay as they are; a file or key init created is
+    removed again when nothing else is left in it. --purge deletes only files agentctx created.
+
+    \b
+    Example:
+        agentctx uninstall --dry-run
+        agentctx uninstall --purge --yes
+    """
+    from agentctx_hooks import install
+
+    data_home = paths.home()
+    manifest = install.load_manifest(data_home)
+    targets = [settings_path(True, directory)] if project else [settings_path(False, None)]
+    if not project:
+        targets += [Path(name) for name in manifest["settings"] if Path(name) not in targets]
+    for target in targets:
+        _unhook(target, manifest, dry_run=dry_run)
+    if not project:
+        _unregister_mcp(manifest, dry_run=dry_run)
+    if not dry_run and data_home.is_dir():
+        install.save_manifest(data_home, manifest)
+    if purge:
+        _purge(data_home, yes=yes, dry_run=dry_run)
+    if dry_run:
+        typer.echo("Dry run: nothing was written.")
+
+
+def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
+    from agentctx_hooks import install
+
+    record = manifest["settings"].get(str(target))
+    try:
+        current, original = install.read_json(target)
+    except install.SettingsError as exc:
+        raise _fail(exc) from None
+    if original is None:
+        manifest["settings"].pop(str(target), None)
+        return
+    drop_events = set(record.get("created_events", [])) if record else None
+    drop_hooks_key = bool(record.get("created_hooks_key")) if record else None
+    updated = install.remove_hooks(current, drop_events=drop_events, drop_hooks_key=drop_hooks_key)
+    remove_file = bool(record and record.get("created_file")) and updated == {}
+    if updated == current:
+        typer.echo(f"Hooks: none of ours in {target}")
+    elif dry_run:
+        typer.echo(install.diff(target, original, None if remove_file else install.dump_json(updated, original)))
+    elif remove_file:
+        target.unlink()
+        typer.echo(f"Hooks: removed {target} (init had created it)")
+    else:
+        backup = install.write_with_backup(target, install.dump_json(updated, original), had_file=True)
+        typer.echo(f"Hooks: removed ours from {target} (backup: {backup})")
+    if not dry_run:
+        manifest["settings"].pop(str(target), None)
+
+
+def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
+    from agentctx_hooks import install
+
+    path = claude_json_path()
+    record = manifest.get("mcp") or {}
+    try:
+        config, original = install.read_json(path)
+    except install.SettingsError as exc:
+        raise _fail(exc) from None
+    servers = config.get("mcpServers")
+    if not (isinstance(servers, dict) and install.is_our_mcp(servers.get(install.MCP_NAME))):
+        typer.echo("MCP: no agentctx server registered")
+        manifest["mcp"] = None
+        return
+    claude = install.claude_executable()
+    if dry_run:
+        if claude:
+            typer.echo(f"would run: claude mcp remove --scope user {install.MCP_NAME}")
+        else:
+            updated = install.remove_mcp(config, drop_servers_key=bool(record.get("created_key")))
+            typer.echo(install.diff(path, original, install.dump_json(updated, original)))
+        return
+    if claude:
+        _run_claude(claude, "mcp", "remove", "--scope", "user", install.MCP_NAME)
+    else:
+        updated = install.remove_mcp(config, drop_servers_key=bool(record.get("created_key")))
+        if updated == {} and record.get("created_file"):
+            path.unlink()
+        else:
+            install.write_with_backup(path, install.dump_json(updated, original), had_file=True)
+    typer.echo(f"MCP: removed {install.MCP_NAME!r}")
+    manifest["mcp"] = None
+
+
+OUR_FILES = ("agentctx.db", "agentctx.db-wal", "agentctx.db-shm", "agentctx.db-journal", "install.json")
+OUR_DIRS = ("digests", "logs", "models", "profile", "exports")
+
+
+def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
+    """Delete the files agentctx creates in the data dir (a foreign config.json stays)."""
+    from agentctx_store import config
+
+    doomed = [data_home / name for name in (*OUR_FILES, *OUR_DIRS) if (data_home / name).exists()]
+    config_file = paths.config_path()
+    try:
+        marked = json.loads(config_file.read_text(encoding="utf-8")).get(config.MARKER) == config.MARKER_VALUE
+    except (OSError, ValueError, AttributeError):
+        marked = False  # absent, unreadable, or another program's config.json: not ours to delete
+    if marked:
+        doomed.append(config_file)
+    if not doomed:
+        typer.echo(f"Purge: nothing of agentctx's in {data_home}")
+        return
+    typer.echo("Purge would delete:" if dry_run else "Purge deletes:")
+    for path in doomed:
+        typer.echo(f"  {path}{'/' if path.is_dir() else ''}")
+    if dry_run:
+        return
+    if not yes and not typer.confirm("Delete these files for good?", default=False):
+        raise typer.Abort()
+    for path in doomed:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    _purge_session_state()
+    try:
+        data_home.rmdir()
+        typer.echo(f"Purge: removed {data_home}")
+    except OSError:
+        left = ", ".join(sorted(child.name for child in data_home.iterdir()))
+        typer.echo(f"Purge: kept {data_home} (not ours: {left})")
+
+
+def _purge_session_state() -> None:
+    from agentctx_hooks import state
+
+    try:
+        directory = Path(state.state_dir())
+    except OSError:
+        return
+    for child in directory.iterdir():
+        if child.suffix in (".json", ".lock", ".tmp"):
+            child.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        directory.rmdir()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+    app.command("uninstall")(uninstall)
