@@ -67,14 +67,23 @@ def normalise(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+_POLARITY = frozenset({"not", "no", "never", "dont", "don", "avoid", "without", "stop", "instead", "nor", "cannot"})
+
+
 def similarity(left: str, right: str) -> float:
-    """1.0 for normalised-equal texts, else the Jaccard index of their word sets."""
+    """1.0 for normalised-equal texts, else the Jaccard index of their word sets; 0.0 when
+    the two differ in a negation or a number ("always X" vs "never X", "3 retries" vs "5"),
+    however alike the rest, since those are opposite facts, not the same one reworded."""
     a, b = normalise(left), normalise(right)
     if not a or not b:
         return 0.0
     if a == b:
         return 1.0
-    words_a, words_b = set(a.split()), set(b.split())
+    words_a, words_b = set(a.replace("'", "").split()), set(b.replace("'", "").split())
+    if (words_a & _POLARITY) != (words_b & _POLARITY):
+        return 0.0
+    if {w for w in words_a if w.isdigit()} != {w for w in words_b if w.isdigit()}:
+        return 0.0
     return len(words_a & words_b) / len(words_a | words_b)
 
 
