@@ -212,3 +212,24 @@ def test_project_picker_switches_to_another_project(page: Page, live_url: str, s
     page.get_by_label("Project").select_option("p-beta")
     page.wait_for_selector("#results:has-text('Beta uses Postgres too')")
     assert "Tabs in Makefiles" not in page.locator("#results").inner_text()
+
+
+def test_graph_nodes_open_with_the_keyboard(page: Page, live_url: str, seeded: Seeded) -> None:
+    page.goto(f"{live_url}#/graph")
+    ready(page, "graph")
+    node = page.locator(f"svg.graph g.node[data-id='{seeded.decision}']")
+    assert node.get_attribute("aria-label") == "decision: Use Postgres for storage (current)"
+    node.focus()
+    page.keyboard.press("Enter")
+    ready(page, "records")
+    page.wait_for_selector("#detail-title:has-text('Use Postgres for storage')")
+
+
+def test_profile_remove_asks_then_deletes(page: Page, live_url: str, seeded: Seeded) -> None:
+    page.goto(f"{live_url}#/profile")
+    ready(page, "profile")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Remove Prefers pytest").click()
+    page.wait_for_selector("main:has-text('No global preferences recorded yet.')")
+    with Store.open() as store:
+        assert store.list_records(seeded.project, scope="global") == []

@@ -169,8 +169,8 @@ export async function route() {
 }
 
 async function start() {
-  state.meta = await api("GET", "/api/meta");
-  const data = await api("GET", "/api/projects");
+  const [meta, data] = await Promise.all([api("GET", "/api/meta"), api("GET", "/api/projects")]);
+  state.meta = meta;
   state.projects = data.projects;
   const remembered = sessionStorage.getItem("agentctx-project");
   const known = state.projects.some((project) => project.project_id === remembered) || remembered === "_global";
