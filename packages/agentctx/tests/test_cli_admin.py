@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from agentctx_store import Store, paths, resolve_project
 
-from agentctx.cli import cmd_admin
+from agentctx.cli import _health, cmd_admin
 
 
 def test_status_counts_by_type_and_superseded(cli, record, project_dir: Path) -> None:
@@ -105,8 +105,8 @@ def test_doctor_checks_wal_and_writability_of_an_existing_store(cli, record, pro
 
 
 def test_doctor_names_the_install_command_of_a_missing_part(cli, project_dir: Path, monkeypatch) -> None:
-    real = cmd_admin.module_available
-    monkeypatch.setattr(cmd_admin, "module_available", lambda name: name != "fastembed" and real(name))
+    real = _health.module_available
+    monkeypatch.setattr(_health, "module_available", lambda name: name != "fastembed" and real(name))
     result = cli("doctor", "--project", str(project_dir))
     assert "[warn] embeddings" in result.out
     assert "uv tool install --reinstall './packages/agentctx[embeddings]'" in result.out

@@ -1,0 +1,290 @@
+"""What works on this machine, checked cheaply: the degradation rungs in force (for `status`)
+and the checks of `doctor`. Nothing here imports an optional part: `find_spec` only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentctx_store import Project, Store, config, paths
+from agentctx_store.db import fts5_available, schema_version
+from agentctx_store.errors import StoreError
+
+
+def module_available(name: str) -> bool:
+    """Whether a module could be imported, without importing it (the heavy ones cost seconds)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def sqlite_vec_loadable() -> bool:
+    """sqlite-vec is installed and something can load it: the stdlib driver when built with
+    extension loading (many Pythons are not), else apsw, which the [embeddings] extra brings."""
+    loader = hasattr(sqlite3.Connection, "enable_load_extension") or module_available("apsw")
+    return module_available("sqlite_vec") and loader
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rung:
+    rung: int
+    name: str
+    why: str
+    fix: str
+
+
+def active_rungs(store: Store | None, settings: dict[str, Any]) -> list[Rung]:
+    """The degradation rungs (SPEC §8) in force right now, checked cheaply."""
+    rungs: list[Rung] = []
+    probe = sqlite3.connect(":memory:")
+    try:
+        fts5 = fts5_available(probe) and (store is None or store.has_fts)
+    finally:
+        probe.close()
+    if not fts5:
+        rungs.append(
+            Rung(
+                rung=4,
+                name="like-search",
+                why="this SQLite has no FTS5: search falls back to LIKE",
+                fix="use a Python whose sqlite3 has FTS5 (python.org and uv builds do)",
+            )
+        )
+    if not settings.get("llm", True):
+        rungs.append(Rung(rung=3, name="no-llm", why="LLM extraction is off", fix="agentctx config --llm"))
+    elif not os.environ.get("ANTHROPIC_API_KEY"):
+        rungs.append(
+            Rung(
+                rung=3,
+                name="no-llm",
+                why="ANTHROPIC_API_KEY is not set: deterministic capture only",
+                fix="export ANTHROPIC_API_KEY=...",
+            )
+        )
+    elif not module_available("anthropic"):
+        rungs.append(Rung(rung=3, name="no-llm", why="the anthropic package is missing", fix=install_command()))
+    if not sqlite_vec_loadable():
+        rungs.append(
+            Rung(
+                rung=2,
+                name="no-vectors",
+                why="sqlite-vec is not loadable: no offline vector work",
+                fix=install_command("embeddings"),
+            )
+        )
+    if not settings.get("embeddings", True):
+        rungs.append(Rung(rung=2, name="no-embeddings", why="embeddings are off", fix="agentctx config --embeddings"))
+    elif not (module_available("agentctx_embed") and module_available("fastembed")):
+        rungs.append(
+            Rung(
+                rung=2,
+                name="no-embeddings",
+                why="the [embeddings] extra is not installed",
+                fix=install_command("embeddings"),
+            )
+        )
+    return rungs
+
+
+# -- doctor -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check:
+    name: str
+    state: str  # "ok" | "warn" | "fail"
+    detail: str
+    fix: str = ""
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+# Where `uv tool install` takes agentctx from. A checkout path, never the bare name: on PyPI
+# `agentctx` is an unrelated package.
+INSTALL_SOURCE = "./packages/agentctx"
+
+
+def install_command(extra: str | None = None) -> str:
+    source = f"{INSTALL_SOURCE}[{extra}]" if extra else INSTALL_SOURCE
+    return f"uv tool install --reinstall '{source}'  (in an agentctx checkout)"
+
+
+OPTIONAL_PARTS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
+    ("embeddings", ("agentctx_embed", "fastembed"), "offline embeddings", install_command("embeddings")),
+    ("sqlite-vec", ("sqlite_vec", "apsw"), "vector table for embeddings", install_command("embeddings")),
+    ("dashboard", ("agentctx_ui", "fastapi", "uvicorn"), "local web dashboard", install_command("ui")),
+    ("mcp", ("agentctx_mcp", "mcp"), "MCP server for Claude Code", install_command()),
+    ("anthropic", ("agentctx_extract", "anthropic"), "session-end extraction", install_command()),
+)
+
+
+def _dir_writable(directory: Path) -> tuple[bool, str]:
+    """Whether files can be created in `directory` (or, if absent, in its nearest existing parent)."""
+    probe_dir = directory
+    while not probe_dir.exists() and probe_dir != probe_dir.parent:
+        probe_dir = probe_dir.parent
+    if not probe_dir.is_dir():
+        return False, f"{probe_dir} is not a directory"
+    try:
+        with tempfile.NamedTemporaryFile(dir=probe_dir, prefix=".agentctx-probe-"):
+            pass
+    except OSError as exc:
+        return False, f"cannot create files in {probe_dir} ({exc.strerror})"
+    return True, "writable" if probe_dir == directory else f"will be created (in {probe_dir})"
+
+
+def check_store(path: Path) -> list[Check]:
+    if not path.exists():
+        return [Check(name="store", state="ok", detail=f"no store yet at {path}; the first record creates it")]
+    try:
+        store = Store.open(path, create=False)
+    except StoreError as exc:
+        return [Check(name="store", state="fail", detail=str(exc))]
+    try:
+        checks = [Check(name="store", state="ok", detail=f"{path}, schema {schema_version()}")]
+        mode = store.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        checks.append(
+            Check(
+                name="wal",
+                state="ok" if mode.lower() == "wal" else "fail",
+                detail=f"journal_mode={mode}",
+                fix="" if mode.lower() == "wal" else "remove stale -journal files next to the store, then rerun",
+            )
+        )
+        try:
+            store.conn.execute("BEGIN IMMEDIATE")
+            store.conn.execute("ROLLBACK")
+            checks.append(Check(name="store writable", state="ok", detail="a write transaction can start"))
+        except sqlite3.Error as exc:
+            checks.append(
+                Check(name="store writable", state="fail", detail=str(exc), fix="fix the permissions of the data dir")
+            )
+        checks.append(
+            Check(
+                name="full-text index",
+                state="ok" if store.has_fts else "warn",
+                detail="records_fts present" if store.has_fts else "no FTS5 index: search runs on LIKE (rung 4)",
+            )
+        )
+    finally:
+        store.close()
+    return checks
+
+
+def check_config(path: Path) -> Check:
+    if not path.exists():
+        return Check(name="config", state="ok", detail="defaults (no config.json yet)")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = None
+    if not isinstance(data, dict) or data.get(config.MARKER) != config.MARKER_VALUE:
+        return Check(
+            name="config",
+            state="fail",
+            detail=f"{path} was not written by agentctx; it is left alone and defaults apply",
+            fix="move it aside, or set AGENTCTX_HOME to another directory",
+        )
+    return Check(name="config", state="ok", detail=str(path))
+
+
+def claude_settings_files(project: Project) -> list[Path]:
+    return [
+        Path.home() / ".claude" / "settings.json",
+        project.root / ".claude" / "settings.json",
+        project.root / ".claude" / "settings.local.json",
+    ]
+
+
+def hook_events(settings_path: Path) -> list[str] | None:
+    """Claude Code hook events whose command runs `agentctx hook`; None if the file is unreadable."""
+    try:
+        data = json.loads(settings_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    events: list[str] = []
+    for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            entries = group.get("hooks", []) if isinstance(group, dict) else []
+            for entry in entries if isinstance(entries, list) else ():
+                command = entry.get("command", "") if isinstance(entry, dict) else ""
+                if isinstance(command, str) and "agentctx" in command and " hook" in command and event not in events:
+                    events.append(event)
+    return events
+
+
+def check_hooks(project: Project) -> Check:
+    found: dict[str, list[str]] = {}
+    unreadable: list[str] = []
+    for settings_path in claude_settings_files(project):
+        events = hook_events(settings_path)
+        if events is None:
+            unreadable.append(str(settings_path))
+        elif events:
+            found[str(settings_path)] = events
+    if found:
+        detail = "; ".join(f"{where}: {', '.join(events)}" for where, events in found.items())
+        return Check(name="claude code hooks", state="ok", detail=detail, extra={"registered": found})
+    detail = "not registered in Claude Code settings"
+    if unreadable:
+        detail += f" (could not parse {', '.join(unreadable)})"
+    return Check(name="claude code hooks", state="warn", detail=detail, fix="agentctx init", extra={"registered": {}})
+
+
+def run_checks(project: Project) -> list[Check]:
+    probe = sqlite3.connect(":memory:")
+    try:
+        fts5 = fts5_available(probe)
+    finally:
+        probe.close()
+    checks = [
+        Check(
+            name="fts5",
+            state="ok" if fts5 else "warn",
+            detail=f"sqlite {sqlite3.sqlite_version}, FTS5 {'available' if fts5 else 'missing: search degrades to LIKE'}",
+        )
+    ]
+    home = paths.home()
+    writable, detail = _dir_writable(home)
+    checks.append(
+        Check(
+            name="data dir",
+            state="ok" if writable else "fail",
+            detail=f"{home}: {detail}",
+            fix="" if writable else "set AGENTCTX_HOME to a writable directory",
+        )
+    )
+    checks.append(check_config(paths.config_path()))
+    checks.extend(check_store(paths.db_path()))
+    for name, modules, what, fix in OPTIONAL_PARTS:
+        missing = [module for module in modules if not module_available(module)]
+        checks.append(
+            Check(
+                name=name,
+                state="ok" if not missing else "warn",
+                detail=f"{what}: installed" if not missing else f"{what}: not installed ({', '.join(missing)})",
+                fix=fix if missing else "",
+            )
+        )
+    key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    checks.append(
+        Check(
+            name="api key",
+            state="ok" if key else "warn",
+            detail="ANTHROPIC_API_KEY is set" if key else "ANTHROPIC_API_KEY is not set: no LLM extraction (rung 3)",
+            fix="" if key else "export ANTHROPIC_API_KEY=... (or `agentctx config --no-llm` to silence this)",
+        )
+    )
+    checks.append(check_hooks(project))
+    return checks
