@@ -414,3 +414,34 @@ def test_stdout_carries_only_json_rpc(project: Project) -> None:
     assert "Traceback" not in stderr
     log = Path(os.environ["AGENTCTX_HOME"]) / "logs" / "mcp.log"
     assert log.is_file()
+
+
+def test_the_server_agentctx_init_registers_serves_the_tools(project: Project) -> None:
+    """`agentctx init --mcp-always-load` writes a `~/.claude.json` entry; spawning exactly that
+    command (as Claude Code would) gives the seven tools."""
+    env = server_env(PATH=str(AGENTCTX.parent) + os.pathsep + "/usr/bin:/bin")  # no `claude` on PATH: direct edit
+    completed = subprocess.run(
+        [str(AGENTCTX), "init", "--mcp-always-load", "--claude-version", "2.1.0"],
+        cwd=project.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    config = json.loads((Path(os.environ["HOME"]) / ".claude.json").read_text(encoding="utf-8"))
+    entry = config["mcpServers"]["agentctx"]
+    assert entry["type"] == "stdio" and entry["alwaysLoad"] is True and entry["args"] == ["mcp"]
+    record_id = seed(project, "Use SQLite in WAL mode", "SQLite.")
+
+    async def main() -> None:
+        parameters = StdioServerParameters(
+            command=entry["command"], args=entry["args"], env=server_env(**entry["env"]), cwd=str(project.root)
+        )
+        with anyio.fail_after(60):
+            async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                assert [tool.name for tool in (await session.list_tools()).tools] == TOOLS
+                assert index_ids(await session.call_tool("ctx_search", {"query": "sqlite"})) == [record_id]
+
+    anyio.run(main)
