@@ -522,3 +522,7 @@ def test_a_grown_transcript_sends_only_the_new_turns(
     assert "First-part remark number 5" in second  # the last turns come back as context
     assert "already extracted" in second and "[DEVELOPER] Brand new remark" in second
     assert second.index("First-part remark number 5") < second.index("New since the last extraction")
+    with Store.open() as store:
+        meta = store.get_session("sess-1")["meta"]["extraction"]  # type: ignore[index]
+    assert meta["runs"] == 2 and meta["calls"] == 2 and meta["input_tokens"] == 2 * 1200
+    assert meta["turns_done"] == 7

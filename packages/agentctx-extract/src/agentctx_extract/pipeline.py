@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agentctx_store import Project, Store, config, paths, resolve_project
 from agentctx_store.records import utc_now
@@ -98,6 +98,18 @@ def month_spent(store: Store, *, now: datetime | None = None) -> float:
 
 def has_api_key() -> bool:
     return any(os.environ.get(name) for name in KEY_VARIABLES)
+
+
+def _summed_usage(done: dict[str, Any], usage: Usage) -> dict[str, int]:
+    """Token counts over all runs of the session (it is extracted once per Stop, in increments)."""
+    now = {
+        "calls": usage.calls,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+    }
+    return {key: int(done.get(key, 0)) + value for key, value in now.items()}
 
 
 def _known_records(store: Store, project: Project) -> list[KnownRecord]:
@@ -220,11 +232,8 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
                         "at": utc_now(),
                         "mode": plan.mode,
                         "model": call_settings.model,
-                        "calls": caller.usage.calls,
-                        "input_tokens": caller.usage.input_tokens,
-                        "output_tokens": caller.usage.output_tokens,
-                        "cache_write_tokens": caller.usage.cache_write_tokens,
-                        "cache_read_tokens": caller.usage.cache_read_tokens,
+                        "runs": int(done.get("runs", 0)) + 1,
+                        **_summed_usage(done, caller.usage),
                         "flush_ok": extraction.flush_ok,
                         "created": sorted(set(done.get("created", [])) | set(report.created)),
                         "reinforced": sorted(set(already_reinforced) | set(report.reinforced)),
