@@ -445,3 +445,31 @@ def test_the_server_agentctx_init_registers_serves_the_tools(project: Project) -
                 assert index_ids(await session.call_tool("ctx_search", {"query": "sqlite"})) == [record_id]
 
     anyio.run(main)
+
+
+def test_without_fts5_search_answers_with_the_degraded_marker(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCTX_SIMULATE_NO_FTS5", "1")  # the store is created without FTS5 (SPEC §8 rung 4)
+    record_id = seed(project, "Use SQLite in WAL mode", "SQLite.")
+
+    async def scenario(client: Session) -> None:
+        result = await client.call("ctx_search", {"query": "sqlite wal"})
+        rows, degraded = parse_index(text_of(result))
+        assert degraded == "like-search" and [row["id"] for row in rows] == [record_id]
+
+    run_session(project.root, scenario, AGENTCTX_SIMULATE_NO_FTS5="1")
+
+
+def test_an_unusable_store_is_a_structured_error_not_a_crash(project: Project, tmp_path: Path) -> None:
+    broken = tmp_path / "broken-home"
+    broken.mkdir()
+    (broken / "agentctx.db").write_text("this is not a database\n" * 10, encoding="utf-8")
+
+    async def scenario(client: Session) -> None:
+        for name, arguments in (("ctx_search", {"query": "sqlite"}), ("ctx_project", {})):
+            error = error_of(await client.call(name, arguments))
+            assert error["degraded"] == "store-unavailable"
+            assert "not an agentctx store" in error["error"]
+
+    assert run_session(project.root, scenario, AGENTCTX_HOME=str(broken)) == []
