@@ -257,3 +257,13 @@ def test_an_old_export_never_brings_back_a_superseded_record(cli, record, projec
     assert result.code == 0 and result.json()["unchanged"] == 1
     hits = cli("search", "deploy fridays releases", "--project", str(project_dir), "--json").json()
     assert [hit["id"] for hit in hits] == [new["id"]]
+
+
+def test_importing_the_same_jsonl_twice_adds_nothing(cli, project_dir: Path, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "adrs.jsonl", ADR_LINES)
+    first = cli("import", str(path), "--project", str(project_dir), "--json").json()
+    second = cli("import", str(path), "--project", str(project_dir), "--json").json()
+    assert (first["created"], second["created"], second["updated"], second["unchanged"]) == (3, 0, 0, 3)
+    assert count(cli, project_dir) == 3
+    hits = cli("search", "submission emails notify ses", "--project", str(project_dir), "--json").json()
+    assert [hit["title"] for hit in hits] == ["Use Amazon SES"]

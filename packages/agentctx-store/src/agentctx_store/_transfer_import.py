@@ -176,6 +176,7 @@ def _newly_superseded(existing: Record, row: dict[str, Any]) -> bool:
 def _plan(store: Store, project: Project, items: Sequence[ImportItem]) -> list[_Planned]:
     plan: list[_Planned] = []
     seen: dict[str, int] = {}
+    matched: set[str] = set()
     for item in items:
         owner = GLOBAL_PROJECT_ID if item.scope == "global" else project.project_id
         existing: Record | None = None
@@ -198,8 +199,20 @@ def _plan(store: Store, project: Project, items: Sequence[ImportItem]) -> list[_
             if item.ref in seen:
                 raise line_error(item.line, f"id {item.ref!r} appears twice (first on line {seen[item.ref]}).")
             seen[item.ref] = item.line
+        if item.record_id is None and (same := _same_record(store, owner, item, matched)) is not None:
+            existing, record_id = same, same.record_id  # importing a JSONL file again is a no-op
+            matched.add(record_id)
         plan.append(_Planned(item=item, record_id=record_id, owner=owner, existing=existing))
     return plan
+
+
+def _same_record(store: Store, owner: str, item: ImportItem, taken: set[str]) -> Record | None:
+    """A stored record with exactly this type, title and body in the same namespace, if any."""
+    rows = store.conn.execute(
+        f"SELECT {RECORD_COLUMNS} FROM records WHERE project_id = ? AND type = ? AND title = ? AND body = ?",
+        (owner, item.type, item.title, item.body),
+    ).fetchall()
+    return next((row_to_record(row) for row in rows if row["id"] not in taken), None)
 
 
 def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]) -> dict[str, tuple[str, str]]:
