@@ -29,8 +29,7 @@ from agentctx_mcp.index import IndexEntry, render_index
 MAX_GET_IDS = 10
 DEFAULT_LIMIT = 10
 SCOPES = ("project", "global")
-# Records linked to one file that ctx_related looks at before it keeps the newest 15; also the
-# pool a `file` filter of ctx_search draws from.
+# How many records linked to a file (nearest first) a `file` filter of ctx_search keeps.
 RELATED_POOL = 500
 RELATED_DEPTH = 5
 PROFILE_FIELDS = ("stack", "commands", "entry_points")
@@ -95,10 +94,7 @@ def search_index(
         )
     allowed: set[str] | None = None
     if file is not None and file.strip():
-        related = store.related_to_file(
-            project, relative_file(project, file), max_depth=RELATED_DEPTH, limit=RELATED_POOL
-        )
-        allowed = {record.record_id for record in related}
+        allowed = {record.record_id for record in related_records(store, project, file, limit=RELATED_POOL)}
     result = search(
         store,
         project,
