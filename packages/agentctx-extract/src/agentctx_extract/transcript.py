@@ -61,6 +61,7 @@ LIMITS: dict[str, int] = {
     "subagent": 400,
 }
 SUBAGENT_TOTAL_CHARS = 6000
+CONVERSATION_TYPES = frozenset({"user", "assistant", "attachment", "system"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,7 +214,7 @@ def read_transcript(path: Path, *, with_subagents: bool = True) -> Transcript:
     for entry in _entries(path):
         if entry is None:
             bad += 1
-        else:
+        elif entry.get("type") in CONVERSATION_TYPES:  # request blobs can be most of a long file: drop them early
             entries.append(entry)
     session_id = next((str(e["sessionId"]) for e in entries if e.get("sessionId")), None)
     cwd = next((str(e["cwd"]) for e in entries if e.get("cwd") and not e.get("isSidechain")), None)
