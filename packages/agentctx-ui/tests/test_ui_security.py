@@ -62,6 +62,21 @@ def test_cross_site_requests_are_refused_reads_and_writes(
     assert store_snapshot() == before
 
 
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://127.0.0.1:8080", "https://127.0.0.1:7327"])
+def test_a_foreign_origin_is_refused(client: TestClient, seeded: Seeded, origin: str, store_snapshot: Snapshot) -> None:
+    before = store_snapshot()
+    assert client.get("/api/records", headers={"Origin": origin}).status_code == 403
+    for method, path, body in write_requests(seeded):
+        assert client.request(method, path, json=body, headers={**WRITE, "Origin": origin}).status_code == 403
+    assert store_snapshot() == before
+
+
+def test_a_write_from_the_page_itself_carries_its_own_origin(client: TestClient, seeded: Seeded) -> None:
+    headers = {**WRITE, "Origin": "http://127.0.0.1:7327", "Sec-Fetch-Site": "same-origin"}
+    response = client.patch(f"/api/records/{seeded.convention}", json={"pinned": True}, headers=headers)
+    assert response.status_code == 200
+
+
 def test_same_origin_and_typed_in_navigation_are_served(client: TestClient) -> None:
     assert client.get("/api/records", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
     assert client.get("/", headers={"Sec-Fetch-Site": "none"}).status_code == 200

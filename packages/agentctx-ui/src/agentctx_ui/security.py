@@ -4,7 +4,8 @@ The server listens on 127.0.0.1, but a web page the user has open elsewhere can 
 - DNS rebinding: a hostile name re-resolved to 127.0.0.1 sends its own name as `Host`, so only
   `localhost:<port>` and `127.0.0.1:<port>` are served;
 - cross-site requests (CSRF): browsers label them `Sec-Fetch-Site: cross-site`; the API also
-  refuses `same-site` (another local port), because the dashboard's own page is same-origin;
+  refuses `same-site` (another local port), because the dashboard's own page is same-origin; an
+  `Origin` header (sent with every cross-origin request, and same-origin writes) must be this server;
 - writes need the start-up token, which only the served page knows (a `<meta>` tag), sent as
   the `X-Agentctx-Token` header. No cookies are ever set, so there is no ambient credential.
 GET and HEAD never write (the routes are read-only), so they need no token.
@@ -54,6 +55,9 @@ def refusal(scope: Scope, token: str, hosts: frozenset[str]) -> str | None:
     host = headers.get("host", "").strip().lower()
     if host not in hosts:
         return "This dashboard only answers requests addressed to localhost or 127.0.0.1 on its own port."
+    origin = headers.get("origin")
+    if origin is not None and origin.strip().lower().removeprefix("http://") not in hosts:
+        return "Requests from other sites are refused; open the dashboard from the address `agentctx ui` printed."
     fetch_site = headers.get("sec-fetch-site", "").strip().lower()
     path: str = scope.get("path", "")
     if fetch_site == "cross-site" or (fetch_site == "same-site" and path.startswith("/api/")):
