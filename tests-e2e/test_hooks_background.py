@@ -1,0 +1,75 @@
+"""Stop and SessionEnd start real detached work: the same installed agentctx, through the
+time-bounded runner, one extraction per session at a time. Each test waits (polling with a
+deadline) until the background run has logged its outcome, so nothing outlives the test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentctx_hooks import state
+
+RunHook = Callable[..., Any]
+FIXTURES = Path(__file__).parent / "fixtures" / "claude-code"
+
+
+def _wait_for(condition: Callable[[], bool], *, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("background work did not finish in time")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def transcript(tmp_path: Path) -> Path:
+    target = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURES / "transcripts" / "2.0.77-main-session.jsonl", target)
+    return target
+
+
+def _payload(tmp_path: Path, transcript: Path, session: str, **fields: Any) -> dict[str, Any]:
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    return {"session_id": session, "transcript_path": str(transcript), "cwd": str(project), **fields}
+
+
+@pytest.mark.slow
+def test_stop_runs_extract_detached_and_releases_the_lock(
+    tmp_path: Path, transcript: Path, run_hook: RunHook, hooks_log: Callable[[], str]
+) -> None:
+    result = run_hook(
+        "Stop", _payload(tmp_path, transcript, "bg-1", hook_event_name="Stop"), AGENTCTX_HOOKS_NO_SPAWN="0"
+    )
+    assert result.code == 0 and result.out == ""
+    _wait_for(lambda: "agentctx extract --session-id bg-1" in hooks_log() and " exit " in hooks_log())
+    assert f"agentctx extract --session-id bg-1 --transcript {transcript}: exit 0" in hooks_log()
+    lock = Path(state.state_dir()) / "extract-bg-1.lock"
+    assert not lock.exists()
+
+
+def test_a_running_extraction_blocks_a_second_one(
+    tmp_path: Path, transcript: Path, run_hook: RunHook, hooks_log: Callable[[], str]
+) -> None:
+    held = state.try_lock("extract-bg-2", max_age_seconds=600)  # as if an extraction were running
+    assert held is not None
+    run_hook("Stop", _payload(tmp_path, transcript, "bg-2", hook_event_name="Stop"), AGENTCTX_HOOKS_NO_SPAWN="0")
+    assert Path(held).read_text(encoding="utf-8") == str(os.getpid())  # no runner took it over
+    assert not (Path(os.environ["AGENTCTX_HOME"]) / "logs" / "background.log").exists()
+    os.unlink(held)
+
+
+@pytest.mark.slow
+def test_session_end_returns_and_consolidates_in_the_background(
+    tmp_path: Path, transcript: Path, run_hook: RunHook, hooks_log: Callable[[], str]
+) -> None:
+    payload = _payload(tmp_path, transcript, "bg-3", hook_event_name="SessionEnd", reason="other")
+    result = run_hook("SessionEnd", payload, AGENTCTX_HOOKS_NO_SPAWN="0")
+    assert result.code == 0 and result.out == ""
+    _wait_for(lambda: f"agentctx consolidate --project {payload['cwd']}:" in hooks_log())
+    assert not list(Path(state.state_dir()).glob("consolidate-*.lock"))

@@ -1,0 +1,130 @@
+"""The hook path imports the standard library and agentctx-store only (SPEC: hooks never load
+typer, a model, an SDK). Each event runs in a fresh interpreter through `agentctx.__main__`,
+exactly as the console script does, and reports what ended up in `sys.modules`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agentctx_store import NewRecord, Store, resolve_project
+
+HEAVY = [
+    "typer",
+    "click",
+    "rich",
+    "pydantic",
+    "mcp",
+    "anthropic",
+    "fastembed",
+    "numpy",
+    "fastapi",
+    "httpx",
+    "onnxruntime",
+    "sqlite_vec",
+    "apsw",
+    "uvicorn",
+    "agentctx.cli",
+]
+PROBE = """
+import json, sys
+from agentctx.__main__ import main
+main(["hook", sys.argv[1]])
+with open(sys.argv[2], "w", encoding="utf-8") as handle:
+    json.dump(sorted(sys.modules), handle)
+"""
+
+
+def _modules(event: str, payload: dict[str, object], tmp_path: Path) -> set[str]:
+    report = tmp_path / f"modules-{event}.json"
+    env = {**os.environ, "AGENTCTX_HOOKS_NO_SPAWN": "1"}
+    subprocess.run(
+        [sys.executable, "-c", PROBE, event, str(report)],
+        input=json.dumps(payload).encode(),
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return set(json.loads(report.read_text(encoding="utf-8")))
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "proj"\n', encoding="utf-8")
+    project = resolve_project(root)
+    with Store.open() as store:
+        for index in range(30):
+            store.add(project, NewRecord(type="convention", title=f"Rule {index}", body=f"Topic {index}."))
+        store.add(
+            project,
+            NewRecord(type="decision", title="Redis for the job queue", body="Redis streams hold the job queue."),
+        )
+    return root
+
+
+def _payloads(root: Path) -> list[tuple[str, dict[str, object]]]:
+    common = {"session_id": "imports", "transcript_path": str(root / "t.jsonl"), "cwd": str(root)}
+    return [
+        ("SessionStart", {**common, "source": "startup"}),
+        ("SessionStart", {**common, "source": "compact"}),
+        ("UserPromptSubmit", {**common, "prompt": "how does the redis job queue work?"}),
+        (
+            "PostToolUse",
+            {
+                **common,
+                "tool_name": "Edit",
+                "tool_input": {"file_path": str(root / "q.py")},
+                "tool_response": {"filePath": str(root / "q.py")},
+            },
+        ),
+        (
+            "PostToolUseFailure",
+            {
+                **common,
+                "tool_name": "Bash",
+                "tool_input": {"command": "pytest"},
+                "error": "Exit code 1\nE   KeyError: 'job'\n1 failed",
+            },
+        ),
+        ("CwdChanged", {**common, "old_cwd": "/", "new_cwd": str(root)}),
+        ("PreCompact", {**common, "trigger": "manual"}),
+        ("Stop", {**common, "stop_hook_active": False}),
+        ("SessionEnd", {**common, "reason": "other"}),
+    ]
+
+
+def test_no_hook_imports_anything_heavy(project_dir: Path, tmp_path: Path) -> None:
+    for event, payload in _payloads(project_dir):
+        modules = _modules(event, payload, tmp_path)
+        loaded = [name for name in HEAVY if name in modules or any(module.startswith(name + ".") for module in modules)]
+        assert not loaded, f"{event} imported {loaded}"
+        assert "agentctx_store" in modules or event in ("SessionStart", "Stop")
+        foreign = (
+            {module.split(".")[0] for module in modules}
+            - set(sys.stdlib_module_names)
+            - {
+                "agentctx",
+                "agentctx_hooks",
+                "agentctx_store",
+                "__main__",
+                "_distutils_hack",
+                "_editable_impl_agentctx",
+                "__editable___agentctx",
+            }
+        )
+        assert not {name for name in foreign if not name.startswith(("_editable", "__editable"))}, f"{event}: {foreign}"
+
+
+def test_session_start_fast_path_does_not_even_import_the_store(project_dir: Path, tmp_path: Path) -> None:
+    common = {"session_id": "fast", "transcript_path": "", "cwd": str(project_dir), "source": "startup"}
+    _modules("SessionStart", common, tmp_path)  # composes and writes the digest
+    modules = _modules("SessionStart", {**common, "source": "resume"}, tmp_path)
+    assert "agentctx_store" not in modules
+    assert "sqlite3" not in modules
