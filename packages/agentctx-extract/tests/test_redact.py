@@ -110,6 +110,9 @@ SECRETS: list[tuple[str, str, str]] = [
         "session=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
     ),
+    ("curl user", "curl -u admin:s3cr3t-pass https://internal.example.com/api", "s3cr3t-pass"),
+    ("mysql -p", "mysql -u root -pHunter2Hunter2 app_db", "Hunter2Hunter2"),
+    ("run-together name", "PGPASSWORD=pg-pass-2026 psql -h db", "pg-pass-2026"),
     ("huggingface", "HF=hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"),
     (
         "npm",
@@ -139,6 +142,8 @@ NEAR_MISSES: list[tuple[str, str]] = [
     ("bearer word", "the bearer of bad news"),
     ("ulid", "record 01JD3W4X5Y6Z7A8B9C0D1E2F3G superseded"),
     ("public key", "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----"),
+    ("mysql without password", "mysql -u root -h db.internal -P 3306 app_db"),
+    ("curl user without password", "curl -u admin https://example.com"),
     ("jwt-like prose", "eyJ is how base64 JSON starts"),
 ]
 

@@ -61,6 +61,11 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\"'<>\[\]]*:(?P<secret>(?!\[REDACTED)[^\s@/\"'<>]+)@"),
     ),
     ("bearer-token", re.compile(r"\b(?:Bearer|Token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})")),
+    ("cli-credentials", re.compile(r"(?<!\S)(?:-u|--user)[ \t]+[^\s:]+:(?P<secret>(?!\[REDACTED)[^\s'\"]+)")),
+    (
+        "cli-credentials",
+        re.compile(r"\bmysql(?:dump|admin)?\b[^\n]*?[ \t]-p(?P<secret>(?!\[REDACTED)[^\s'\"-][^\s'\"]*)"),
+    ),
     ("basic-auth", re.compile(r"\bBasic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")),
 )
 
@@ -88,6 +93,8 @@ _SECRET_PARTS = frozenset(
         "pat",
     }
 )
+# words that mark a secret even inside a run-together name
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "credential", "privatekey", "accesskey")
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("set", "cookie")})
 # a name ending in one of these describes a secret's settings, not the secret
 _NEUTRAL_LAST = frozenset(
@@ -169,6 +176,8 @@ def is_secret_name(name: str) -> bool:
         return parts[-2] not in {"primary", "sort", "partition", "cache", "foreign", "unique", "public", "hot", "map"}
     if any(part in _SECRET_PARTS for part in parts):
         return not (parts[-1] == "author" or parts == ["auth"])  # AUTH=github is a method, not a secret
+    if any(word in "".join(parts) for word in _SECRET_WORDS):  # PGPASSWORD, GHTOKEN, SECRETKEY
+        return True
     return any(pair in _SECRET_PAIRS for pair in zip(parts, parts[1:], strict=False))
 
 
