@@ -151,7 +151,7 @@ def search_cmd(
         None, "--as-of", help="What was true at this date or time (ISO 8601).", show_default=False
     ),
     strict: bool = typer.Option(
-        False, "--strict", help=f"Apply the prompt hook's relevance floor ({RELEVANCE_FLOOR:g}): drop weak matches."
+        False, "--strict", help="Apply the prompt hook's relevance floor: nothing when nothing is clearly relevant."
     ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
