@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,38 @@ def test_supersession_across_types_is_refused(store: Store) -> None:
     )
     with pytest.raises(ValidationError, match="^Line 2: a convention cannot supersede a decision"):
         transfer.import_items(store, PROJECT, transfer.parse_jsonl(text))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=6,
+)
+record_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.text(max_size=5) | st.integers(),
+        "type": st.sampled_from([*RECORD_TYPES, "nope"]) | json_values,
+        "title": st.text(max_size=150) | json_values,
+        "body": st.text(max_size=50) | json_values,
+        "valid_from": st.sampled_from(["2024-01-01", "yesterday"]) | json_values,
+        "supersedes": st.lists(st.text(max_size=5), max_size=2) | json_values,
+        "pinned": json_values,
+        "scope": st.sampled_from(["project", "global", "team"]),
+    },
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(record_like.map(json.dumps), st.text(max_size=40)), max_size=5))
+def test_any_file_imports_fully_or_fails_with_a_line_error_and_writes_nothing(store: Store, lines) -> None:
+    before = len(store.list_records(PROJECT, include_superseded=True))
+    try:
+        items = transfer.parse_file_text("\n".join(lines))
+        report = transfer.import_items(store, PROJECT, items)
+    except ValidationError as exc:
+        assert str(exc).startswith("Line "), str(exc)
+        assert len(store.list_records(PROJECT, include_superseded=True)) == before
+        return
+    after = len(store.list_records(PROJECT, include_superseded=True))
+    assert after == before + len(report.created)

@@ -120,6 +120,7 @@ def test_a_data_dir_that_cannot_be_created_is_one_line(
         (["-t", "decision", "--title", "   ", "--body", "B"], "The title is empty"),
         (["-t", "decision", "--title", "T", "--body", "B", "--scope", "team"], "Invalid scope 'team'"),
         (["-t", "decision", "--title", "T", "--body", "B", "--valid-from", "yesterday"], "not an ISO 8601"),
+        (["-t", "decision", "--title", "T", "--body", "B", "--valid-from", "0001-01-01T00:00+01:00"], "out of range"),
     ],
 )
 def test_invalid_records_are_refused_and_nothing_is_written(cli, project_dir: Path, args, fragment: str) -> None:

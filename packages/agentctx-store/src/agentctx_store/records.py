@@ -115,7 +115,10 @@ def parse_time(value: str) -> datetime:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00+01:00 falls before year 1 in UTC
+        raise ValidationError(f"{value!r} is out of range; use a date between years 1 and 9999.") from None
 
 
 def normalize_time(value: str) -> str:
