@@ -163,3 +163,30 @@ def test_a_store_made_without_fts5_keeps_working_when_reopened_with_it(
     with Store.open(tmp_path / "like.db") as store:
         result = search(store, project, "stripe payments", floor=None)
         assert [hit.record.title for hit in result.hits] == ["Payments go through Stripe"]
+
+
+def test_a_prompt_worded_like_a_superseded_fact_finds_its_current_replacement(
+    store: Store, project: Project, facts: dict[str, Record]
+) -> None:
+    old = store.add(
+        project,
+        NewRecord(type="decision", title="Audit trail with paper_trail", body="The paper_trail gem versions rows."),
+    )
+    _, middle = store.supersede(project, old.record_id, title="Audit log table", body="A plain audit_log table.")
+    _, head = store.supersede(project, middle.record_id, title="No row auditing", body="We dropped row history.")
+    for kwargs in ({}, {"floor": None}):
+        hits = search(store, project, "is paper_trail still how we version rows?", **kwargs).hits  # type: ignore[arg-type]
+        assert [hit.record.record_id for hit in hits][:1] == [head.record_id]
+        assert {old.record_id, middle.record_id}.isdisjoint(hit.record.record_id for hit in hits)
+    history = search(store, project, "is paper_trail still how we version rows?", include_superseded=True, floor=None)
+    assert history.hits[0].record.record_id == old.record_id
+
+
+def test_an_inherited_head_still_obeys_filters_and_dedup(store: Store, project: Project, add: AddRecord) -> None:
+    old = add("Deploy with Capistrano", "cap production deploy.")
+    _, head = store.supersede(project, old.record_id, title="Deploy with Kamal", body="kamal deploy.")
+    prompt = "capistrano deploy"
+    assert [hit.record.record_id for hit in search(store, project, prompt, floor=None).hits] == [head.record_id]
+    assert search(store, project, prompt, floor=None, exclude_ids=[head.record_id]).hits == []
+    assert search(store, project, prompt, floor=None, types=["convention"]).hits == []
+    assert search(store, project, prompt, floor=None, scope="global").hits == []

@@ -35,6 +35,13 @@ BODY_WEIGHT = 1.0
 # for this store's size), so it means the same in a 20-record store as in a 100K one; measured
 # in docs/retrieval.md. The best hit must reach it, or the query returns nothing.
 RELEVANCE_FLOOR = 1.4
+# A short query (at most this many searchable words, e.g. an identifier or a flag) cannot pile
+# up evidence the way a sentence does: it needs only a share of the floor (docs/retrieval.md).
+SHORT_QUERY_TERMS = 2
+SHORT_QUERY_FLOOR_SHARE = 0.5
+# A current record inherits this share of the relevance of the records it superseded: a prompt
+# worded like the old fact ("is paper_trail still how we audit?") is about its replacement.
+INHERIT_SHARE = 1.0
 # Once a query passes the floor, hits below this share of the best hit's relevance are noise.
 TAIL_RATIO = 0.3
 
@@ -73,7 +80,8 @@ STOPWORDS = frozenset(
     who whom whose why will with won would wouldn yes yet you your yours yourself yourselves hey hi ok
     okay thanks thank tell know want wanted think going go use used using make made thing things
     did decide decided deciding agree agreed anything something someone anyone everything nothing
-    really actually currently sure quick days
+    really actually currently sure quick days works worked working great perfect cool nice done good
+    looks seems fine awesome sounds lgtm yeah yep nope
     """.split()  # noqa: SIM905
 )
 
@@ -174,7 +182,8 @@ def search(
         return SearchResult(terms=terms)
     moment = now or datetime.now(UTC)
     namespaces = _namespaces(project, scope)
-    filters, params = _filters(namespaces, types, include_superseded, exclude_ids)
+    # Superseded rows are read too (never returned): they lead to their current heads.
+    filters, params = _filters(namespaces, types, True, exclude_ids)
     degraded: str | None = None
     try:
         if store.has_fts:
@@ -182,6 +191,8 @@ def search(
         else:
             degraded = "like-search"
             scored = _like_candidates(store.conn, terms, filters, params)
+        if not include_superseded:
+            scored = _current_heads(store.conn, scored, namespaces, types, exclude_ids)
     except sqlite3.Error:
         return _pinned_only(store, namespaces, limit)
     if floor is not None and scored:
@@ -192,9 +203,62 @@ def search(
     hits = [
         SearchHit(record=record, relevance=relevance, score=relevance * rerank_factor(record, moment))
         for record, relevance in scored
+        if include_superseded or record.superseded_at is None
     ]
     hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
     return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms)
+
+
+def _current_heads(
+    conn: sqlite3.Connection,
+    scored: list[tuple[Record, float]],
+    namespaces: Sequence[str],
+    types: Sequence[str] | None,
+    exclude_ids: Sequence[str],
+) -> list[tuple[Record, float]]:
+    """Replace every superseded match by the current head of its chain (SPEC §3.5).
+
+    The head keeps the better of its own relevance and `INHERIT_SHARE` of its predecessor's;
+    superseded records themselves are dropped here and never reach the caller.
+    """
+    best: dict[str, tuple[Record, float]] = {}
+    inherited: dict[str, float] = {}
+    for record, relevance in scored:
+        if record.superseded_at is None:
+            if relevance > best.get(record.record_id, (record, -1.0))[1]:
+                best[record.record_id] = (record, relevance)
+            continue
+        head_id = _head_id(conn, record)
+        if head_id is not None:
+            inherited[head_id] = max(inherited.get(head_id, 0.0), relevance * INHERIT_SHARE)
+    missing = [head_id for head_id in inherited if head_id not in best and head_id not in exclude_ids]
+    if missing:
+        filters, params = _filters(namespaces, types, False, exclude_ids)
+        rows = conn.execute(
+            f"SELECT {_R_COLUMNS} FROM records r WHERE r.id IN ({','.join('?' * len(missing))}) AND {filters}",
+            [*missing, *params],
+        ).fetchall()
+        for row in rows:
+            best[row["id"]] = (row_to_record(row), 0.0)
+    for head_id, relevance in inherited.items():
+        if head_id in best and relevance > best[head_id][1]:
+            best[head_id] = (best[head_id][0], relevance)
+    return sorted(best.values(), key=lambda item: -item[1])
+
+
+def _head_id(conn: sqlite3.Connection, record: Record) -> str | None:
+    """The current end of the chain `record` belongs to (cycle-safe), or None if it is broken."""
+    seen = {record.record_id}
+    current = record.superseded_by
+    while current is not None and current not in seen:
+        seen.add(current)
+        row = conn.execute("SELECT superseded_by, superseded_at FROM records WHERE id = ?", (current,)).fetchone()
+        if row is None:
+            return None
+        if row["superseded_at"] is None:
+            return current
+        current = row["superseded_by"]
+    return None
 
 
 def rare_term_idf(record_count: int) -> float:
@@ -228,7 +292,10 @@ def _apply_floor(
     if like:
         return [item for item in scored if item[1] >= _like_floor(terms)]
     best = max(relevance for _record, relevance in scored)
-    if best < relevance_gate(conn, floor):
+    gate = relevance_gate(conn, floor)
+    if len(terms) <= SHORT_QUERY_TERMS:
+        gate *= SHORT_QUERY_FLOOR_SHARE
+    if best < gate:
         return []
     return [item for item in scored if item[1] >= TAIL_RATIO * best]
 
