@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import NewRecord, Project, Record, Store, search
-from agentctx_store.search import fts_query, query_terms, rare_term_idf
+from agentctx_store.search import RELEVANCE_FLOOR, fts_query, query_terms, rare_term_idf, relevance_gate
 
 AddRecord = Callable[..., Record]  # the `add` fixture of conftest.py
 
@@ -190,3 +190,13 @@ def test_an_inherited_head_still_obeys_filters_and_dedup(store: Store, project: 
     assert search(store, project, prompt, floor=None, exclude_ids=[head.record_id]).hits == []
     assert search(store, project, prompt, floor=None, types=["convention"]).hits == []
     assert search(store, project, prompt, floor=None, scope="global").hits == []
+
+
+def test_a_one_word_identifier_needs_only_half_the_floor(
+    store: Store, project: Project, facts: dict[str, Record]
+) -> None:
+    hit = search(store, project, "structlog", floor=None).hits[0]
+    assert hit.record.title == "Structured JSON logging"
+    assert hit.relevance < relevance_gate(store.conn, RELEVANCE_FLOOR)  # a sentence would need more evidence
+    assert _titles(store, project, "structlog") == ["Structured JSON logging"]
+    assert _titles(store, project, "structlog zebra giraffe") == []  # same evidence, longer prompt
