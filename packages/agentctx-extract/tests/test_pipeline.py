@@ -526,3 +526,41 @@ def test_a_grown_transcript_sends_only_the_new_turns(
         meta = store.get_session("sess-1")["meta"]["extraction"]  # type: ignore[index]
     assert meta["runs"] == 2 and meta["calls"] == 2 and meta["input_tokens"] == 2 * 1200
     assert meta["turns_done"] == 7
+
+
+def test_a_write_failing_midway_leaves_nothing_behind(
+    api: MessagesServer, project_dir: Path, make_transcript: MakeTranscript
+) -> None:
+    """A real SQLite trigger aborts the 4th insert (the gotcha): the decision, convention and
+    preference written before it in the same run must be rolled back, and the session's
+    progress mark must not advance (so the next Stop retries)."""
+    with Store.open() as store:
+        store.conn.execute(
+            "CREATE TRIGGER fail_discovery BEFORE INSERT ON records WHEN new.type = 'discovery' "
+            "BEGIN SELECT RAISE(ABORT, 'disk trouble'); END"
+        )
+    api.push(tool_reply(NORMAL_ANSWER))
+    outcome = extract_session("sess-1", make_transcript(project_dir, DB_TALK))
+    assert outcome.status == "failed" and "nothing written" in outcome.message
+    assert all_rows() == []
+    with Store.open() as store:
+        session = store.get_session("sess-1")
+        store.conn.execute("DROP TRIGGER fail_discovery")
+    assert session is not None and "extraction" not in session["meta"]
+    assert session["extraction_cost_usd"] > 0  # the call was paid for
+    api.push(tool_reply(NORMAL_ANSWER))
+    assert extract_session("sess-1", make_transcript(project_dir, DB_TALK)).status == "written"  # retried later
+
+
+def test_a_medium_session_sends_its_head_and_tail(
+    api: MessagesServer, project_dir: Path, make_transcript: MakeTranscript
+) -> None:
+    filler = "We keep discussing the retry policy and the worker pool sizes at length. " * 6
+    turns: list[tuple[str, Any]] = [("developer", f"Remark {i:03d}. {filler}") for i in range(200)]
+    api.push(tool_reply(NORMAL_ANSWER))
+    outcome = extract_session("sess-1", make_transcript(project_dir, turns))
+    assert outcome.mode == "head_tail" and 15_000 < outcome.tokens_estimated <= 50_000
+    (body,) = api.bodies
+    sent = body["messages"][0]["content"]
+    assert "Remark 000." in sent and "Remark 199." in sent and "Remark 060." not in sent
+    assert "lines from the middle of the session omitted" in sent

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from agentctx_store import Project, Store, config, paths, resolve_project
+from agentctx_store import AgentctxError, Project, Store, config, paths, resolve_project
 from agentctx_store.records import utc_now
 
 from agentctx_extract.ingest import IngestReport, ingest
@@ -140,6 +141,48 @@ def _call_model(caller: Caller, plan: InputPlan, known: list[KnownRecord]) -> Ex
     return parse_extraction(caller.call(merged, label="synthesis"))
 
 
+def _write(
+    store: Store,
+    project: Project,
+    extraction: Extraction,
+    *,
+    settings: dict[str, Any],
+    done: dict[str, Any],
+    session_id: str,
+    meta: dict[str, Any],
+    usage: Usage,
+) -> IngestReport:
+    """Ingest and mark the session's progress in one transaction: all of it or none.
+
+    Raises:
+        sqlite3.Error, AgentctxError: the write failed and was rolled back.
+    """
+    already_reinforced = list(done.get("reinforced", []))
+    with store.transaction():
+        report = ingest(
+            store,
+            project,
+            extraction,
+            session_id=session_id,
+            threshold=int(settings["reinforce_threshold"]),
+            already_reinforced=already_reinforced,
+        )
+        store.update_session_meta(
+            project,
+            session_id,
+            extraction={
+                **meta,
+                "at": utc_now(),
+                "runs": int(done.get("runs", 0)) + 1,
+                **_summed_usage(done, usage),
+                "flush_ok": extraction.flush_ok,
+                "created": sorted(set(done.get("created", [])) | set(report.created)),
+                "reinforced": sorted(set(already_reinforced) | set(report.reinforced)),
+            },
+        )
+    return report
+
+
 def extract_session(
     session_id: str, transcript_path: Path, *, project_path: Path | None = None, force: bool = False
 ) -> Outcome:
@@ -200,7 +243,6 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
                     **base_outcome,
                 )
             known = _known_records(store, project)
-            already_reinforced = list(done.get("reinforced", []))
         call_settings = CallSettings.from_env(str(settings["extraction_model"]))
         caller = Caller(make_client(call_settings), call_settings)
         try:
@@ -215,29 +257,23 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
                 return Outcome(
                     status="failed", message=f"extraction skipped: {failure}", usage=caller.usage, **base_outcome
                 )
-            with store.transaction():
-                report = ingest(
+            try:
+                report = _write(
                     store,
                     project,
                     extraction,
+                    settings=settings,
+                    done=done,
                     session_id=session_id,
-                    threshold=int(settings["reinforce_threshold"]),
-                    already_reinforced=already_reinforced,
+                    meta={"turns_done": total_turns, "mode": plan.mode, "model": call_settings.model},
+                    usage=caller.usage,
                 )
-                store.update_session_meta(
-                    project,
-                    session_id,
-                    extraction={
-                        "turns_done": total_turns,
-                        "at": utc_now(),
-                        "mode": plan.mode,
-                        "model": call_settings.model,
-                        "runs": int(done.get("runs", 0)) + 1,
-                        **_summed_usage(done, caller.usage),
-                        "flush_ok": extraction.flush_ok,
-                        "created": sorted(set(done.get("created", [])) | set(report.created)),
-                        "reinforced": sorted(set(already_reinforced) | set(report.reinforced)),
-                    },
+            except (sqlite3.Error, AgentctxError) as exc:  # rolled back whole: nothing of this run is stored
+                return Outcome(
+                    status="failed",
+                    message=f"store write failed, nothing written: {exc}",
+                    usage=caller.usage,
+                    **base_outcome,
                 )
         for reason in (*extraction.dropped, *report.skipped):
             log.info("session %s: dropped %s", session_id, reason)
