@@ -267,3 +267,8 @@ def test_importing_the_same_jsonl_twice_adds_nothing(cli, project_dir: Path, tmp
     assert count(cli, project_dir) == 3
     hits = cli("search", "submission emails notify ses", "--project", str(project_dir), "--json").json()
     assert [hit["title"] for hit in hits] == ["Use Amazon SES"]
+
+
+def test_export_to_a_directory_is_an_error(cli, project_dir: Path, tmp_path: Path) -> None:
+    result = cli("export", "-o", str(tmp_path), "--project", str(project_dir))
+    assert result.code == 1 and "is a directory" in result.err

@@ -48,6 +48,8 @@ def export_cmd(
 
 def _write_atomically(path: Path, text: str) -> None:
     """Write via a temp file in the same folder: a failed export never leaves half a file."""
+    if path.is_dir():
+        raise ValidationError(f"{str(path)!r} is a directory; give --output a file name.")
     folder = path.expanduser().resolve().parent
     if not folder.is_dir():
         raise ValidationError(f"No such directory {str(folder)!r}; create it or choose another --output.")
