@@ -94,7 +94,7 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         for session in recent
     ] or ["(no sessions yet: hooks record them once `agentctx init` has run)"]
     lines.append(f"tokens injected: {tokens_project} in this project, {tokens_all} in all projects")
-    lines.append(f"this month: {count} sessions, extraction ${month_cost:.2f} (cap ${cap})")
+    lines.append(f"this month: {count} sessions, extraction ${month_cost:.2f} (cap ${float(cap or 0):.2f})")
     data = {
         "recent": [
             {
