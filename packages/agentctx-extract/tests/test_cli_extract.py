@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from agentctx_store import Store, paths, resolve_project
@@ -112,3 +114,50 @@ def test_the_no_key_path_never_imports_the_sdk(fixture_transcripts: Path) -> Non
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert result.stdout.split() == ["no_key", "False", "False"], result.stderr
+
+
+def wait_for(predicate: Callable[[], bool], *, seconds: float = 90.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_the_stop_hook_starts_extraction_in_the_background(api: MessagesServer, fixture_transcripts: Path) -> None:
+    """The real wiring: `agentctx hook Stop` returns at once; the detached run reaches the server
+    and writes records. The test waits (polling, with a deadline) until the background runner
+    has finished, so no process outlives it."""
+    api.push(tool_reply(empty_answer(gotchas=[{"pattern": "Compaction re-injects context", "why_it_matters": "x"}])))
+    transcript = fixture_transcripts / "main-session.jsonl"
+    payload = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": "/home/dev/src/demo-app",
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": "All done.",
+    }
+    env = {k: v for k, v in os.environ.items() if k != "AGENTCTX_HOOKS_NO_SPAWN"}
+    result = subprocess.run(
+        [AGENTCTX, "hook", "Stop"], input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    hooks_log = paths.logs_dir() / "hooks.log"
+    finished = wait_for(
+        lambda: (
+            hooks_log.exists()
+            and any(
+                "extract" in line and " in " in line
+                for line in hooks_log.read_text(encoding="utf-8").splitlines()
+                if "background" in line
+            )
+        )
+    )
+    assert finished, hooks_log.read_text(encoding="utf-8") if hooks_log.exists() else "no hooks.log"
+    assert len(api.requests) == 1
+    with Store.open() as store:
+        assert [r.title for r in store.list_records(resolve_project("/home/dev/src/demo-app"))] == [
+            "Compaction re-injects context"
+        ]
