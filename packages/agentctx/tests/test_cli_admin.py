@@ -160,3 +160,26 @@ def test_config_flags_switch_llm_and_embeddings(cli) -> None:
     assert cli("config", "--json").json()["llm"] is True
     stored = json.loads(paths.config_path().read_text(encoding="utf-8"))
     assert stored["_written_by"] == "agentctx"
+
+
+def test_doctor_sees_the_mcp_registration(cli, project_dir: Path, monkeypatch) -> None:
+    def state() -> str:
+        checks = {c["name"]: c for c in cli("doctor", "--project", str(project_dir), "--json").json()}
+        return checks["mcp server registered"]["state"]
+
+    assert state() == "warn"
+    config_dir = project_dir.parent / "claude-config"
+    config_dir.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    (config_dir / ".claude.json").write_text(
+        json.dumps({"mcpServers": {"agentctx": {"command": "agentctx", "args": ["mcp"]}}}), encoding="utf-8"
+    )
+    assert state() == "ok"
+
+
+def test_doctor_reads_hooks_from_claude_config_dir(cli, project_dir: Path, monkeypatch) -> None:
+    config_dir = project_dir.parent / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    write_settings(config_dir / "settings.json", "/opt/bin/agentctx hook SessionStart")
+    checks = {c["name"]: c for c in cli("doctor", "--project", str(project_dir), "--json").json()}
+    assert checks["claude code hooks"]["state"] == "ok"

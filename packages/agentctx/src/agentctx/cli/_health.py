@@ -196,9 +196,23 @@ def check_config(path: Path) -> Check:
     return Check(name="config", state="ok", detail=str(path))
 
 
+def claude_home() -> Path:
+    """Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (as `agentctx init` uses)."""
+    override = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(override).expanduser() if override else Path.home() / ".claude"
+
+
+def claude_json_files(project: Project) -> list[Path]:
+    """Where Claude Code keeps MCP servers: user scope in `~/.claude.json` (inside
+    `$CLAUDE_CONFIG_DIR` when set), project scope in the repository's `.mcp.json`."""
+    override = os.environ.get("CLAUDE_CONFIG_DIR")
+    user = Path(override).expanduser() / ".claude.json" if override else Path.home() / ".claude.json"
+    return [user, project.root / ".mcp.json"]
+
+
 def claude_settings_files(project: Project) -> list[Path]:
     return [
-        Path.home() / ".claude" / "settings.json",
+        claude_home() / "settings.json",
         project.root / ".claude" / "settings.json",
         project.root / ".claude" / "settings.local.json",
     ]
@@ -240,6 +254,27 @@ def check_hooks(project: Project) -> Check:
     if unreadable:
         detail += f" (could not parse {', '.join(unreadable)})"
     return Check(name="claude code hooks", state="warn", detail=detail, fix="agentctx init", extra={"registered": {}})
+
+
+def check_mcp_registration(project: Project) -> Check:
+    """Whether Claude Code knows an `agentctx` MCP server (read only; never fails on a bad file)."""
+    registered: list[str] = []
+    for path in claude_json_files(project):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        if isinstance(servers, dict) and isinstance(servers.get("agentctx"), dict):
+            registered.append(str(path))
+    if registered:
+        return Check(name="mcp server registered", state="ok", detail=", ".join(registered))
+    return Check(
+        name="mcp server registered",
+        state="warn",
+        detail="Claude Code has no `agentctx` MCP server",
+        fix="agentctx init",
+    )
 
 
 def run_checks(project: Project) -> list[Check]:
@@ -287,4 +322,5 @@ def run_checks(project: Project) -> list[Check]:
         )
     )
     checks.append(check_hooks(project))
+    checks.append(check_mcp_registration(project))
     return checks
