@@ -35,15 +35,18 @@ LABELS = ("recall@3", "MRR@10", "nDCG@10", "stale@3", "bleed", "empty-prec")
 
 
 def run_queries(
-    loaded: LoadedSet, queries: list[dict[str, Any]], *, floor_on: bool, now: datetime
+    loaded: LoadedSet, queries: list[dict[str, Any]], *, floor_on: bool, now: datetime, floor: float | None = None
 ) -> list[dict[str, Any]]:
+    """Every query through `search()`: production floor, `floor` when given, or none (`floor_on=False`)."""
     results = []
     for query in queries:
         project = loaded.projects.get(query["project"])
         if project is None:
             results.append({"qid": query["qid"], "ids": [], "scores": []})
             continue
-        kwargs: dict[str, Any] = {} if floor_on else {"floor": None}
+        kwargs: dict[str, Any] = {"floor": floor} if floor_on and floor is not None else {}
+        if not floor_on:
+            kwargs = {"floor": None}
         found = search(loaded.store, project, query["query"], limit=10, now=now, **kwargs)
         results.append(
             {
@@ -53,6 +56,14 @@ def run_queries(
             }
         )
     return results
+
+
+def top3_load(queries: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, float]:
+    """What the prompt hook would inject (the top 3): how many records, and how many of them are relevant."""
+    relevant = {query["qid"]: set(query["relevant"]) for query in queries}
+    shown = [(row["qid"], record_id) for row in rows for record_id in row["ids"][:3]]
+    useful = sum(1 for qid, record_id in shown if record_id in relevant.get(qid, set()))
+    return {"top3_records": len(shown), "top3_precision": useful / len(shown) if shown else float("nan")}
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -94,7 +105,7 @@ def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str
                 rows = run_queries(loaded, queries, floor_on=floor_on, now=now)
                 file_name = "results.jsonl" if floor_on else "results-nofloor.jsonl"
                 write_jsonl(out_dir / f"{set_dir.name}-{file_name}", rows)
-                runs[name] = scorer.evaluate(queries, rows, records, None, 10)
+                runs[name] = scorer.evaluate(queries, rows, records, None, 10) | top3_load(queries, rows)
         finally:
             loaded.store.close()
         baseline = baseline_results(set_dir, Path(scratch) / "baseline.jsonl")
@@ -116,6 +127,10 @@ def print_report(report: dict[str, Any]) -> None:
         figures = "  ".join(f"{key}={value:.3f}" for key, value in values.items() if key != "n")
         print(f"  {kind:<13} n={values['n']:<4} {figures}")
     print(f"superseded ids returned anywhere: {production['superseded_returned']}")
+    print(
+        f"top 3 (what the prompt hook injects): {production['top3_records']} records over {report['queries']} "
+        f"prompts, {production['top3_precision']:.3f} of them relevant"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
