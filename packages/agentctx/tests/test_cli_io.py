@@ -272,3 +272,11 @@ def test_importing_the_same_jsonl_twice_adds_nothing(cli, project_dir: Path, tmp
 def test_export_to_a_directory_is_an_error(cli, project_dir: Path, tmp_path: Path) -> None:
     result = cli("export", "-o", str(tmp_path), "--project", str(project_dir))
     assert result.code == 1 and "is a directory" in result.err
+
+
+def test_export_scope_project_leaves_out_global_records(cli, populated, project_dir: Path) -> None:
+    team = cli("export", "--scope", "project", "--project", str(project_dir)).out
+    mine = cli("export", "--scope", "global", "--project", str(project_dir)).out
+    assert populated["shared"]["id"] not in team and populated["pinned"]["id"] in team
+    assert populated["shared"]["id"] in mine and populated["pinned"]["id"] not in mine
+    assert cli("export", "--scope", "team", "--project", str(project_dir)).code == 1

@@ -96,15 +96,22 @@ def render_record(record: Record) -> str:
 
 
 def render_markdown(
-    store: Store, project: Project, *, include_history: bool = False, types: Sequence[str] | None = None
+    store: Store,
+    project: Project,
+    *,
+    include_history: bool = False,
+    types: Sequence[str] | None = None,
+    scope: str | None = None,
 ) -> str:
     """The project's records (and `_global` ones) as Markdown, grouped by type.
 
     Within a type, current records come first (oldest first, so the file diffs well), then,
-    with `include_history`, superseded ones with a line naming their successor.
+    with `include_history`, superseded ones with a line naming their successor. `scope`
+    "project" leaves out your global records (for a file the team commits), "global" keeps
+    only them.
     """
     records = store.list_records(
-        project, types=types, include_superseded=include_history, order="recorded_at ASC", limit=None
+        project, types=types, include_superseded=include_history, scope=scope, order="recorded_at ASC", limit=None
     )
     out = [f"# agentctx context: {project.name}", "", EXPORT_HEADER, ""]
     for record_type in RECORD_TYPES:

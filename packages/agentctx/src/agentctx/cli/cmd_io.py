@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 from agentctx_store import transfer
 from agentctx_store.errors import ValidationError
-from agentctx_store.records import RECORD_TYPES
+from agentctx_store.records import RECORD_TYPES, SCOPES
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 from agentctx.cli.cmd_records import TypesFilterOption
@@ -30,15 +30,23 @@ def export_cmd(
     output: Path | None = OutputOption,
     history: bool = typer.Option(False, "--history", help="Include superseded records, each naming its successor."),
     types: list[str] | None = TypesFilterOption,
+    scope: str | None = typer.Option(
+        None,
+        "--scope",
+        help="`project`: leave out your global records (for a file the team commits); `global`: only them.",
+        show_default=False,
+    ),
     project: Path | None = ProjectOption,
 ) -> None:
     """Export the project's records as Markdown grouped by type; `agentctx import` reads it back unchanged."""
     for record_type in types or ():
         if record_type not in RECORD_TYPES:
             raise ValidationError(f"Unknown record type {record_type!r}; use one of: {', '.join(RECORD_TYPES)}.")
+    if scope is not None and scope not in SCOPES:
+        raise ValidationError(f"Invalid scope {scope!r}; use one of: {', '.join(SCOPES)}.")
     target = project_for(project)
     with open_store() as store:
-        text = transfer.render_markdown(store, target, include_history=history, types=types or None)
+        text = transfer.render_markdown(store, target, include_history=history, types=types or None, scope=scope)
     if output is None:
         typer.echo(text, nl=False)
         return
