@@ -564,3 +564,28 @@ def test_a_medium_session_sends_its_head_and_tail(
     sent = body["messages"][0]["content"]
     assert "Remark 000." in sent and "Remark 199." in sent and "Remark 060." not in sent
     assert "lines from the middle of the session omitted" in sent
+
+
+def test_no_secret_of_the_corpus_reaches_the_server_and_near_misses_arrive_intact(
+    api: MessagesServer, project_dir: Path, make_transcript: MakeTranscript
+) -> None:
+    from secrets_corpus import NEAR_MISSES
+    from secrets_corpus import SECRETS as CORPUS
+
+    turns: list[tuple[str, Any]] = []
+    for label, text, _secret in CORPUS:
+        turns.append(("developer", f"About {label}: {text}"))
+        turns.append(("tool", ("Bash", {"command": text[:200]}, text)))
+    turns.extend(("developer", text) for _label, text in NEAR_MISSES)
+    echo = empty_answer(gotchas=[{"pattern": text, "why_it_matters": "echoed"} for _l, text, _s in CORPUS[:20]])
+    api.push(tool_reply(echo))
+    outcome = extract_session("sess-1", make_transcript(project_dir, turns))
+    assert outcome.status == "written", outcome.message
+    received = api.everything_received()
+    leaked = [label for label, _text, secret in CORPUS if secret in received]
+    assert leaked == []
+    sent = api.bodies[0]["messages"][0]["content"]
+    for _label, text in NEAR_MISSES:
+        assert text.split("\n")[0] in sent
+    stored = json.dumps(all_rows())
+    assert [label for label, _text, secret in CORPUS if secret in stored] == []
