@@ -208,3 +208,13 @@ def test_search_strict_applies_the_relevance_floor(cli, record, project_dir: Pat
     strict = cli("search", "weather", "--strict", "--project", str(project_dir), "--json")
     assert len(ids(loose)) > 0
     assert ids(strict) == []
+
+
+def test_search_scope_filters_global_and_project_records(cli, record, project_dir: Path) -> None:
+    own = record("convention", "Tabs in Makefiles", "Makefiles indent with tabs.")
+    mine = record("preference", "Tabs shown as 4 columns", "Editors show tabs as 4 columns.", "--scope", "global")
+    both = cli("search", "tabs", "--project", str(project_dir), "--json")
+    only_project = cli("search", "tabs", "--scope", "project", "--project", str(project_dir), "--json")
+    only_global = cli("search", "tabs", "--scope", "global", "--project", str(project_dir), "--json")
+    assert set(ids(both)) == {own["id"], mine["id"]}
+    assert ids(only_project) == [own["id"]] and ids(only_global) == [mine["id"]]

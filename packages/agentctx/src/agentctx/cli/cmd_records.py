@@ -150,6 +150,9 @@ def search_cmd(
     as_of: str | None = typer.Option(
         None, "--as-of", help="What was true at this date or time (ISO 8601).", show_default=False
     ),
+    scope: str | None = typer.Option(
+        None, "--scope", help="`project`: only this project's own records; `global`: only yours.", show_default=False
+    ),
     strict: bool = typer.Option(
         False, "--strict", help="Apply the prompt hook's relevance floor: nothing when nothing is clearly relevant."
     ),
@@ -160,6 +163,8 @@ def search_cmd(
     for record_type in types or ():
         if record_type not in RECORD_TYPES:
             raise ValidationError(f"Unknown record type {record_type!r}; use one of: {', '.join(RECORD_TYPES)}.")
+    if scope is not None and scope not in SCOPES:
+        raise ValidationError(f"Invalid scope {scope!r}; use one of: {', '.join(SCOPES)}.")
     target = project_for(project)
     text = " ".join(query)
     moment = normalize_time(as_of) if as_of else None
@@ -170,6 +175,7 @@ def search_cmd(
             text,
             limit=200 if moment else limit,
             types=types or None,
+            scope=scope,
             include_superseded=history or moment is not None,
             floor=RELEVANCE_FLOOR if strict else None,
         )
