@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentctx_store.budget import estimate_tokens
 
-from agentctx_extract.sizing import CHUNK_TOKENS, HEAD_TAIL_MAX_TOKENS, WHOLE_MAX_TOKENS, plan_input
+from agentctx_extract.sizing import CHUNK_TOKENS, HEAD_TAIL_MAX_TOKENS, MAX_CHUNKS, WHOLE_MAX_TOKENS, plan_input
 
 
 def session(lines: int) -> str:
@@ -46,3 +46,11 @@ def test_one_huge_line_is_split_not_sent_whole() -> None:
     plan = plan_input(text)
     assert plan.mode == "map_reduce"
     assert all(len(part) < 60_000 for part in plan.parts)
+
+
+def test_a_huge_session_is_capped_at_max_chunks_keeping_head_and_recent_work() -> None:
+    text = session(40_000)
+    plan = plan_input(text)
+    assert plan.mode == "map_reduce" and len(plan.parts) == MAX_CHUNKS and plan.chunks_dropped > 0
+    assert plan.parts[0].startswith("[DEVELOPER] line 00000 ")
+    assert plan.parts[-1].endswith("line 39999 we talk about the database schema and the cache")

@@ -243,6 +243,8 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
                     **base_outcome,
                 )
             known = _known_records(store, project)
+        if plan.chunks_dropped:
+            log.info("session %s: huge session, %d middle chunks left out", session_id, plan.chunks_dropped)
         call_settings = CallSettings.from_env(str(settings["extraction_model"]))
         caller = Caller(make_client(call_settings), call_settings)
         try:

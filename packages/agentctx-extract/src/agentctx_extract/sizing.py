@@ -17,6 +17,8 @@ HEAD_TOKENS = 3_000
 TAIL_TOKENS = 17_000
 CHUNK_TOKENS = 10_000
 PIECE_CHARS = 2_000  # over-long lines are split so no single line can blow a budget
+MAX_CHUNKS = 24  # bounds one run's cost (~$0.35 at Haiku prices); beyond it the middle goes
+HEAD_CHUNKS = 2
 
 Mode = Literal["whole", "head_tail", "map_reduce"]
 
@@ -26,6 +28,7 @@ class InputPlan:
     mode: Mode
     parts: tuple[str, ...]
     tokens: int  # estimated tokens of the whole rendered session
+    chunks_dropped: int = 0  # map-reduce chunks left out from the middle of a huge session
 
 
 def _lines(text: str) -> list[tuple[str, int]]:
@@ -78,4 +81,8 @@ def plan_input(text: str) -> InputPlan:
         omitted = len(lines) - len(head) - len(tail)
         joined = "\n".join([*head, f"[META] …({omitted} lines from the middle of the session omitted)…", *tail])
         return InputPlan(mode="head_tail", parts=(joined,), tokens=total)
-    return InputPlan(mode="map_reduce", parts=tuple(_chunks(lines, CHUNK_TOKENS)), tokens=total)
+    chunks = _chunks(lines, CHUNK_TOKENS)
+    dropped = max(0, len(chunks) - MAX_CHUNKS)
+    if dropped:  # keep the session's setup and its most recent work, like head + tail
+        chunks = chunks[:HEAD_CHUNKS] + chunks[HEAD_CHUNKS + dropped :]
+    return InputPlan(mode="map_reduce", parts=tuple(chunks), tokens=total, chunks_dropped=dropped)
