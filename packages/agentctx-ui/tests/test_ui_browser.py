@@ -233,3 +233,22 @@ def test_profile_remove_asks_then_deletes(page: Page, live_url: str, seeded: See
     page.wait_for_selector("main:has-text('No global preferences recorded yet.')")
     with Store.open() as store:
         assert store.list_records(seeded.project, scope="global") == []
+
+
+def test_a_big_graph_leaves_unlinked_records_out_until_asked(page: Page, live_url: str, seeded: Seeded) -> None:
+    from agentctx_store import NewRecord
+    from playwright.sync_api import expect
+
+    with Store.open() as store, store.transaction():
+        for index in range(90):
+            store.add(seeded.project, NewRecord(type="decision", title=f"Standalone decision {index}", body="b"))
+    page.goto(f"{live_url}#/graph")
+    ready(page, "graph")
+    note = page.locator("#unlinked-note")
+    assert note.inner_text().startswith("90 records with no chain and no file link are not drawn.")
+    # the chain (2 records), the linked discovery and its file are drawn
+    assert page.locator("svg.graph g.node").count() == 4
+    shot(page, "06-graph-big")
+    note.get_by_role("button", name="Draw them too").click()
+    expect(page.locator("svg.graph g.node")).to_have_count(94)
+    assert page.locator("svg.graph g.node text").count() == 4  # only linked records and files keep labels

@@ -4,7 +4,9 @@
 import { api, h, state } from "./ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const graphFilters = { types: ["decision"], superseded: true };
+// `unlinked`: also draw records with no chain and no file link; null = only while the drawing stays small.
+const graphFilters = { types: ["decision"], superseded: true, unlinked: null };
+const SMALL_GRAPH = 80; // nodes; above it unlinked records are left out and only linked ones are labelled
 
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
@@ -79,14 +81,18 @@ function chains(records, supersedes) {
 }
 
 function draw(data, focusId) {
-  const nodes = [
-    ...data.records.map((record) => ({ id: record.id, kind: "record", record })),
-    ...data.entities.map((entity) => ({ id: `entity:${entity.id}`, kind: "entity", entity })),
-  ];
   const edges = [
     ...data.supersedes.map((edge) => ({ source: edge.to, target: edge.from, kind: "supersedes", length: 70 })),
     ...data.links.map((link) => ({ source: link.record, target: `entity:${link.entity}`, kind: "link", length: 90 })),
   ];
+  const linked = new Set(edges.flatMap((edge) => [edge.source, edge.target]));
+  const total = data.records.length + data.entities.length;
+  const withUnlinked = graphFilters.unlinked ?? total <= SMALL_GRAPH;
+  const nodes = [
+    ...data.records.filter((record) => withUnlinked || linked.has(record.id) || record.id === focusId).map((record) => ({ id: record.id, kind: "record", record })),
+    ...data.entities.map((entity) => ({ id: `entity:${entity.id}`, kind: "entity", entity })),
+  ];
+  const labelAll = nodes.length <= SMALL_GRAPH;
   layout(nodes, edges);
   const xs = nodes.map((node) => node.x), ys = nodes.map((node) => node.y);
   const pad = 80;
@@ -118,7 +124,7 @@ function draw(data, focusId) {
       const group = s("g", {
         class: `node type-${record.type}${record.superseded_at ? " superseded" : ""}${focusChain.has(record.id) ? " focus" : ""}`,
         transform: `translate(${node.x.toFixed(1)} ${node.y.toFixed(1)})`, tabindex: 0, role: "link", "aria-label": label, "data-id": record.id,
-      }, s("title", {}, label), s("circle", { r: record.superseded_at ? 7 : 9 }), s("text", { x: 13, y: 4 }, shortTitle(record.title)));
+      }, s("title", {}, label), s("circle", { r: record.superseded_at ? 7 : 9 }), labelAll || linked.has(record.id) ? s("text", { x: 13, y: 4 }, shortTitle(record.title)) : null);
       const open = () => { location.hash = `#/records?id=${record.id}`; };
       group.addEventListener("click", open);
       group.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); open(); } });
@@ -129,6 +135,7 @@ function draw(data, focusId) {
         s("title", {}, `${node.entity.kind}: ${name}`), s("rect", { x: -6, y: -6, width: 12, height: 12 }), s("text", { x: 11, y: 4 }, shortTitle(name.split("/").slice(-2).join("/"), 28))));
     }
   }
+  svg.dataset.hidden = String(data.records.length - nodes.filter((node) => node.kind === "record").length);
   return svg;
 }
 
@@ -136,12 +143,19 @@ export async function renderGraph(main, params) {
   const focusId = params.get("focus");
   const meta = state.meta;
   const canvas = h("div", { class: "graph-box" });
+  const unlinkedNote = h("p", { class: "muted", id: "unlinked-note" });
   const aside = h("div", { class: "graph-lists" });
   const load = async () => {
     const query = new URLSearchParams({ project: state.project, superseded: String(graphFilters.superseded) });
     for (const type of graphFilters.types) query.append("type", type);
     const data = await api("GET", `/api/graph?${query}`);
-    canvas.replaceChildren(data.records.length || data.entities.length ? draw(data, focusId) : h("p", {}, "Nothing to draw yet: no records of these types."));
+    const drawing = data.records.length || data.entities.length ? draw(data, focusId) : null;
+    const hidden = Number(drawing?.dataset.hidden || 0);
+    canvas.replaceChildren(drawing || h("p", {}, "Nothing to draw yet: no records of these types."));
+    unlinkedNote.replaceChildren(hidden ? `${hidden} records with no chain and no file link are not drawn. ` : "",
+      hidden || graphFilters.unlinked
+        ? h("button", { type: "button", class: "link", onclick: () => { graphFilters.unlinked = hidden > 0; load(); } }, hidden ? "Draw them too" : "Leave unlinked records out")
+        : "");
     const chainItems = chains(data.records, data.supersedes).map((chain) =>
       h("li", { class: chain.some((record) => record.id === focusId) ? "focus" : "" },
         chain.map((record, index) => [index ? h("span", { class: "arrow-text", "aria-label": "superseded by" }, " → ") : null,
@@ -170,6 +184,7 @@ export async function renderGraph(main, params) {
     h("h2", {}, "Graph"),
     h("div", { class: "filters" }, typeBoxes, supersededBox),
     h("p", { class: "legend muted" }, "● record (faded: superseded) · ■ file · arrow: superseded by · dashed: linked to file. Enter or click a record to open it."),
+    unlinkedNote,
     h("div", { class: "graph-layout" }, canvas, aside),
   );
   await load();
