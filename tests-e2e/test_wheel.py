@@ -13,6 +13,7 @@ itself can only come from the wheels.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -79,8 +80,11 @@ def test_the_agentctx_wheel_installs_offline_and_runs(dist: Path, tmp_path: Path
     (purelib / "zz_test_dependencies.pth").write_text(f"{third_party_only(tmp_path / 'deps')}\n", encoding="utf-8")
 
     run([python, "-m", "pip", "install", "--no-index", "--find-links", dist, "agentctx"], env=os.environ.copy())
+    plain = run([python, "-m", "pip", "list", "--format=freeze", "--path", purelib]).stdout
+    assert "agentctx-embed" not in plain and "agentctx-ui" not in plain  # extras stay optional
 
-    located = run([python, "-c", "import agentctx, agentctx_store; print(agentctx.__file__, agentctx_store.__file__)"])
+    modules = "agentctx, agentctx_store, agentctx_hooks, agentctx_mcp, agentctx_extract"
+    located = run([python, "-c", f"import {modules}; print({modules.replace(', ', '.__file__, ')}.__file__)"])
     for path in located.stdout.split():
         assert Path(path).is_relative_to(venv), f"{path} was not installed from the wheel"
     help_text = run([venv / "bin" / "agentctx", "--help"]).stdout
@@ -94,3 +98,23 @@ def test_the_agentctx_wheel_installs_offline_and_runs(dist: Path, tmp_path: Path
          "--project", project], env=env)  # fmt: skip
     found = run([agentctx, "search", "wheel installed", "--project", project, "--json"], env=env)
     assert '"title": "Wheel works"' in found.stdout
+
+
+def test_the_all_extra_brings_embeddings_and_the_dashboard(dist: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv])
+    python = venv / "bin" / "python"
+    purelib = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    (purelib / "zz_test_dependencies.pth").write_text(f"{third_party_only(tmp_path / 'deps')}\n", encoding="utf-8")
+
+    run([python, "-m", "pip", "install", "--no-index", "--find-links", dist, "agentctx[all]"], env=os.environ.copy())
+
+    located = run(
+        [python, "-c", "import agentctx_embed, agentctx_ui; print(agentctx_embed.__file__, agentctx_ui.__file__)"]
+    )
+    for path in located.stdout.split():
+        assert Path(path).is_relative_to(venv), f"{path} was not installed from the wheel"
+    env = os.environ | {"AGENTCTX_HOME": str(tmp_path / "data")}
+    checks = json.loads(run([venv / "bin" / "agentctx", "doctor", "--json"], env=env).stdout)
+    states = {check["name"]: check["state"] for check in checks}
+    assert states["embeddings"] == "ok" and states["dashboard"] == "ok"
