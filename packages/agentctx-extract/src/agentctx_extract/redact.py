@@ -69,6 +69,34 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("basic-auth", re.compile(r"\bBasic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")),
 )
 
+# a literal each shape's match must contain: most text has none of them, and a substring test
+# is far cheaper than a regex scan, so the scan is skipped (keeps redaction linear and quick)
+_HINTS: dict[str, tuple[str, ...]] = {
+    "private-key": ("PRIVATE KEY",),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "aws-access-key": ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+    "github-token": ("gh", "github_pat_"),
+    "gitlab-token": ("gl",),
+    "slack-token": ("xox",),
+    "slack-webhook": ("hooks.slack.com",),
+    "stripe-key": ("_live_", "_test_"),
+    "stripe-webhook-secret": ("whsec_",),
+    "google-api-key": ("AIza",),
+    "google-oauth-token": ("ya29.",),
+    "google-client-secret": ("GOCSPX-",),
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-AgE",),
+    "huggingface-token": ("hf_",),
+    "sendgrid-key": ("SG.",),
+    "digitalocean-token": ("_v1_",),
+    "jwt": ("eyJ",),
+    "url-password": ("://",),
+    "bearer-token": ("Bearer", "Token"),
+    "cli-credentials": ("-u", "--user", "mysql"),
+    "basic-auth": ("Basic",),
+}
+
 # name parts that make a value secret; pairs are matched on adjacent parts (api + key)
 _SECRET_PARTS = frozenset(
     {
@@ -144,7 +172,7 @@ _ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"(?P<pre>(?<![A-Za-z0-9_.-])-{{0,2}})(?P<name>{_NAME})(?P<sep>[ \t]*=(?!=)[ \t]*)(?P<value>{_VALUE})"),
     # "key": "value" (JSON) and key: value (YAML, HTTP headers)
     re.compile(
-        rf"(?P<pre>[\"']?)(?P<name>{_NAME})[\"']?(?P<sep>\s*:[ \t]*)(?P<value><[^>\n]*>|\"[^\"\n]*\"|'[^'\n]*'|[^\s,}}\]]+)"
+        rf"(?<![A-Za-z0-9_.-])(?P<pre>[\"']?)(?P<name>{_NAME})[\"']?(?P<sep>[ \t]*:[ \t]*)(?P<value><[^>\n]*>|\"[^\"\n]*\"|'[^'\n]*'|[^\s,}}\]]+)"
     ),
     # --password value / --token value on a command line
     re.compile(rf"(?P<pre>(?<!\S)--)(?P<name>{_NAME})(?P<sep>[ \t]+)(?P<value>{_VALUE})"),
@@ -207,7 +235,8 @@ def redact(text: str) -> Redaction:
         return replace
 
     for kind, pattern in _SHAPES:
-        text = pattern.sub(shape(kind), text)  # type: ignore[arg-type]
+        if any(hint in text for hint in _HINTS[kind]):
+            text = pattern.sub(shape(kind), text)  # type: ignore[arg-type]
 
     def assignment(match: re.Match[str]) -> str:
         name, value = match.group("name"), match.group("value")
