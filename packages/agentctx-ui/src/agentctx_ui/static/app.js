@@ -78,7 +78,7 @@ async function renderSessions(main) {
     h(
       "tr",
       {},
-      h("td", { class: "mono" }, session.session_id.slice(0, 12)),
+      h("td", { class: "mono", title: session.session_id }, session.session_id.slice(0, 12)),
       h("td", {}, when(session.started_at)),
       h("td", {}, when(session.ended_at)),
       h("td", { class: "num" }, session.injections),
