@@ -589,3 +589,23 @@ def test_no_secret_of_the_corpus_reaches_the_server_and_near_misses_arrive_intac
         assert text.split("\n")[0] in sent
     stored = json.dumps(all_rows())
     assert [label for label, _text, secret in CORPUS if secret in stored] == []
+
+
+def test_unusable_answers_stop_being_paid_for_after_three_tries(
+    api: MessagesServer, project_dir: Path, make_transcript: MakeTranscript
+) -> None:
+    turns: list[tuple[str, Any]] = [("developer", "The stretch that always confuses the model")]
+    api.push(*[error_reply(500) for _ in range(3)])  # free failures (no answer) never count
+    assert extract_session("sess-1", make_transcript(project_dir, turns)).status == "failed"
+    for attempt in range(3):
+        turns.append(("developer", f"More words {attempt}"))
+        api.push(text_reply("not json"))
+        outcome = extract_session("sess-1", make_transcript(project_dir, turns))
+        assert outcome.status == "failed"
+    assert "gave up on turns 0-4 after 3 unusable answers" in outcome.message
+    turns.append(("developer", "A fresh remark after the bad stretch"))
+    api.push(tool_reply(empty_answer(flush_ok=True)))
+    assert extract_session("sess-1", make_transcript(project_dir, turns)).status == "flush_ok"
+    last = api.bodies[-1]["messages"][0]["content"]
+    assert "New since the last extraction" in last and "[DEVELOPER] A fresh remark" in last
+    assert "The stretch that always confuses the model" not in last

@@ -65,7 +65,7 @@ class CallFailed(Exception):
 @dataclass(frozen=True, kw_only=True)
 class CallSettings:
     model: str
-    max_tokens: int = 4096
+    max_tokens: int = 8192  # 25 entries in each of 5 categories fit; a cut-off answer is unusable
     timeout_s: float = 60.0
     attempts: int = 3  # first try included
     backoff_s: float = 1.0  # first retry delay; doubles each time, capped at 8 s

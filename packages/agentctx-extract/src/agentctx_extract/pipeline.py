@@ -46,6 +46,7 @@ Status = Literal[
     "failed",
 ]
 MAX_PARALLEL_CALLS = 4
+MAX_PAID_FAILURES = 3
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
@@ -141,6 +142,26 @@ def _call_model(caller: Caller, plan: InputPlan, known: list[KnownRecord]) -> Ex
     return parse_extraction(caller.call(merged, label="synthesis"))
 
 
+def _note_failure(
+    store: Store, project: Project, session_id: str, done: dict[str, Any], *, start: int, total_turns: int, paid: bool
+) -> str:
+    """Count failures that cost money (an answer came back but was unusable) from one starting
+    turn. Network errors and 429/5xx cost nothing and are retried at the next Stop for ever;
+    after `MAX_PAID_FAILURES` unusable answers in a row those turns are given up, so one bad
+    stretch of a session cannot be paid for again at every later turn."""
+    if not paid:
+        return ""
+    previous = done.get("failures") or {}
+    count = int(previous.get("count", 0)) + 1 if previous.get("start") == start else 1
+    extraction = dict(done, failures={"start": start, "count": count})
+    note = ""
+    if count >= MAX_PAID_FAILURES:
+        extraction.update(turns_done=total_turns, failures={})
+        note = f"; gave up on turns {start}-{total_turns} after {count} unusable answers"
+    store.update_session_meta(project, session_id, extraction=extraction)
+    return note
+
+
 def _write(
     store: Store,
     project: Project,
@@ -178,6 +199,7 @@ def _write(
                 "flush_ok": extraction.flush_ok,
                 "created": sorted(set(done.get("created", [])) | set(report.created)),
                 "reinforced": sorted(set(already_reinforced) | set(report.reinforced)),
+                "failures": {},
             },
         )
     return report
@@ -256,8 +278,11 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
             if caller.usage.calls:
                 store.add_extraction_cost(session_id, project, caller.usage.cost_usd)
             if extraction is None:
+                note = _note_failure(
+                    store, project, session_id, done, start=start, total_turns=total_turns, paid=caller.usage.calls > 0
+                )
                 return Outcome(
-                    status="failed", message=f"extraction skipped: {failure}", usage=caller.usage, **base_outcome
+                    status="failed", message=f"extraction skipped: {failure}{note}", usage=caller.usage, **base_outcome
                 )
             try:
                 report = _write(
