@@ -1,7 +1,8 @@
 """Entry point of the `agentctx` command.
 
 `agentctx hook <Event>` runs on every Claude Code prompt, so it is dispatched here, before
-typer (or anything but the standard library and the store) is imported.
+typer (or anything but the standard library and the store) is imported. Plain `agentctx mcp`
+(what Claude Code starts at every session) skips typer too: the SDK import is slow enough.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ def main(argv: list[str] | None = None) -> int:
         from agentctx_hooks.__main__ import main as hook_main
 
         return hook_main(args[1:])
+    if args == ["mcp"]:  # `agentctx mcp --help` still goes through typer (cli/cmd_mcp.py)
+        from agentctx_mcp.server import serve
+
+        return serve()
     from agentctx.cli.app import run
 
     return run(args)
