@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
 DB_NAME = "agentctx.db"
@@ -46,4 +45,6 @@ def safe_name(value: str, *, limit: int = 96) -> str:
 def session_state_dir() -> Path:
     """Per-user temp folder for disposable per-session state (injection dedup)."""
     uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    import tempfile  # here, not at the top: hooks import this module and tempfile costs ~5 ms
+
     return Path(tempfile.gettempdir()) / f"agentctx-{uid}"

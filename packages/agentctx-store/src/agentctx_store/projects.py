@@ -8,8 +8,6 @@ through a `Project`; `_global` is reserved for the developer's cross-project pre
 
 from __future__ import annotations
 
-import configparser
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +57,8 @@ def _strip_git(path: str) -> str:
 
 
 def hash_id(value: str) -> str:
+    import hashlib  # imported where used: hooks resolve project ids without it (agentctx_hooks._fast)
+
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
@@ -96,6 +96,8 @@ def read_origin(root: Path) -> str | None:
     git_dir = _git_dir(root)
     if git_dir is None:
         return None
+    import configparser  # imported where used, to keep `import agentctx_store` light for hooks
+
     parser = configparser.ConfigParser(strict=False, interpolation=None)
     try:
         parser.read(git_dir / "config", encoding="utf-8")
