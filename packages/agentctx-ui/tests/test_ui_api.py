@@ -231,3 +231,16 @@ def test_text_sqlite_cannot_store_is_a_422_not_a_crash(client: TestClient, seede
         f"/api/records/{seeded.convention}", content=patch, headers={**WRITE, "Content-Type": "application/json"}
     )
     assert response.status_code == 422
+
+
+def test_every_refusal_has_the_same_error_shape(client: TestClient, seeded: Seeded) -> None:
+    unreadable = client.patch(
+        f"/api/records/{seeded.convention}",
+        content=b"\xf9_\xa71#\xff",
+        headers={**WRITE, "Content-Type": "application/json"},
+    )
+    assert unreadable.status_code in (400, 422) and unreadable.json()["error"]
+    unknown = client.get("/api/nothing-here")
+    assert unknown.status_code == 404 and "openapi.json" in unknown.json()["error"]
+    wrong_method = client.put("/api/records", json={}, headers=WRITE)
+    assert wrong_method.status_code == 405 and wrong_method.json() == {"error": "Method Not Allowed"}

@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentctx_ui import __version__
 from agentctx_ui.api_records import router as records_router
@@ -73,6 +74,14 @@ def create_app(*, project: Project, port: int = 7327, token: str | None = None, 
             for error in exc.errors()
         )
         return JSONResponse({"error": f"Invalid request: {problems}."}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Unknown routes, wrong methods, unreadable bodies: the same `{"error": ...}` shape as the rest."""
+        message = {404: "No such page or endpoint; /api/openapi.json lists the API."}.get(
+            exc.status_code, str(exc.detail)
+        )
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
     page = (STATIC_DIR / "index.html").read_text(encoding="utf-8").replace(TOKEN_PLACEHOLDER, html.escape(secret))
 
