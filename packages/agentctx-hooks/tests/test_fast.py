@@ -102,3 +102,15 @@ def test_project_id_matches_the_store_outside_git_and_through_symlinks(tmp_path:
     (tmp_path / "link").symlink_to(plain)
     for start in (plain, tmp_path / "link", tmp_path / "missing" / "dir"):
         assert _fast.project_id(str(start)) == resolve_project(start).project_id
+
+
+@pytest.mark.parametrize("name", sorted(GIT_CONFIGS))
+def test_project_of_builds_the_same_project_as_the_store(tmp_path: Path, name: str) -> None:
+    from agentctx_hooks.storage import project_of
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text(GIT_CONFIGS[name], encoding="utf-8")
+    (repo / "sub").mkdir()
+    for start in (repo, repo / "sub", tmp_path, tmp_path / "no" / "such"):
+        assert project_of(str(start)) == resolve_project(start)

@@ -206,3 +206,13 @@ def test_record_text_cannot_close_the_fence(add: Add, project: Project) -> None:
     text, _ = render([record])
     assert text.count("</agentctx-record>") == 1
     assert text.count("<agentctx-record ") == 1
+
+
+def test_mark_matches_the_digest(add: Add, project: Project) -> None:
+    from agentctx_store import digest
+
+    from agentctx_hooks.prompt import mark
+
+    for confidence in ("inferred", "explicit", "reinforced"):
+        record = add(project, f"A {confidence} one", "Body.", confidence=confidence)
+        assert mark(record) == digest.mark(record)

@@ -75,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # too large, unreadable
         log.error(event, exc)
         return 0
+    owns_process = sys.argv[1:3] == ["hook", event]  # `agentctx hook X`, not a caller in-process
+    if owns_process:
+        from agentctx_hooks.storage import leave_open_on_exit
+
+        leave_open_on_exit()
     text = run(event, raw)
     if text:
         try:
@@ -82,7 +87,21 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
         except (OSError, ValueError):
             pass
+    if owns_process:
+        _exit_now()
     return 0
+
+
+def _exit_now() -> None:
+    """End the process without interpreter teardown (and without the WAL checkpoint a closing
+    connection does, see `storage`). Everything is committed and stdout is flushed."""
+    import os
+
+    try:  # noqa: SIM105 - contextlib is not imported on the hot path
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -135,14 +135,19 @@ def read_origin(root: str) -> str | None:
     return url or None
 
 
-def project_id(cwd: str) -> str:
-    """Same id as `agentctx_store.resolve_project(cwd).project_id` (SPEC §3.4)."""
+def resolve(cwd: str) -> tuple[str, str, str | None]:
+    """(project id, root, origin remote) as `agentctx_store.resolve_project(cwd)` finds them."""
     start = os.path.realpath(os.path.expanduser(cwd))
     root = _repo_root(start) or start
     remote = read_origin(root) if os.path.exists(os.path.join(root, ".git")) else None
     if remote:
-        return _sha256_hex(normalize_remote(remote))
-    return _sha256_hex(root)
+        return _sha256_hex(normalize_remote(remote)), root, remote
+    return _sha256_hex(root), root, None
+
+
+def project_id(cwd: str) -> str:
+    """Same id as `agentctx_store.resolve_project(cwd).project_id` (SPEC §3.4)."""
+    return resolve(cwd)[0]
 
 
 # -- agentctx_store.paths ------------------------------------------------------------------

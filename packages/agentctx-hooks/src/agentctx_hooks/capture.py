@@ -14,6 +14,8 @@ Tools it does not know (Read, Grep, MCP tools, Agent…) return before the store
 from __future__ import annotations
 
 import os
+import re
+import sqlite3
 
 from agentctx_hooks.payload import HookInput
 from agentctx_hooks.signals import BashObservation, observe_bash
@@ -80,28 +82,20 @@ def file_name(project_root: str, path: str) -> str:
     return os.path.relpath(absolute, root).replace(os.sep, "/")
 
 
-def _open(hook: HookInput) -> tuple[Store, Project]:
-    from agentctx_store import Store, resolve_project
-
-    project = resolve_project(hook.cwd)
-    store = Store.open()
-    store.conn.execute("PRAGMA busy_timeout = 5000")
-    return store, project
-
-
 def _capture_file(hook: HookInput, path: str) -> None:
-    store, project = _open(hook)
-    try:
+
+    from agentctx_hooks.storage import open_store, project_of
+
+    project = project_of(hook.cwd)
+    with open_store(busy_ms=5000) as store:
         name = file_name(str(project.root), path)
         with store.transaction():
             node = store.upsert_node(project, "file", name)
             session_node = store.upsert_node(project, "session", hook.session_id)
             store.add_edge(node, session_node, "observed_in")
-            for record_id in records_naming(store, project, name):
-                store.link_entity(record_id, node)
-            _append_meta(store, project, hook.session_id, "files", name, limit=MAX_FILES, unique=True)
-    finally:
-        store.close()
+            if _append_meta(store, project, hook.session_id, "files", name, limit=MAX_FILES, unique=True):
+                for record_id in records_naming(store, project, name):  # once per file and session
+                    store.link_entity(record_id, node)
 
 
 def records_naming(store: Store, project: Project, name: str) -> list[str]:
@@ -111,77 +105,88 @@ def records_naming(store: Store, project: Project, name: str) -> list[str]:
     base = name.rsplit("/", 1)[-1]
     if base != name and "." in base and len(base) >= 6:
         needles.append(base)
-    clause = " OR ".join("instr(title, ?) > 0 OR instr(body, ?) > 0" for _ in needles)
+    clause = " OR ".join("instr(r.title, ?) > 0 OR instr(r.body, ?) > 0" for _ in needles)
     params: list[str] = [project.project_id]
     for needle in needles:
         params.extend([needle, needle])
-    rows = store.conn.execute(
-        f"SELECT id FROM records WHERE project_id = ? AND superseded_at IS NULL AND ({clause}) LIMIT 50", params
-    ).fetchall()
-    return [row[0] for row in rows]
+    scan = f"SELECT r.id FROM records r WHERE r.project_id = ? AND r.superseded_at IS NULL AND ({clause}) LIMIT 50"
+    tokens = re.findall(r"[^\W_]+", needles[-1])  # how FTS5's unicode61 tokenizer cuts the name
+    if tokens and store.has_fts:
+        # The FTS index narrows the candidates to records containing the name's words in a row,
+        # instead of scanning every body of the project.
+        phrase = '"' + " ".join(tokens) + '"'
+        indexed = scan.replace(
+            "FROM records r WHERE",
+            "FROM records_fts JOIN records r ON r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND",
+        )
+        try:
+            return [row[0] for row in store.conn.execute(indexed, [phrase, *params])]
+        except sqlite3.Error:
+            pass  # an index problem: the scan below still answers
+    return [row[0] for row in store.conn.execute(scan, params)]
 
 
 def _append_meta(
     store: Store, project: Project, session_id: str, key: str, value: Any, *, limit: int, unique: bool = False
-) -> None:
-    """Append to a list in the session's metadata, inside the caller's transaction."""
+) -> bool:
+    """Append to a list in the session's metadata, inside the caller's transaction; False
+    when `unique` and the value was already there (it moves to the end)."""
     session = store.get_session(session_id) or {}
     current = session.get("meta", {}).get(key)
     items = list(current) if isinstance(current, list) else []
-    if unique and value in items:
+    new = value not in items
+    if unique and not new:
         items.remove(value)
     items.append(value)
     store.update_session_meta(project, session_id, **{key: items[-limit:]})
+    return new
 
 
 def _capture_bash(hook: HookInput, command: str, observation: BashObservation) -> None:
     from agentctx_store import NewRecord
     from agentctx_store.records import utc_now
 
-    store, project = _open(hook)
-    try:
-        with store.transaction():
-            session_node = store.upsert_node(project, "session", hook.session_id)
-            if observation.error is not None:
-                signature, key = observation.error
-                stub = store.find_by_key(project, "bugfix", key)
-                if stub is None:
-                    stub = store.add(
-                        project,
-                        NewRecord(
-                            type="bugfix",
-                            title=_title(signature),
-                            body=f"Seen running `{_short(command, 160)}`: {_short(signature, 300)}. "
-                            "Cause and fix not recorded yet.",
-                            confidence="inferred",
-                            source="hook_observation",
-                            session_id=hook.session_id,
-                            key=key,
-                        ),
-                    )
-                store.add_edge(stub.record_id, session_node, "observed_in")
-            if observation.test is not None:
-                outcome, files = observation.test
-                for name in files or [_short(command, 120)]:
-                    kind = "file" if name in files else "test"
-                    node = store.upsert_node(
-                        project, kind, file_name(str(project.root), name) if kind == "file" else name
-                    )
-                    store.add_edge(node, session_node, f"test_{outcome}")
-                entry = {"command": _short(command, 200), "outcome": outcome, "files": files, "at": utc_now()}
-                _append_meta(store, project, hook.session_id, "tests", entry, limit=MAX_TESTS)
-            if observation.branch:
-                store.update_session_meta(project, hook.session_id, branch=observation.branch)
-            if observation.commit is not None:
-                _append_meta(store, project, hook.session_id, "commits", observation.commit, limit=MAX_COMMITS)
-                if observation.commit.get("branch"):
-                    store.update_session_meta(project, hook.session_id, branch=observation.commit["branch"])
-            if observation.pull_request:
-                _append_meta(
-                    store, project, hook.session_id, "prs", observation.pull_request, limit=MAX_COMMITS, unique=True
+    from agentctx_hooks.storage import open_store, project_of
+
+    project = project_of(hook.cwd)
+    with open_store(busy_ms=5000) as store, store.transaction():
+        session_node = store.upsert_node(project, "session", hook.session_id)
+        if observation.error is not None:
+            signature, key = observation.error
+            stub = store.find_by_key(project, "bugfix", key)
+            if stub is None:
+                stub = store.add(
+                    project,
+                    NewRecord(
+                        type="bugfix",
+                        title=_title(signature),
+                        body=f"Seen running `{_short(command, 160)}`: {_short(signature, 300)}. "
+                        "Cause and fix not recorded yet.",
+                        confidence="inferred",
+                        source="hook_observation",
+                        session_id=hook.session_id,
+                        key=key,
+                    ),
                 )
-    finally:
-        store.close()
+            store.add_edge(stub.record_id, session_node, "observed_in")
+        if observation.test is not None:
+            outcome, files = observation.test
+            for name in files or [_short(command, 120)]:
+                kind = "file" if name in files else "test"
+                node = store.upsert_node(project, kind, file_name(str(project.root), name) if kind == "file" else name)
+                store.add_edge(node, session_node, f"test_{outcome}")
+            entry = {"command": _short(command, 200), "outcome": outcome, "files": files, "at": utc_now()}
+            _append_meta(store, project, hook.session_id, "tests", entry, limit=MAX_TESTS)
+        if observation.branch:
+            store.update_session_meta(project, hook.session_id, branch=observation.branch)
+        if observation.commit is not None:
+            _append_meta(store, project, hook.session_id, "commits", observation.commit, limit=MAX_COMMITS)
+            if observation.commit.get("branch"):
+                store.update_session_meta(project, hook.session_id, branch=observation.commit["branch"])
+        if observation.pull_request:
+            _append_meta(
+                store, project, hook.session_id, "prs", observation.pull_request, limit=MAX_COMMITS, unique=True
+            )
 
 
 def _title(signature: str) -> str:

@@ -59,13 +59,12 @@ def session_end(hook: HookInput) -> str:
         cwd=hook.cwd,
     )
     if hook.session_id:
-        store, project = _open(hook, busy_ms=500)
-        try:
-            with store.transaction():
-                flush_pending(store, project, hook.session_id)
-                store.end_session(project, hook.session_id)
-        finally:
-            store.close()
+        from agentctx_hooks.storage import open_store, project_of
+
+        project = project_of(hook.cwd)
+        with open_store(busy_ms=500) as store, store.transaction():
+            flush_pending(store, project, hook.session_id)
+            store.end_session(project, hook.session_id)
     return ""
 
 
@@ -76,31 +75,30 @@ def cwd_changed(hook: HookInput) -> str:
         return ""
     if old_cwd and os.path.isabs(old_cwd) and _fast.project_id(old_cwd) == _fast.project_id(new_cwd):
         return ""  # still the same project: nothing to refresh
-    from agentctx_store import Store, resolve_project
 
     from agentctx_hooks import profile
+    from agentctx_hooks.storage import open_store, project_of
 
-    project = resolve_project(new_cwd)
-    with Store.open() as store:
-        store.conn.execute("PRAGMA busy_timeout = 3000")
-        with store.transaction():
-            store.remember_project(project)
-            profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
+    project = project_of(new_cwd)
+    with open_store(busy_ms=3000) as store, store.transaction():
+        store.remember_project(project)
+        profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
     return ""
 
 
 def pre_compact(hook: HookInput) -> str:
     if not hook.cwd or not hook.session_id:
         return ""
-    store, project = _open(hook, busy_ms=3000)
-    try:
+
+    from agentctx_hooks.storage import open_store, project_of
+
+    project = project_of(hook.cwd)
+    with open_store(busy_ms=3000) as store:
         snapshot = compose_snapshot(store, project, hook)
         with store.transaction():
             flush_pending(store, project, hook.session_id)
             if snapshot:
                 store.update_session_meta(project, hook.session_id, snapshot=snapshot)
-    finally:
-        store.close()
     return ""
 
 
@@ -181,12 +179,3 @@ def flush_pending(store: Store, project: Project, session_id: str) -> None:
             state.save(session_id, data)
     except OSError as exc:
         log.error("accounting", exc, session=session_id)
-
-
-def _open(hook: HookInput, *, busy_ms: int) -> tuple[Store, Project]:
-    from agentctx_store import Store, resolve_project
-
-    project = resolve_project(hook.cwd)
-    store = Store.open()
-    store.conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-    return store, project

@@ -64,12 +64,13 @@ def handle(hook: HookInput) -> str:
     state.add_prompt(data, prompt)
     already = state.injected_ids(data)
 
-    from agentctx_store import Store, resolve_project, search
+    from agentctx_store import search
     from agentctx_store.budget import estimate_tokens
 
-    project = resolve_project(hook.cwd)
-    with Store.open() as store:
-        store.conn.execute("PRAGMA busy_timeout = 3000")
+    from agentctx_hooks.storage import open_store, project_of
+
+    project = project_of(hook.cwd)
+    with open_store(busy_ms=3000) as store:
         result = search(store, project, prompt[:MAX_QUERY_CHARS], limit=3, exclude_ids=already)
         text, ids = render([hit.record for hit in result.hits[:3]])
         pending_tokens, pending_ids, pending_count = state.take_pending(data)
@@ -93,7 +94,6 @@ def render(records: list[Record]) -> tuple[str, list[str]]:
     body when enough room is left, and the rest are dropped. Returns (text, injected ids).
     """
     from agentctx_store.budget import PROMPT, Budget, estimate_tokens, truncate
-    from agentctx_store.digest import mark
 
     parts = [HEADER]
     ids: list[str] = []
@@ -123,6 +123,14 @@ def render(records: list[Record]) -> tuple[str, list[str]]:
         return "", []
     text = "\n\n".join(parts)
     return (text if PROMPT.allows(text) else truncate(text, PROMPT)), ids
+
+
+def mark(record: Record) -> str:
+    """Same as `agentctx_store.digest.mark` (a test holds them equal); not imported because
+    `digest` brings `tempfile` onto the prompt path."""
+    if record.confidence == "inferred":
+        return " (unconfirmed — inferred, not stated by the developer)"
+    return ""
 
 
 def _unfence(text: str) -> str:

@@ -89,13 +89,13 @@ def _remember(hook: HookInput, source: str, ids: list[str], tokens: int, *, alre
 def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
     """The digest through the store: composed once when missing, cut to budget, and with the
     PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
-    from agentctx_store import Store, budget, digest, resolve_project
+    from agentctx_store import budget, digest
 
     from agentctx_hooks import profile
+    from agentctx_hooks.storage import open_store, project_of
 
-    project = resolve_project(hook.cwd)
-    with Store.open() as store:
-        store.conn.execute("PRAGMA busy_timeout = 3000")
+    project = project_of(hook.cwd)
+    with open_store(busy_ms=3000) as store:
         existing = digest.read(project.project_id)
         if existing is None:
             if not store.list_records(project, types=["profile"], scope="project", limit=1):

@@ -9,7 +9,6 @@ of a successful command are usually logs, not bugs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from agentctx_hooks._fast import _sha256_hex
 
@@ -49,13 +48,22 @@ _SWITCH_COMMAND = re.compile(r"\bgit\s+(?:switch|checkout)\s+(?:-[bcBC]\s+)?([\w
 _PR_URL = re.compile(r"https://\S+/pull/\d+")
 
 
-@dataclass(frozen=True, kw_only=True)
 class BashObservation:
-    error: tuple[str, str] | None = None  # (signature, dedup key)
-    test: tuple[str, list[str]] | None = None  # ("passed" | "failed", test files)
-    branch: str = ""
-    commit: dict[str, str] | None = None
-    pull_request: str = ""
+    """What one command showed. A slotted class rather than a dataclass: this runs on every
+    Bash PostToolUse, and `dataclasses` alone costs more import time than the whole capture."""
+
+    __slots__ = ("branch", "commit", "error", "pull_request", "test")
+
+    def __init__(
+        self,
+        *,
+        error: tuple[str, str] | None = None,  # (signature, dedup key)
+        test: tuple[str, list[str]] | None = None,  # ("passed" | "failed", test files)
+        branch: str = "",
+        commit: dict[str, str] | None = None,
+        pull_request: str = "",
+    ) -> None:
+        self.error, self.test, self.branch, self.commit, self.pull_request = error, test, branch, commit, pull_request
 
     def is_empty(self) -> bool:
         return not (self.error or self.test or self.branch or self.commit or self.pull_request)

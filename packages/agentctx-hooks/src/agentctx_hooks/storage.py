@@ -1,0 +1,63 @@
+"""Opening the store from a hook process, and leaving it without a checkpoint.
+
+Closing the last connection to a WAL database checkpoints the log into the main file and
+fsyncs, which costs a hook more than its own query. When the hook owns its process
+(`__main__.main` run as `agentctx hook …`), it ends with `os._exit`, so the connection is left
+open instead: every transaction has committed, the WAL stays valid for the next process, and
+SQLite's auto-checkpoint (every 1,000 pages, on commit) keeps it bounded. Derived digests are
+refreshed exactly as `Store.close()` would. In-process callers (tests) close normally.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentctx_store import Project, Store
+
+_state = {"process_exit": False}
+_kept: list[Store] = []  # referenced until os._exit, so nothing closes them on the way out
+
+
+def project_of(cwd: str) -> Project:
+    """`agentctx_store.resolve_project(cwd)`, computed by `_fast` (no configparser, no OpenSSL)."""
+    from pathlib import Path
+
+    from agentctx_store import Project
+
+    from agentctx_hooks._fast import resolve
+
+    project_id, root, remote = resolve(cwd)
+    path = Path(root)
+    return Project(project_id=project_id, root=path, name=path.name or root, remote=remote)
+
+
+def leave_open_on_exit() -> None:
+    """Called by `main` when the process ends with `os._exit` right after the hook."""
+    _state["process_exit"] = True
+
+
+@contextmanager
+def open_store(*, busy_ms: int) -> Iterator[Store]:
+    from agentctx_store import Store
+
+    store = Store.open()
+    store.conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+    try:
+        yield store
+    finally:
+        if _state["process_exit"] and not store.conn.in_transaction:
+            try:
+                if store.dirty:
+                    from agentctx_store import digest
+
+                    digest.refresh_after_write(store, store.dirty)
+            except (OSError, sqlite3.Error):
+                pass  # derived: the next write or consolidation rebuilds it (as Store.close does)
+            store.dirty.clear()
+            _kept.append(store)
+        else:
+            store.close()
