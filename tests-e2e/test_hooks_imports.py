@@ -31,11 +31,16 @@ HEAVY = [
     "agentctx.cli",
 ]
 PROBE = """
-import json, sys
+import json, os, sys
+report, real_exit = sys.argv[2], os._exit
+def exit_and_report(code):
+    with open(report, "w", encoding="utf-8") as handle:
+        json.dump(sorted(sys.modules), handle)
+    real_exit(code)
+os._exit = exit_and_report
+sys.argv = ["agentctx", "hook", sys.argv[1]]  # as the console script runs it: the hook owns the process
 from agentctx.__main__ import main
-main(["hook", sys.argv[1]])
-with open(sys.argv[2], "w", encoding="utf-8") as handle:
-    json.dump(sorted(sys.modules), handle)
+main()
 """
 
 

@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     owns_process = sys.argv[1:3] == ["hook", event]  # `agentctx hook X`, not a caller in-process
     if owns_process:
-        from agentctx_hooks.storage import leave_open_on_exit
+        from agentctx_hooks._process import ENDS_WITH_OS_EXIT
 
-        leave_open_on_exit()
+        ENDS_WITH_OS_EXIT["value"] = True
     text = run(event, raw)
     if text:
         try:

@@ -14,11 +14,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from agentctx_hooks._process import ENDS_WITH_OS_EXIT
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentctx_store import Project, Store
 
-_state = {"process_exit": False}
 _kept: list[Store] = []  # referenced until os._exit, so nothing closes them on the way out
 
 
@@ -35,11 +36,6 @@ def project_of(cwd: str) -> Project:
     return Project(project_id=project_id, root=path, name=path.name or root, remote=remote)
 
 
-def leave_open_on_exit() -> None:
-    """Called by `main` when the process ends with `os._exit` right after the hook."""
-    _state["process_exit"] = True
-
-
 @contextmanager
 def open_store(*, busy_ms: int) -> Iterator[Store]:
     from agentctx_store import Store
@@ -49,7 +45,7 @@ def open_store(*, busy_ms: int) -> Iterator[Store]:
     try:
         yield store
     finally:
-        if _state["process_exit"] and not store.conn.in_transaction:
+        if ENDS_WITH_OS_EXIT["value"] and not store.conn.in_transaction:
             try:
                 if store.dirty:
                     from agentctx_store import digest
