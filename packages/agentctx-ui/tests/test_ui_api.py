@@ -244,3 +244,12 @@ def test_every_refusal_has_the_same_error_shape(client: TestClient, seeded: Seed
     assert unknown.status_code == 404 and "openapi.json" in unknown.json()["error"]
     wrong_method = client.put("/api/records", json={}, headers=WRITE)
     assert wrong_method.status_code == 405 and wrong_method.json() == {"error": "Method Not Allowed"}
+
+
+def test_a_write_refreshes_the_session_digest_like_the_cli(client: TestClient, seeded: Seeded) -> None:
+    from agentctx_store import paths
+
+    digest = paths.digest_path(seeded.project.project_id)
+    digest.unlink(missing_ok=True)
+    client.patch(f"/api/records/{seeded.decision}", json={"title": "Use Postgres 17 for storage"}, headers=WRITE)
+    assert "Use Postgres 17 for storage" in digest.read_text(encoding="utf-8")

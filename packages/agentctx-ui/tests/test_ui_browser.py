@@ -92,6 +92,9 @@ def page(browser: Browser, live_url: str) -> Iterator[Page]:
 
 
 def shot(page: Page, name: str) -> None:
+    """Save a screenshot, after checking the page shows no leaked `null` / `undefined` / `[object …]`."""
+    text = page.locator("body").inner_text()
+    assert not re.search(r"\bnull\b|\bundefined\b|\[object |\bNaN\b", text), f"{name}: {text}"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
@@ -252,3 +255,37 @@ def test_a_big_graph_leaves_unlinked_records_out_until_asked(page: Page, live_ur
     note.get_by_role("button", name="Draw them too").click()
     expect(page.locator("svg.graph g.node")).to_have_count(94)
     assert page.locator("svg.graph g.node text").count() == 4  # only linked records and files keep labels
+
+
+def test_record_a_new_fact_and_pin_it(page: Page, live_url: str, seeded: Seeded) -> None:
+    page.goto(live_url)
+    ready(page, "records")
+    page.get_by_text("New record").click()
+    page.get_by_label("Title", exact=True).first.fill("Run migrations with alembic")
+    page.locator("#new-body").fill("Schema changes go through alembic revisions.")
+    page.locator("#new-type").select_option("convention")
+    page.get_by_role("button", name="Record", exact=True).click()
+    page.wait_for_selector("#detail-title:has-text('Run migrations with alembic')")
+    page.wait_for_selector("#results:has-text('Run migrations with alembic')")
+    page.get_by_role("button", name="Pin", exact=True).click()
+    page.wait_for_selector("#detail .badge-pinned")
+    shot(page, "07-new-pinned")
+    with Store.open() as store:
+        created = store.list_records(seeded.project, types=["convention"], pinned=True)
+    assert [(record.title, record.source, record.confidence) for record in created] == [
+        ("Run migrations with alembic", "cli", "explicit")
+    ]
+
+
+def test_a_superseded_record_shows_its_successor_and_cannot_be_superseded(
+    page: Page, live_url: str, seeded: Seeded
+) -> None:
+    page.goto(f"{live_url}#/records?id={seeded.old_decision}")
+    ready(page, "records")
+    page.wait_for_selector("#detail-title:has-text('Use MySQL for storage')")
+    detail = page.locator("#detail")
+    assert "Superseded by" in detail.inner_text()
+    assert detail.get_by_text("Supersede (the fact changed)").count() == 0
+    shot(page, "08-superseded-detail")
+    detail.get_by_role("button", name=seeded.decision).click()
+    page.wait_for_selector("#detail-title:has-text('Use Postgres for storage')")

@@ -2,7 +2,7 @@
 // Plain ES modules, no build step, nothing loaded from the network but this server.
 import { renderRecords } from "./records.js";
 import { renderGraph } from "./graph.js";
-import { api, badge, h, navigate, projectQuery, state, table, toast, when } from "./ui.js";
+import { api, fill, badge, h, navigate, projectQuery, state, table, toast, when } from "./ui.js";
 
 // ---- views ------------------------------------------------------------------------
 
@@ -22,7 +22,7 @@ async function renderProjects(main) {
       h("td", { class: "num" }, project.total),
     ),
   );
-  main.replaceChildren(
+  fill(main,
     h("h2", {}, "Projects"),
     h("p", { class: "muted" }, "Counts are current records each project sees, including your global ones."),
     table("Projects", ["Project", "Path", "Last activity", "Records by type", "Total"], rows),
@@ -63,7 +63,7 @@ async function renderProfile(main) {
       ),
     ),
   );
-  main.replaceChildren(
+  fill(main,
     h("h2", {}, "Profile"),
     h("p", { class: "muted" }, "Your global preferences, shared by every project. Inferred ones reach Claude only once reinforced."),
     rows.length
@@ -86,7 +86,7 @@ async function renderSessions(main) {
       h("td", { class: "num" }, `$${session.extraction_cost_usd.toFixed(4)}`),
     ),
   );
-  main.replaceChildren(
+  fill(main,
     h("h2", {}, "Sessions"),
     h(
       "p",
@@ -123,7 +123,7 @@ function syncReport(report) {
 async function renderSync(main) {
   const data = await api("GET", `/api/sync?${projectQuery()}`);
   const body = data.available ? syncReport(data.report) : [h("p", { class: "notice" }, data.message || "Not available yet.")];
-  main.replaceChildren(h("h2", {}, "Sync with CLAUDE.md"), ...body);
+  fill(main, h("h2", {}, "Sync with CLAUDE.md"), ...body);
 }
 
 const VIEWS = { projects: renderProjects, records: renderRecords, graph: renderGraph, profile: renderProfile, sessions: renderSessions, sync: renderSync };
@@ -161,7 +161,7 @@ export async function route() {
   try {
     await VIEWS[view](main, params);
   } catch (error) {
-    main.replaceChildren(h("h2", {}, "Something went wrong"), h("p", { role: "alert", class: "error" }, error.message));
+    fill(main, h("h2", {}, "Something went wrong"), h("p", { role: "alert", class: "error" }, error.message));
   } finally {
     main.setAttribute("aria-busy", "false");
     document.body.dataset.ready = view;
@@ -182,5 +182,5 @@ async function start() {
 }
 
 start().catch((error) => {
-  document.getElementById("main").replaceChildren(h("p", { role: "alert", class: "error" }, `The dashboard could not start: ${error.message}`));
+  fill(document.getElementById("main"), h("p", { role: "alert", class: "error" }, `The dashboard could not start: ${error.message}`));
 });

@@ -1,7 +1,7 @@
 // Graph view: decisions with their supersession chains and records linked to files, laid out by a
 // small force simulation (repulsion + springs + gravity) and drawn as SVG. A few hundred nodes at
 // most, so the O(n²) repulsion is cheap; the start positions are deterministic (same data → same picture).
-import { api, h, state } from "./ui.js";
+import { api, fill, h, state } from "./ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 // `unlinked`: also draw records with no chain and no file link; null = only while the drawing stays small.
@@ -151,8 +151,8 @@ export async function renderGraph(main, params) {
     const data = await api("GET", `/api/graph?${query}`);
     const drawing = data.records.length || data.entities.length ? draw(data, focusId) : null;
     const hidden = Number(drawing?.dataset.hidden || 0);
-    canvas.replaceChildren(drawing || h("p", {}, "Nothing to draw yet: no records of these types."));
-    unlinkedNote.replaceChildren(hidden ? `${hidden} records with no chain and no file link are not drawn. ` : "",
+    fill(canvas, drawing || h("p", {}, "Nothing to draw yet: no records of these types."));
+    fill(unlinkedNote, hidden ? `${hidden} records with no chain and no file link are not drawn. ` : "",
       hidden || graphFilters.unlinked
         ? h("button", { type: "button", class: "link", onclick: () => { graphFilters.unlinked = hidden > 0; load(); } }, hidden ? "Draw them too" : "Leave unlinked records out")
         : "");
@@ -163,7 +163,7 @@ export async function renderGraph(main, params) {
     const files = new Map(data.entities.map((entity) => [entity.id, entity]));
     const titles = new Map(data.records.map((record) => [record.id, record.title]));
     const linkItems = data.links.map((link) => h("li", {}, h("a", { href: `#/records?id=${link.record}` }, titles.get(link.record) || link.record), " — ", h("code", {}, files.get(link.entity)?.name || link.entity)));
-    aside.replaceChildren(
+    fill(aside,
       h("h3", {}, "Supersession chains (oldest → current)"),
       chainItems.length ? h("ol", { class: "chains", id: "chain-list" }, chainItems) : h("p", { class: "muted" }, "No chains among these records."),
       h("h3", {}, "Records linked to files"),
@@ -180,7 +180,7 @@ export async function renderGraph(main, params) {
       },
     }), ` ${type}`)));
   const supersededBox = h("label", { class: "check" }, h("input", { type: "checkbox", id: "graph-superseded", checked: graphFilters.superseded, onchange: (event) => { graphFilters.superseded = event.target.checked; load(); } }), " include superseded records");
-  main.replaceChildren(
+  fill(main,
     h("h2", {}, "Graph"),
     h("div", { class: "filters" }, typeBoxes, supersededBox),
     h("p", { class: "legend muted" }, "● record (faded: superseded) · ■ file · arrow: superseded by · dashed: linked to file. Enter or click a record to open it."),

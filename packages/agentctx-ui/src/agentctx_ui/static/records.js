@@ -1,5 +1,5 @@
 // Records view: search and filter (the store's own search), then read, correct, pin, supersede or delete one.
-import { api, badge, h, projectQuery, state, table, toast, when } from "./ui.js";
+import { api, fill, badge, h, projectQuery, state, table, toast, when } from "./ui.js";
 
 // Filters survive switching views (kept in memory only: no cookies, nothing stored server-side).
 const filters = { q: "", type: "", scope: "", confidence: "", superseded: "exclude" };
@@ -99,7 +99,7 @@ async function loadResults(container, onOpen) {
     ),
   );
   const summary = filters.q.trim() ? `${data.count} match${data.count === 1 ? "" : "es"} for “${filters.q.trim()}”` : `${data.count} record${data.count === 1 ? "" : "s"}, newest first`;
-  container.replaceChildren(
+  fill(container,
     h("p", { class: "muted", id: "result-summary" }, summary, data.degraded ? ` (search degraded: ${data.degraded})` : ""),
     rows.length ? table("Records", ["Type", "Title", "Confidence", "Scope", "Recorded"], rows) : h("p", {}, "Nothing found."),
     data.count >= shown && shown < 1000
@@ -178,7 +178,7 @@ async function renderDetail(aside, recordId, refresh) {
       api("GET", `/api/records/${recordId}/history?${projectQuery()}`),
     ]);
   } catch (error) {
-    aside.replaceChildren(h("p", { role: "alert", class: "error" }, error.message));
+    fill(aside, h("p", { role: "alert", class: "error" }, error.message));
     return;
   }
   const reopen = (id) => { refresh(); renderDetail(aside, id, refresh); };
@@ -201,7 +201,7 @@ async function renderDetail(aside, recordId, refresh) {
         await api("DELETE", `/api/records/${record.id}?${projectQuery()}`);
         toast("Deleted.");
         refresh();
-        aside.replaceChildren(h("p", { class: "muted" }, "Record deleted. Choose another one."));
+        fill(aside, h("p", { class: "muted" }, "Record deleted. Choose another one."));
       } catch (error) { toast(error.message, "error"); }
     },
   }, "Delete…");
@@ -219,7 +219,7 @@ async function renderDetail(aside, recordId, refresh) {
       ),
     ),
   );
-  aside.replaceChildren(
+  fill(aside,
     h("h3", { id: "detail-title", tabindex: "-1" }, record.title),
     h("p", {}, badge(record.type), " ", badge(record.confidence), " ", badge(record.scope, "scope"), record.pinned ? [" ", badge("pinned")] : null, record.superseded_at ? [" ", badge("superseded")] : null),
     h("p", { class: "body" }, record.body),
@@ -248,7 +248,7 @@ export async function renderRecords(main, params) {
   const refresh = () => loadResults(results, open).catch((error) => toast(error.message, "error"));
   const search = () => { shown = PAGE; refresh(); };
   const open = (id) => renderDetail(aside, id, refresh);
-  main.replaceChildren(
+  fill(main,
     h("h2", {}, "Records"),
     searchForm(search),
     newRecordForm((id) => { refresh(); open(id); }),

@@ -20,6 +20,12 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Replace an element's children, skipping null / false / undefined (conditional parts of a view). */
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((child) => child !== null && child !== undefined && child !== false));
+  return el;
+}
+
 /** Call the API; a refused or failed call throws an Error carrying the server's one-line message. */
 export async function api(method, path, body) {
   const headers = { Accept: "application/json" };
