@@ -56,3 +56,11 @@ def test_every_command_takes_project_where_it_acts_on_one() -> None:
         if path[0] in mine:
             options = {opt for param in command.params for opt in getattr(param, "opts", [])}
             assert "--project" in options, path
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(path) for path, _ in COMMANDS])
+def test_every_long_option_is_documented(path: tuple[str, ...], command: Any) -> None:
+    text = CLI_DOC.read_text(encoding="utf-8")
+    options = {opt for param in command.params for opt in getattr(param, "opts", []) if opt.startswith("--")}
+    missing = sorted(option for option in options if f"`{option}" not in text and f"{option}`" not in text)
+    assert missing == [], f"docs/cli.md does not mention {missing} of `agentctx {' '.join(path)}`"
