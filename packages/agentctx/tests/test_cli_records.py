@@ -218,3 +218,10 @@ def test_search_scope_filters_global_and_project_records(cli, record, project_di
     only_global = cli("search", "tabs", "--scope", "global", "--project", str(project_dir), "--json")
     assert set(ids(both)) == {own["id"], mine["id"]}
     assert ids(only_project) == [own["id"]] and ids(only_global) == [mine["id"]]
+
+
+def test_delete_json_keeps_stdout_clean_of_the_prompt(cli, record, project_dir: Path) -> None:
+    created = record("bugfix", "Off-by-one in pagination", "Pages started at 1, offsets at 0.")
+    result = cli("delete", created["id"], "--json", "--project", str(project_dir), input="y\n")
+    assert result.code == 0 and result.json() == {"deleted": created["id"]}
+    assert "for good?" in result.err

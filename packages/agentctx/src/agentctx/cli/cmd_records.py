@@ -330,7 +330,7 @@ def delete_cmd(
     with open_store() as store:
         record = store.get(target, record_id)
         if not yes:
-            typer.confirm(f"Delete {record.type} {record.record_id} {record.title!r} for good?", abort=True)
+            typer.confirm(f"Delete {record.type} {record.record_id} {record.title!r} for good?", abort=True, err=True)
         store.delete(target, record.record_id)
     if json:
         print_json({"deleted": record.record_id})
