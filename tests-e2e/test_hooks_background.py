@@ -72,4 +72,5 @@ def test_session_end_returns_and_consolidates_in_the_background(
     result = run_hook("SessionEnd", payload, AGENTCTX_HOOKS_NO_SPAWN="0")
     assert result.code == 0 and result.out == ""
     _wait_for(lambda: f"agentctx consolidate --project {payload['cwd']}:" in hooks_log())
+    assert f"agentctx consolidate --project {payload['cwd']}: exit 0" in hooks_log(), hooks_log()
     assert not list(Path(state.state_dir()).glob("consolidate-*.lock"))

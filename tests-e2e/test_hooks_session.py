@@ -1,0 +1,77 @@
+"""A session through the installed hook entry point: dedup across prompts, and two projects in
+one store that never see each other's records."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentctx_store import NewRecord, Store, resolve_project
+
+RunHook = Callable[..., Any]
+TOPICS = ["logging", "docker", "release", "review", "flags", "timezones", "budgets", "hashing", "css", "paging"]
+
+
+def _prompt(root: Path, session: str, text: str) -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "transcript_path": str(root / "t.jsonl"),
+        "cwd": str(root),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
+    }
+
+
+def test_ten_prompts_never_repeat_a_record_and_other_projects_never_show(tmp_path: Path, run_hook: RunHook) -> None:
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    alpha.mkdir()
+    beta.mkdir()
+    with Store.open() as store:
+        for root in (alpha, beta):
+            project = resolve_project(root)
+            for round_index in range(3):
+                for topic in TOPICS:
+                    store.add(
+                        project,
+                        NewRecord(
+                            type="convention",
+                            title=f"{root.name} rule {round_index} for {topic}",
+                            body=f"How {root.name} handles {topic}.",
+                        ),
+                    )
+        mine = [
+            store.add(
+                resolve_project(alpha),
+                NewRecord(
+                    type="decision",
+                    title=f"Payment webhook retries, case {index}",
+                    body=f"Stripe webhook retries back off exponentially ({index}).",
+                ),
+            )
+            for index in range(8)
+        ]
+        theirs = [
+            store.add(
+                resolve_project(beta),
+                NewRecord(
+                    type="decision",
+                    title=f"Payment webhook retries, case {index}",
+                    body=f"Beta's Stripe webhook retries ({index}).",
+                ),
+            )
+            for index in range(8)
+        ]
+    seen: list[str] = []
+    for _ in range(10):
+        text = run_hook("UserPromptSubmit", _prompt(alpha, "s-alpha", "stripe payment webhook retries")).context
+        ids = [record.record_id for record in mine if record.record_id in text]
+        assert not set(ids) & set(seen)
+        seen += ids
+        assert not any(record.record_id in text for record in theirs)
+        assert "Beta's" not in text
+    assert sorted(seen) == sorted(record.record_id for record in mine)
+    beta_text = run_hook("UserPromptSubmit", _prompt(beta, "s-beta", "stripe payment webhook retries")).context
+    assert beta_text and not any(record.record_id in beta_text for record in mine)
+    start = run_hook("SessionStart", {"session_id": "s-beta", "cwd": str(beta), "source": "startup"}).context
+    assert start.startswith("## Project: beta") and not any(record.record_id in start for record in mine)
