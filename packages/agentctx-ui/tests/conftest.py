@@ -81,6 +81,7 @@ def seeded(tmp_path: Path) -> Seeded:
         foreign = store.add(other, NewRecord(type="decision", title="Beta uses Postgres too", body="Postgres in beta."))
         store.record_injection(project, "sess-alpha-1", [new.record_id], 120)
         store.add_extraction_cost("sess-alpha-1", project, 0.0042)
+        store.update_session_meta(project, "sess-alpha-1", branch="main", files=["src/parser.py", "Makefile"])
         store.record_injection(other, "sess-beta-1", [], 999)
     return Seeded(
         project=project,

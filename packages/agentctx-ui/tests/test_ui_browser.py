@@ -162,7 +162,7 @@ def test_every_view_renders_at_desktop_and_narrow_width(page: Page, live_url: st
         "records": "Tabs in Makefiles",
         "graph": "src/parser.py",
         "profile": "Prefers pytest",
-        "sessions": "120",
+        "sessions": "branch main · 2 files",
         "sync": "Use MySQL for storage",
     }
     for width, label in ((1280, "desktop"), (420, "narrow")):
@@ -172,8 +172,8 @@ def test_every_view_renders_at_desktop_and_narrow_width(page: Page, live_url: st
             ready(page, view)
             assert text in page.locator("main").inner_text(), view
             shot(page, f"view-{view}-{label}")
-        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        assert overflow <= 1, f"horizontal scroll at {width}px: {overflow}px"
+            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 1, f"{view}: the page scrolls sideways at {width}px ({overflow}px)"
 
 
 def test_delete_asks_first_and_cancel_keeps_the_record(page: Page, live_url: str, seeded: Seeded) -> None:

@@ -15,8 +15,8 @@ async function renderProjects(main) {
       "tr",
       { class: project.project_id === state.project ? "selected" : "" },
       h("td", {}, h("button", { type: "button", class: "link", onclick: () => choose(project.project_id, "records") }, project.name),
-        project.is_default ? [" ", badge("started here", "default")] : null),
-      h("td", { class: "path" }, project.root || "—"),
+        project.is_default ? [" ", badge("started here", "default")] : null,
+        h("div", { class: "path" }, project.root || "")),
       h("td", {}, when(project.last_activity)),
       h("td", {}, Object.entries(project.counts).map(([type, count]) => badge(`${type} ${count}`, type))),
       h("td", { class: "num" }, project.total),
@@ -25,7 +25,7 @@ async function renderProjects(main) {
   fill(main,
     h("h2", {}, "Projects"),
     h("p", { class: "muted" }, "Counts are current records each project sees, including your global ones."),
-    table("Projects", ["Project", "Path", "Last activity", "Records by type", "Total"], rows),
+    table("Projects", ["Project", "Last activity", "Records by type", "Total"], rows),
   );
 }
 
@@ -72,6 +72,14 @@ async function renderProfile(main) {
   );
 }
 
+/** A session's metadata in a few words: its branch and how many files, tests, commits it saw. */
+function sessionDetails(meta) {
+  const parts = [];
+  if (typeof meta.branch === "string") parts.push(`branch ${meta.branch}`);
+  for (const [key, value] of Object.entries(meta)) if (Array.isArray(value) && value.length) parts.push(`${value.length} ${key}`);
+  return parts.join(" · ") || "—";
+}
+
 async function renderSessions(main) {
   const data = await api("GET", `/api/sessions?${projectQuery()}`);
   const rows = data.sessions.map((session) =>
@@ -84,6 +92,7 @@ async function renderSessions(main) {
       h("td", { class: "num" }, session.injections),
       h("td", { class: "num" }, session.tokens_injected.toLocaleString()),
       h("td", { class: "num" }, `$${session.extraction_cost_usd.toFixed(4)}`),
+      h("td", {}, sessionDetails(session.meta)),
     ),
   );
   fill(main,
@@ -94,7 +103,7 @@ async function renderSessions(main) {
       `Tokens injected in all: ${data.total_tokens_injected.toLocaleString()} · extraction cost of the sessions shown: $${data.total_extraction_cost_usd.toFixed(4)}`,
     ),
     rows.length
-      ? table("Sessions", ["Session", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost"], rows)
+      ? table("Sessions", ["Session", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost", "Details"], rows)
       : h("p", {}, "No sessions recorded for this project yet."),
   );
 }

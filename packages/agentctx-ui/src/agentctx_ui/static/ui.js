@@ -63,13 +63,18 @@ export function badge(text, kind = text) {
   return h("span", { class: `badge badge-${kind}` }, text);
 }
 
+/** A data table in a box that scrolls sideways on a narrow window (the page itself never does). */
 export function table(caption, headers, rows) {
   return h(
-    "table",
-    { class: "grid" },
-    h("caption", { class: "visually-hidden" }, caption),
-    h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, rows),
+    "div",
+    { class: "table-wrap", role: "region", "aria-label": caption, tabindex: 0 },
+    h(
+      "table",
+      { class: "grid" },
+      h("caption", { class: "visually-hidden" }, caption),
+      h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
+      h("tbody", {}, rows),
+    ),
   );
 }
 
