@@ -183,3 +183,10 @@ def test_doctor_reads_hooks_from_claude_config_dir(cli, project_dir: Path, monke
     write_settings(config_dir / "settings.json", "/opt/bin/agentctx hook SessionStart")
     checks = {c["name"]: c for c in cli("doctor", "--project", str(project_dir), "--json").json()}
     assert checks["claude code hooks"]["state"] == "ok"
+
+
+def test_status_shows_the_session_start_digest(cli, record, project_dir: Path) -> None:
+    record("decision", "Deploys go through Argo CD", "Every deploy is an Argo CD sync.", "--pin")
+    digest = cli("status", "--project", str(project_dir), "--json").json()["digest"]
+    assert digest is not None and 0 < digest["tokens"] <= 1500 and digest["stale"] is False
+    assert "tokens of 1500" in cli("status", "--project", str(project_dir)).out

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import Project, Store, config, paths
+from agentctx_store import Project, Store, config, digest, paths
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, print_json, project_for
@@ -119,8 +119,27 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
     return StatusSection(key="sessions", title="Sessions", lines=lines, data=data)
 
 
+def digest_section(store: Store, project: Project) -> StatusSection:
+    """What the next session start injects: the precomputed digest file, its kind and size."""
+    found = digest.read(project.project_id)
+    if found is None:
+        lines = ["none yet: the next write or `agentctx consolidate` writes it"]
+        return StatusSection(key="digest", title="Session-start digest", lines=lines, data=None)
+    text, info = found
+    state = ", stale (a consolidation refreshes it)" if info.stale else ""
+    lines = [f"{info.kind} digest, {info.tokens} tokens of 1500, written {info.written_at}{state}"]
+    data = {"kind": info.kind, "tokens": info.tokens, "written_at": info.written_at, "stale": info.stale}
+    return StatusSection(key="digest", title="Session-start digest", lines=lines, data=data | {"chars": len(text)})
+
+
 # Later parts append their own providers here (see the module docstring).
-STATUS_SECTIONS: list[StatusProvider] = [records_section, store_section, degradation_section, sessions_section]
+STATUS_SECTIONS: list[StatusProvider] = [
+    records_section,
+    store_section,
+    digest_section,
+    degradation_section,
+    sessions_section,
+]
 
 
 def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
