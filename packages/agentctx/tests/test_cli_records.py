@@ -225,3 +225,16 @@ def test_delete_json_keeps_stdout_clean_of_the_prompt(cli, record, project_dir: 
     result = cli("delete", created["id"], "--json", "--project", str(project_dir), input="y\n")
     assert result.code == 0 and result.json() == {"deleted": created["id"]}
     assert "for good?" in result.err
+
+
+def test_show_as_of_picks_the_version_current_then(cli, record, project_dir: Path) -> None:
+    old = record("decision", "Cache with Memcached", "Memcached caches sessions.", "--valid-from", "2024-01-10")
+    new = record("decision", "Cache with Redis", "Redis caches sessions.", "--supersedes", old["id"])
+
+    then = cli("show", new["id"], "--as-of", "2025-01-01", "--project", str(project_dir), "--json")
+    now = cli("show", old["id"], "--as-of", "2999-01-01", "--project", str(project_dir), "--json")
+    before = cli("show", new["id"], "--as-of", "2020-01-01", "--project", str(project_dir))
+
+    assert then.json()["id"] == old["id"]
+    assert now.json()["id"] == new["id"]
+    assert before.code == 1 and before.err.startswith("Error: No version of")

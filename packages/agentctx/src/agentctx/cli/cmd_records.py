@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 from agentctx_store import NewRecord, Record, search
-from agentctx_store.errors import ValidationError
+from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, normalize_time, parse_time
 from agentctx_store.search import RELEVANCE_FLOOR
 
@@ -217,14 +217,26 @@ def search_cmd(
 
 def show_cmd(
     record_id: str = typer.Argument(..., help="The record's id.", show_default=False),
+    as_of: str | None = typer.Option(
+        None, "--as-of", help="Show the version of this fact that was current at this date.", show_default=False
+    ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
     """Show one record in full: body, bi-temporal fields, provenance, supersession."""
     target = project_for(project)
+    moment = normalize_time(as_of) if as_of else None
     with open_store() as store:
         record = store.get(target, record_id)
         chain = store.history(target, record.record_id)
+        if moment is not None:
+            true_then = {found.record_id for found in store.as_of(target, moment, types=[record.type])}
+            versions = [link for link in chain if link.record_id in true_then]
+            if not versions:
+                raise RecordNotFound(
+                    f"No version of {record.record_id} was current at {moment}; see `agentctx history`."
+                )
+            record = versions[-1]
     position = [link.record_id for link in chain].index(record.record_id)
     supersedes = [chain[position - 1].record_id] if position > 0 else []
     if json:
