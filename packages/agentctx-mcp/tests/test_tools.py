@@ -352,3 +352,20 @@ def test_sync_claudemd_compares_the_store_with_claude_md(store: Store, project: 
     assert [entry["id"] for entry in report["contradicted"]] == [old]
     assert "Fly.io" in report["proposed_diff"] and "~~Format with black.~~" in report["proposed_diff"]
     assert (project.root / "CLAUDE.md").read_text(encoding="utf-8") == before
+
+
+def test_sync_claudemd_is_bounded_whatever_the_store_holds(store: Store, project: Project) -> None:
+    for number in range(tools.DRIFT_ENTRIES + 15):
+        add(
+            store,
+            project,
+            f"Service {number} uses queue q{number}",
+            f"Service {number} publishes to queue q{number} and " * 8,
+        )
+    (project.root / "CLAUDE.md").write_text("# Notes\n\n- Nothing yet.\n", encoding="utf-8")
+    report = tools.sync_claudemd(store, project)
+    assert len(report["missing"]) == tools.DRIFT_ENTRIES
+    assert report["missing_total"] == tools.DRIFT_ENTRIES + 15 and report["contradicted_total"] == 0
+    assert all("statement" not in entry for entry in report["missing"])
+    assert len(report["proposed_diff"]) <= tools.DRIFT_DIFF_CHARS + 200
+    assert report["proposed_diff"].rstrip().endswith("`agentctx sync` shows and applies all of it]")

@@ -33,6 +33,9 @@ SCOPES = ("project", "global")
 RELATED_POOL = 500
 RELATED_DEPTH = 5
 PROFILE_FIELDS = ("stack", "commands", "entry_points")
+# ctx_sync_claudemd stays a few thousand tokens whatever the store holds.
+DRIFT_ENTRIES = 20
+DRIFT_DIFF_CHARS = 6000
 
 
 def check_limit(limit: int) -> int:
@@ -119,6 +122,8 @@ def related_records(store: Store, project: Project, file: str, *, limit: int) ->
     busy sessions would push out the records attached to the file itself.
     """
     name = relative_file(project, file)
+    if not store.related_to_file(project, name, max_depth=RELATED_DEPTH, limit=1):
+        return []  # nothing linked at any distance (the common case for a new file): one query
     nearest: dict[str, Record] = {}
     for depth in range(RELATED_DEPTH + 1):
         for record in store.related_to_file(project, name, max_depth=depth, limit=limit + len(nearest)):
@@ -293,5 +298,43 @@ def project_profile(store: Store, project: Project) -> dict[str, Any]:
 
 
 def sync_claudemd(store: Store, project: Project) -> dict[str, Any]:
-    """`ctx_sync_claudemd`: how the project's CLAUDE.md drifted from the store. Read-only."""
-    return drift.report(store, project)
+    """`ctx_sync_claudemd`: how the project's CLAUDE.md drifted from the store. Read-only.
+
+    Bounded like every tool (no tool may bulk-return the store): at most `DRIFT_ENTRIES` missing
+    and contradicted entries each (most drifted first), and a diff cut at `DRIFT_DIFF_CHARS` on a
+    line boundary with a note; the totals say how much was left out. A missing entry drops the
+    bullet it would add, which the diff already shows.
+    """
+    report = drift.report(store, project)
+    missing = sorted(report["missing"], key=lambda entry: (-entry.get("drift_score", 0.0), entry["id"]))
+    contradicted = report["contradicted"]
+    payload: dict[str, Any] = {
+        "missing": [
+            {key: value for key, value in entry.items() if key != "statement"} for entry in missing[:DRIFT_ENTRIES]
+        ],
+        "contradicted": contradicted[:DRIFT_ENTRIES],
+        "proposed_diff": _cut_diff(report["proposed_diff"]),
+    }
+    for key in ("files", "target"):
+        if key in report:
+            payload[key] = report[key]
+    if len(missing) > DRIFT_ENTRIES or len(contradicted) > DRIFT_ENTRIES:
+        payload["missing_total"] = len(missing)
+        payload["contradicted_total"] = len(contradicted)
+    return payload
+
+
+def _cut_diff(diff: str) -> str:
+    if len(diff) <= DRIFT_DIFF_CHARS:
+        return diff
+    lines = diff.splitlines(keepends=True)
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) > DRIFT_DIFF_CHARS:
+            break
+        kept.append(line)
+        size += len(line)
+    return "".join(kept) + (
+        f"[diff cut: first {len(kept)} of {len(lines)} lines; `agentctx sync` shows and applies all of it]\n"
+    )
