@@ -46,7 +46,7 @@ def dashboard(request: Request) -> DashboardContext:
 
 
 def out(record: Record, rank: float | None = None) -> RecordOut:
-    return RecordOut(**record.to_dict(), rank=rank)  # type: ignore[arg-type]
+    return RecordOut.model_validate({**record.to_dict(), "rank": rank})
 
 
 @router.get("", response_model=RecordList, responses=ERRORS)
