@@ -6,6 +6,7 @@ const filters = { q: "", type: "", scope: "", confidence: "", superseded: "exclu
 const PAGE = 100;
 let shown = PAGE; // rows asked for; "Show more" raises it
 let searchTimer = null;
+let loadTicket = 0; // only the latest search may draw its results (typing fires several)
 
 function choice(id, label, values, current, allLabel) {
   const options = [allLabel === null ? null : h("option", { value: "" }, allLabel), ...values.map((value) => h("option", { value, selected: value === current }, value))];
@@ -86,7 +87,9 @@ async function loadResults(container, onOpen) {
   const params = { limit: String(shown), superseded: filters.superseded };
   for (const key of ["q", "type", "scope", "confidence"]) if (filters[key]) params[key] = filters[key];
   container.setAttribute("aria-busy", "true");
+  const ticket = ++loadTicket;
   const data = await api("GET", `/api/records?${projectQuery(params)}`);
+  if (ticket !== loadTicket) return; // a newer search was started while this one ran: it wins
   const rows = data.records.map((record) =>
     h(
       "tr",
