@@ -5,7 +5,8 @@ message when absent) this script:
   1. loads `records.jsonl` into a throwaway store through `Store.add` (one `Project` per eval
      project, supersession through the store, `valid_from` kept);
   2. runs every query of `queries.jsonl` through `agentctx_store.search.search()` with the
-     production relevance floor, and again without a floor;
+     production relevance floor, again without a floor, and once more with each project
+     alone in its own store (a new user's store: small, one project);
   3. writes `results.jsonl` files and scores them with the set's own `eval.py`;
   4. runs the set's `baseline_fts5.py` into a temp file and scores it the same way, with and
      without its dev-tuned cut-off.
@@ -108,6 +109,17 @@ def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str
                 runs[name] = scorer.evaluate(queries, rows, records, None, 10) | top3_load(queries, rows)
         finally:
             loaded.store.close()
+        rows = []
+        for name in sorted({record["project"] for record in records}):  # a store holding one small project
+            alone = load_into_store(
+                [record for record in records if record["project"] == name], Path(scratch) / f"alone-{name}.db"
+            )
+            try:
+                own = [query for query in queries if query["project"] == name]
+                rows += run_queries(alone, own, floor_on=True, now=now)
+            finally:
+                alone.store.close()
+        runs["agentctx search, one store per project"] = scorer.evaluate(queries, rows, records, None, 10)
         baseline = baseline_results(set_dir, Path(scratch) / "baseline.jsonl")
     if baseline is not None:
         cutoff = BASELINE_CUTOFF.get(set_dir.name, 7.0)
@@ -118,9 +130,9 @@ def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str
 
 def print_report(report: dict[str, Any]) -> None:
     print(f"\n== {report['set']}: {report['queries']} queries (recency 'now' = {report['now'][:10]})")
-    print(f"{'run':<40}" + "".join(f"{label:>11}" for label in LABELS))
+    print(f"{'run':<42}" + "".join(f"{label:>11}" for label in LABELS))
     for name, metrics in report["runs"].items():
-        print(f"{name:<40}" + "".join(f"{metrics[key]:>11.3f}" for key in METRICS))
+        print(f"{name:<42}" + "".join(f"{metrics[key]:>11.3f}" for key in METRICS))
     production = report["runs"]["agentctx search (production floor)"]
     print("by kind (production floor):")
     for kind, values in production["by_kind"].items():

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import NewRecord, Project, Record, Store, search
-from agentctx_store.search import RELEVANCE_FLOOR, fts_query, query_terms, rare_term_idf, relevance_gate
+from agentctx_store.search import (
+    REFERENCE_RECORDS,
+    RELEVANCE_FLOOR,
+    SMALL_STORE_CAP,
+    fts_query,
+    query_terms,
+    rare_term_idf,
+    relevance_gate,
+)
 
 AddRecord = Callable[..., Record]  # the `add` fixture of conftest.py
 
@@ -85,9 +93,17 @@ def test_a_new_store_with_three_records_still_answers(store: Store, project: Pro
     assert _titles(store, project, "set up the dark mode toggle") == []
 
 
-def test_the_floor_is_scaled_to_the_store_size() -> None:
+def test_the_floor_is_scaled_to_the_store_size(store: Store, project: Project, add: AddRecord) -> None:
     assert rare_term_idf(1) == rare_term_idf(2) == 0.0
     assert 0 < rare_term_idf(10) < rare_term_idf(1_000) < rare_term_idf(100_000)
+    gates = []
+    for size in (3, 40, 150):
+        while store.conn.execute("SELECT count(*) FROM records").fetchone()[0] < size:
+            add("Filler record", "Nothing to see.")
+        gates.append(relevance_gate(store.conn, 1.0))
+    assert gates[0] == pytest.approx(SMALL_STORE_CAP * rare_term_idf(3))  # a tiny store keeps its own scale
+    assert gates[1] == pytest.approx(rare_term_idf(REFERENCE_RECORDS))  # a small one is judged as a 100-record one
+    assert gates[2] == pytest.approx(rare_term_idf(150))
 
 
 def test_a_title_match_ranks_above_the_same_word_in_a_body(store: Store, project: Project, add: AddRecord) -> None:

@@ -42,6 +42,11 @@ SHORT_QUERY_FLOOR_SHARE = 0.5
 # A current record inherits this share of the relevance of the records it superseded: a prompt
 # worded like the old fact ("is paper_trail still how we audit?") is about its replacement.
 INHERIT_SHARE = 1.0
+# IDF from a few dozen records tells rare words from common ones less sharply than a larger
+# store's: below this size the gate is figured as if the store had this many records, but
+# never above SMALL_STORE_CAP times its own scale (so a store of three records still answers).
+REFERENCE_RECORDS = 100
+SMALL_STORE_CAP = 1.25
 # Once a query passes the floor, hits below this share of the best hit's relevance are noise.
 TAIL_RATIO = 0.3
 
@@ -276,8 +281,9 @@ def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
     scale of its scores grows with the log of the store's size; a raw constant would silence a
     new store and let noise through in a big one.
     """
-    count = conn.execute("SELECT count(*) FROM records").fetchone()[0]
-    return floor * rare_term_idf(int(count))
+    count = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    scale = min(rare_term_idf(max(count, REFERENCE_RECORDS)), SMALL_STORE_CAP * rare_term_idf(count))
+    return floor * scale
 
 
 def _apply_floor(
