@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 
 from agentctx_hooks.payload import HookInput
 from agentctx_hooks.signals import BashObservation, observe_bash
@@ -116,9 +115,10 @@ def records_naming(store: Store, project: Project, name: str) -> list[str]:
         # instead of scanning every body of the project.
         phrase = '"' + " ".join(tokens) + '"'
         indexed = scan.replace(
-            "FROM records r WHERE",
-            "FROM records_fts JOIN records r ON r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND",
+            "WHERE", "WHERE r.rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?) AND", 1
         )
+        import sqlite3  # not at the top: Bash captures that find nothing never open the store
+
         try:
             return [row[0] for row in store.conn.execute(indexed, [phrase, *params])]
         except sqlite3.Error:
