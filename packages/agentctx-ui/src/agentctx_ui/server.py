@@ -26,7 +26,7 @@ BROWSER_WAIT_SECONDS = 10.0
 
 
 class PortInUseError(AgentctxError):
-    """The chosen port is taken (often by another `agentctx ui`)."""
+    """The chosen port cannot be used: taken (often by another `agentctx ui`) or privileged."""
 
 
 def bind(port: int) -> socket.socket:
@@ -43,7 +43,11 @@ def bind(port: int) -> socket.socket:
         sock.bind((HOST, port))
     except OSError as exc:
         sock.close()
-        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+        if exc.errno == errno.EACCES:
+            raise PortInUseError(
+                f"Port {port} on {HOST} needs administrator rights; pick one above 1024, e.g. --port {DEFAULT_PORT}."
+            ) from None
+        if exc.errno == errno.EADDRINUSE:
             raise PortInUseError(
                 f"Port {port} on {HOST} is already in use (another `agentctx ui`?); "
                 f"open http://{HOST}:{port}/ if it is, or pick another port with --port {port + 1}."
