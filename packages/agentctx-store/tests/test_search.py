@@ -97,7 +97,7 @@ def test_the_floor_is_scaled_to_the_store_size(store: Store, project: Project, a
     assert rare_term_idf(1) == rare_term_idf(2) == 0.0
     assert 0 < rare_term_idf(10) < rare_term_idf(1_000) < rare_term_idf(100_000)
     gates = []
-    for size in (3, 40, 150):
+    for size in (3, 60, 150):
         while store.conn.execute("SELECT count(*) FROM records").fetchone()[0] < size:
             add("Filler record", "Nothing to see.")
         gates.append(relevance_gate(store.conn, 1.0))
