@@ -103,7 +103,7 @@ def test_inferred_records_are_marked_unconfirmed(
 def test_at_most_three_records_are_injected(
     hook: Hook, add: Add, payload: Payload, context: Context, project: Project, project_dir: Path, filler: Any
 ) -> None:
-    filler(project)
+    filler(project, rounds=4)
     for index in range(8):
         add(
             project,
