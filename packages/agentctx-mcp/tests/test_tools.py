@@ -369,3 +369,18 @@ def test_sync_claudemd_is_bounded_whatever_the_store_holds(store: Store, project
     assert all("statement" not in entry for entry in report["missing"])
     assert len(report["proposed_diff"]) <= tools.DRIFT_DIFF_CHARS + 200
     assert report["proposed_diff"].rstrip().endswith("`agentctx sync` shows and applies all of it]")
+
+
+def test_a_recorded_handover_replaces_the_current_one(store: Store, project: Project) -> None:
+    first = tools.record_new(store, project, type="handover", title="Handover: parser", body="Next: cache.")
+    second = tools.record_new(store, project, type="handover", title="Handover: lexer", body="Next: tokens.")
+    assert second["superseded"] == first["id"]
+    assert [record.record_id for record in store.list_records(project, types=["handover"])] == [second["id"]]
+    assert first["id"] not in ids_of(tools.search_index(store, project, "handover next"))
+
+
+def test_a_recorded_profile_entry_replaces_the_detected_one_of_its_key(store: Store, project: Project) -> None:
+    detected = add(store, project, "Stack", "Python 3.11; SQLite", type="profile", key="stack")
+    made = tools.record_new(store, project, type="profile", title="Stack", body="Python 3.12; SQLite; FastAPI")
+    assert made["superseded"] == detected
+    assert tools.project_profile(store, project)["stack"] == ["Python 3.12", "SQLite", "FastAPI"]

@@ -185,6 +185,24 @@ def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str,
     return payload
 
 
+def keyed_rule(store: Store, project: Project, type: str, title: str) -> tuple[str | None, Record | None]:
+    """The key of a keyed type and the record it replaces (SPEC §3.5 rule-based supersession).
+
+    One current handover per project (key `handover`, as extraction writes it), and one current
+    profile entry per key (the title as the hooks name keys: `stack`, `commands`, …).
+    """
+    if type == "handover":
+        previous = store.find_by_key(project, "handover", "handover")
+        if previous is None:
+            latest = store.list_records(project, types=["handover"], scope="project", limit=1)
+            previous = latest[0] if latest else None
+        return "handover", previous
+    if type == "profile":
+        key = "_".join(title.strip().lower().replace("-", " ").split())
+        return key, store.find_by_key(project, "profile", key)
+    return None, None
+
+
 def record_new(
     store: Store,
     project: Project,
@@ -197,20 +215,21 @@ def record_new(
 ) -> dict[str, Any]:
     """`ctx_record`: store one explicit fact (`source=mcp_tool`, `confidence=explicit`).
 
-    With `supersedes`, the old record is retired in the same transaction as the insert.
+    With `supersedes`, the old record is retired in the same transaction as the insert. A
+    project handover or profile entry replaces the current one of its key without being told.
 
     Raises:
         ValidationError, RecordNotFound, NotHeadError: from the store, messages as they are.
     """
-    new = NewRecord(
-        type=check_type(type),
-        title=title,
-        body=body,
-        scope=check_scope(scope),
-        confidence="explicit",
-        source="mcp_tool",
-    )
+    check_type(type)
+    check_scope(scope)
     target = supersedes.strip() if supersedes and supersedes.strip() else None
+    key: str | None = None
+    if scope == "project":
+        key, previous = keyed_rule(store, project, type, title)
+        if target is None and previous is not None:
+            target = previous.record_id
+    new = NewRecord(type=type, title=title, body=body, scope=scope, confidence="explicit", source="mcp_tool", key=key)
     created = store.add(project, new, supersedes=target)
     payload: dict[str, Any] = {"id": created.record_id, "type": created.type, "scope": created.scope}
     if target:
