@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from agentctx_store import Store, global_project
 from fastapi.testclient import TestClient
 
@@ -253,3 +254,22 @@ def test_a_write_refreshes_the_session_digest_like_the_cli(client: TestClient, s
     digest.unlink(missing_ok=True)
     client.patch(f"/api/records/{seeded.decision}", json={"title": "Use Postgres 17 for storage"}, headers=WRITE)
     assert "Use Postgres 17 for storage" in digest.read_text(encoding="utf-8")
+
+
+def test_a_store_locked_by_another_writer_is_a_503(
+    client: TestClient, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from agentctx_store import db, paths
+
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 100)  # wait 0.1 s for the lock instead of 10 s
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing
+    try:
+        response = client.patch(f"/api/records/{seeded.convention}", json={"pinned": True}, headers=WRITE)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert response.status_code == 503 and "busy" in response.json()["error"]
+    assert client.patch(f"/api/records/{seeded.convention}", json={"pinned": True}, headers=WRITE).status_code == 200

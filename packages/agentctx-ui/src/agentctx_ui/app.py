@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import secrets
+import sqlite3
 from importlib import resources
 from pathlib import Path
 
@@ -66,6 +67,15 @@ def create_app(*, project: Project, port: int = 7327, token: str | None = None, 
         if isinstance(exc, NotHeadError):
             body["head_id"] = exc.head_id
         return JSONResponse(body, status_code=status_for(exc))
+
+    @app.exception_handler(sqlite3.OperationalError)
+    async def store_busy(request: Request, exc: sqlite3.OperationalError) -> JSONResponse:
+        """Another process held the write lock past the busy timeout: a moment's wait, not a crash."""
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            message = "The store is busy (another agentctx process is writing); try again in a moment."
+            return JSONResponse({"error": message}, status_code=503, headers={"retry-after": "1"})
+        return JSONResponse({"error": f"The store could not answer: {text}. Run `agentctx doctor`."}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
