@@ -64,3 +64,36 @@ def test_eight_processes_writing_500_records_each_lose_nothing(tmp_path: Path) -
         ).fetchone()[0]
         assert fts_rows == WRITERS * RECORDS_EACH
         assert len(store.list_records(project)) == WRITERS * RECORDS_EACH
+
+
+OPENER = """
+import sys
+from pathlib import Path
+from agentctx_store import NewRecord, Project, Store, search
+
+db, index = Path(sys.argv[1]), int(sys.argv[2])
+project = Project(project_id="p-shared", root=Path("/tmp/shared"), name="shared")
+with Store.open(db) as store:
+    store.add(project, NewRecord(type="decision", title=f"opener {index}", body="raced the migration"))
+    assert search(store, project, "raced migration", floor=None).hits
+"""
+
+
+def test_processes_racing_to_open_a_new_store_migrate_it_once(tmp_path: Path) -> None:
+    db = tmp_path / "fresh.db"
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, str(db), str(index)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
+        for index in range(6)
+    ]
+    outcomes = [(process.wait(timeout=300), process.communicate()[1]) for process in processes]
+    assert outcomes == [(0, "")] * 6
+    with Store.open(db) as store:
+        assert store.conn.execute("SELECT count(*) FROM records").fetchone()[0] == 6
+        store.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('integrity-check')")
+        assert [row[1] for row in store.conn.execute("PRAGMA table_info(records_fts)")] == ["title", "body", "ns"]
