@@ -14,6 +14,7 @@ go to `$AGENTCTX_HOME/logs/mcp.log`).
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import logging
 import logging.handlers
@@ -227,8 +228,17 @@ def build_tools() -> list[Tool]:
     return built
 
 
+def server_version() -> str:
+    try:
+        return importlib.metadata.version("agentctx-mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
 def build_server() -> ContextServer:
-    return ContextServer(SERVER_NAME, instructions=INSTRUCTIONS, tools=build_tools(), log_level="WARNING")
+    return ContextServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, version=server_version(), tools=build_tools(), log_level="WARNING"
+    )
 
 
 def configure_logging() -> None:
