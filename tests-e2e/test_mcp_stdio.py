@@ -7,6 +7,7 @@ content, so nothing is wrapped as `{"result": …}`), errors as `{error, degrade
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -120,7 +121,11 @@ def seed(project: Project, title: str, body: str, **fields: Any) -> str:
 def test_lists_exactly_the_seven_tools_and_says_how_to_use_them(project: Project) -> None:
     async def scenario(client: Session) -> None:
         info = client.session.initialize_result
-        assert info is not None and info.server_info.name == "agentctx" and info.server_info.version == "0.1.0"
+        assert (
+            info is not None
+            and info.server_info.name == "agentctx"
+            and info.server_info.version == importlib.metadata.version("agentctx-mcp")
+        )
         assert info.instructions and "ctx_search" in info.instructions
         listing = await client.session.list_tools()
         assert [tool.name for tool in listing.tools] == TOOLS
