@@ -21,13 +21,13 @@ import logging.handlers
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pydantic
 from agentctx_store import paths
 from agentctx_store.errors import AgentctxError, NotHeadError, StoreError, ValidationError
 from agentctx_store.projects import Project, resolve_project
-from agentctx_store.records import check_type
+from agentctx_store.records import RecordType, Scope, check_type
 from agentctx_store.store import Store
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -44,8 +44,6 @@ INSTRUCTIONS = (
     "This project's memory of decisions, conventions and past work. "
     "ctx_search first (a compact index), then ctx_get only the ids you need."
 )
-RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
-Scope = Literal["project", "global"]
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 LOG_BYTES = 1_000_000
 
