@@ -200,3 +200,34 @@ def test_server_answers_while_hook_processes_write(project: Project) -> None:
     assert seen_while_hooks_ran
     hooks_log = Path(os.environ["AGENTCTX_HOME"]) / "logs" / "hooks.log"
     assert not hooks_log.exists() or "lock" not in hooks_log.read_text(encoding="utf-8").lower()
+
+
+def test_parallel_calls_on_one_session_all_succeed(project: Project) -> None:
+    """Claude Code may run read-only tools in parallel: each call gets its own worker thread
+    and its own store connection."""
+    results: dict[str, list[str]] = {"search": [], "record": []}
+
+    async def scenario(client: helpers.Session) -> None:
+        async def search(number: int) -> None:
+            result = await client.call("ctx_search", {"query": f"parallel quokka {number}"})
+            assert not result.is_error, result
+            results["search"].append(helpers.text_of(result))
+
+        async def record(number: int) -> None:
+            made = ok_json(
+                await client.call(
+                    "ctx_record", {"type": "discovery", "title": f"Parallel quokka {number}", "body": "Recorded."}
+                )
+            )
+            results["record"].append(made["id"])
+
+        async with anyio.create_task_group() as group:
+            for number in range(8):
+                group.start_soon(search, number)
+            for number in range(4):
+                group.start_soon(record, number)
+        found = index_ids(await client.call("ctx_search", {"query": "parallel quokka", "limit": 15}))
+        assert sorted(found) == sorted(results["record"])
+
+    assert run_session(project.root, scenario) == []
+    assert len(results["search"]) == 8 and len(results["record"]) == 4
