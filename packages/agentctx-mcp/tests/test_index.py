@@ -91,3 +91,21 @@ def test_render_and_parse_round_trip_with_a_pipe_in_the_title() -> None:
 def test_an_empty_index_says_so() -> None:
     assert render_index([], now=NOW) == "No current records match."
     assert parse_index("No current records match.") == ([], None)
+
+
+def test_the_cap_holds_for_the_costliest_id_type_and_confidence() -> None:
+    """A ULID alternating digits and letters is the most expensive id for the estimate."""
+    costly = Record(
+        record_id="0A1B2C3D4E5F6G7H8J9K0M1N2P",
+        project_id="p",
+        type="convention",
+        title="word " * 24,
+        body="b",
+        confidence="reinforced",
+        valid_from="2020-01-01T00:00:00Z",
+        recorded_at="2020-01-01T00:00:00Z",
+        source="cli",
+    )
+    line = index_line(IndexEntry(record=costly, score=0.123), NOW)
+    assert estimate_tokens(line) <= SEARCH_RESULT_TOKENS
+    assert line.startswith("0A1B2C3D4E5F6G7H8J9K0M1N2P | convention | ")
