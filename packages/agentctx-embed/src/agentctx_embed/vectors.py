@@ -26,6 +26,7 @@ from agentctx_store.errors import StoreError
 from agentctx_store.store import RECORD_COLUMNS
 
 COLUMN_NAMES = [column.strip() for column in RECORD_COLUMNS.split(",")]
+KNN_MAX_K = 4096  # sqlite-vec's limit on k
 
 
 class VectorStore:
@@ -154,23 +155,35 @@ class VectorStore:
         return ids, np.vstack([np.frombuffer(found[rid], dtype="<f4") for rid in ids])
 
     def nearest(self, query: np.ndarray, record_ids: Sequence[str]) -> list[str]:
-        """`record_ids` ordered by cosine similarity to `query`, nearest first."""
+        """`record_ids` ordered by cosine similarity to `query`, nearest first.
+
+        With vec0: its KNN query (k is capped at 4096 by sqlite-vec) gives the nearest of all
+        vectors; the wanted ids among them come first, in that order, and the wanted ids beyond
+        its reach follow by exact similarity. The result is the same total order numpy gives.
+        """
         if not record_ids:
             return []
-        if self.backend == "vec0":
+        ordered: list[str] = []
+        if self.backend == "vec0" and self.has_table():
             wanted = set(record_ids)
             count = self.conn.execute("SELECT count(*) FROM records_vec").fetchone()[0]
             rows = self.conn.execute(
                 "SELECT record_id, distance FROM records_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-                (np.asarray(query, dtype="<f4").tobytes(), max(1, count)),
+                (np.asarray(query, dtype="<f4").tobytes(), max(1, min(count, KNN_MAX_K))),
             )
-            hits = [(rid, distance) for rid, distance in rows if rid in wanted]
-            return [rid for rid, _distance in sorted(hits, key=lambda hit: (hit[1], hit[0]))]
-        ids, vectors = self.matrix(record_ids)
+            hits = sorted(
+                ((rid, distance) for rid, distance in rows if rid in wanted), key=lambda hit: (hit[1], hit[0])
+            )
+            ordered = [rid for rid, _distance in hits]
+            if len(ordered) == len(wanted) or count <= KNN_MAX_K:
+                return ordered
+        seen = set(ordered)
+        ids, vectors = self.matrix([rid for rid in record_ids if rid not in seen])
         if not ids:
-            return []
+            return ordered
         similarity = vectors @ np.asarray(query, dtype=np.float32)
-        return [ids[index] for index in sorted(range(len(ids)), key=lambda i: (-float(similarity[i]), ids[i]))]
+        rest = sorted(range(len(ids)), key=lambda i: (-float(similarity[i]), ids[i]))
+        return ordered + [ids[index] for index in rest]
 
 
 def refuse_if_stdlib_open(db_path: Path) -> None:
