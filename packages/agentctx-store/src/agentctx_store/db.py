@@ -114,6 +114,31 @@ def _as_store_error(exc: sqlite3.DatabaseError, path: Path) -> StoreError:
 
 def _prepare(conn: sqlite3.Connection, path: Path) -> None:
     """Make sure the file is ours, in WAL mode, and migrated to this version."""
+    conn.execute("BEGIN")  # one snapshot: another process may be creating the store right now
+    try:
+        _refuse_foreign(conn, path)
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")  # it only read
+    if not _is_wal(conn):
+        conn.execute("PRAGMA journal_mode = WAL")
+    fts5 = fts5_available(conn)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _refuse_foreign(conn, path)  # again under the write lock
+        version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
+        for index in range(version, schema_version()):
+            MIGRATIONS[index](conn, fts5)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {schema_version()}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise unless the file is empty or an agentctx store this version can read."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if app_id not in (0, APPLICATION_ID):
@@ -129,17 +154,3 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
             f"The store at {str(path)!r} was written by a newer agentctx (schema {version}, this one knows "
             f"{schema_version()}); upgrade agentctx."
         )
-    if not _is_wal(conn):
-        conn.execute("PRAGMA journal_mode = WAL")
-    fts5 = fts5_available(conn)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
-        for index in range(version, schema_version()):
-            MIGRATIONS[index](conn, fts5)
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {schema_version()}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
