@@ -84,11 +84,11 @@ def compose(
     """The digest text for a project. `decisions` is the ranked list (full digest); without it
     the cheap order is used: pinned first, then explicit/reinforced decisions and conventions by
     recency."""
-    current = store.list_records(project, scope="project")
-    profile = [record for record in current if record.type == "profile"]
+    profile = store.list_records(project, scope="project", types=["profile"], limit=50)
     if decisions is None:
-        decisions = cheap_ranking(current)
-    handover = next((record for record in current if record.type == "handover"), None)
+        decisions = cheap_ranking(store, project)
+    handovers = store.list_records(project, scope="project", types=["handover"], limit=1)
+    handover = handovers[0] if handovers else None
     preferences = [
         record
         for record in store.list_records(project, scope="global", types=["preference"])
@@ -117,14 +117,16 @@ def compose(
     return fit_sections(sections, budget)
 
 
-def cheap_ranking(current: Iterable[Record]) -> list[Record]:
-    """Pinned records, then explicit or reinforced decisions and conventions, newest first."""
-    chosen = [
-        record
-        for record in current  # list_records order: newest first; the stable sort keeps it
-        if record.pinned or (record.type in ("decision", "convention") and record.confidence != "inferred")
-    ]
-    return sorted(chosen, key=lambda record: not record.pinned)
+def cheap_ranking(store: Store, project: Project, *, limit: int = 40) -> list[Record]:
+    """Pinned records, then explicit or reinforced decisions and conventions, newest first.
+
+    Plain indexed queries with a limit: this runs whenever a write closes the store, so it
+    must not read the whole project.
+    """
+    pinned = store.list_records(project, scope="project", pinned=True, limit=limit)
+    recent = store.list_records(project, scope="project", types=["decision", "convention"], limit=limit * 2)
+    chosen = [*pinned, *(record for record in recent if not record.pinned and record.confidence != "inferred")]
+    return chosen[:limit]
 
 
 def _list_section(title: str, records: Sequence[Record]) -> str:
