@@ -25,6 +25,19 @@ URLS = [
     "ssh://git@[fe80::1]:2222/owner/repo.GIT",
     "https://gitlab.example.com/group/sub/project.git",
     "",
+    "HTTPS://GitHub.com/A/B",
+    "git+ssh://x@h:22/p",
+    "a@b@c:path",
+    "a@b:/x",
+    "a:b",
+    "a://",
+    "1a://x/y",
+    ":x",
+    "host:path\nmore",
+    "ssh://h/a\nb",
+    "user@host://x",
+    "@host:x",
+    "a/b@c:d",
 ]
 
 
@@ -33,8 +46,8 @@ def test_normalize_remote_matches_the_store(url: str) -> None:
     assert _fast.normalize_remote(url) == normalize_remote(url)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab:/@._-[]G~ 1")), max_size=40))
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab:/@._-[]G~ 1\nKh+")), max_size=40))
 def test_normalize_remote_matches_the_store_on_any_text(url: str) -> None:
     assert _fast.normalize_remote(url) == normalize_remote(url)
 

@@ -176,12 +176,21 @@ def test_no_cross_project_bleed(
 
 
 def test_injection_is_recorded_on_the_session(
-    hook: Hook, store: Store, add: Add, payload: Payload, context: Context, project: Project, project_dir: Path
+    hook: Hook,
+    store: Store,
+    add: Add,
+    payload: Payload,
+    context: Context,
+    project: Project,
+    project_dir: Path,
+    filler: Any,
 ) -> None:
+    filler(project, rounds=4)
     record = add(project, "Use PostgreSQL for the database", "We chose PostgreSQL 16 for JSONB support.")
     text = context(
-        hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, "acct", prompt="database choice postgres"))
+        hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, "acct", prompt="which database do we use, postgresql?"))
     )
+    assert record.record_id in text
     session = store.get_session("acct")
     assert session is not None
     assert session["tokens_injected"] == estimate_tokens(text)

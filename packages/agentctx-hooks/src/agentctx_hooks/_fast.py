@@ -3,17 +3,17 @@
 SessionStart must return in little more than interpreter start-up (target ≤ 1.5× a bare
 `python -c pass`), and importing `agentctx_store` (sqlite3, dataclasses, pathlib, configparser)
 costs several times that. So this module repeats three small pieces of the store with the
-standard library only. `tests/test_fast.py` checks each against the store's own function on
-many inputs; change both together.
+standard library only, and without `re` or `json` (importing those costs about half of a bare
+interpreter start). `tests/test_fast.py` checks each against the store's own function on many
+inputs; change both together.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import re
 import time
+
+from agentctx_hooks._json_lite import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,8 +23,7 @@ GLOBAL_PROJECT_ID = "_global"
 
 # -- agentctx_store.projects.resolve_project(...).project_id --------------------------------
 
-_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$")
-_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://(?P<rest>.*)$", re.IGNORECASE)
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 
 
 def _sha256_hex(value: str) -> str:
@@ -38,24 +37,55 @@ def _sha256_hex(value: str) -> str:
     return sha256(value.encode("utf-8")).hexdigest()
 
 
+def _scheme_rest(text: str) -> str | None:
+    """`rest` of `^[a-z][a-z0-9+.-]*://(?P<rest>.*)$` (case-insensitive), or None."""
+    cut = text.find("://")
+    scheme = text[:cut].lower()
+    if cut < 1 or not ("a" <= scheme[0] <= "z") or not set(scheme) <= _SCHEME_CHARS:
+        return None
+    rest = text[cut + 3 :]
+    return None if "\n" in rest else rest
+
+
+def _scp_parts(text: str) -> tuple[str, str] | None:
+    """(host, path) of `^(?:[^@/]+@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$`, or None."""
+    starts = []
+    at = text.find("@")
+    if at > 0 and "/" not in text[:at]:
+        starts.append(at + 1)  # with the user part first, as the greedy optional group tries
+    starts.append(0)
+    for start in starts:
+        index = start
+        while index < len(text) and text[index] not in ":/":
+            index += 1
+        if index == start or index >= len(text) or text[index] != ":":
+            continue
+        path = text[index + 1 :]
+        if path.startswith("//") or not path or "\n" in path:
+            continue
+        return text[start:index], path
+    return None
+
+
 def normalize_remote(url: str) -> str:
     """Same result as `agentctx_store.projects.normalize_remote`."""
     text = url.strip()
     lowered = text.lower()
     if lowered.startswith("file://"):
         return "file/" + _strip_git(text[7:].rstrip("/")).lower()
-    match = _SCHEME.match(text)
-    if match:
-        rest = match.group("rest")
+    rest = _scheme_rest(text)
+    scp = _scp_parts(text) if rest is None else None
+    if rest is not None:
         authority, _, path = rest.partition("/")
         host = authority.rsplit("@", 1)[-1]
         host = host.split("]", 1)[0] + "]" if host.startswith("[") else host.split(":", 1)[0]
-    elif (scp := _SCP_LIKE.match(text)) and not text.startswith(("/", ".")):
-        host, path = scp.group("host"), scp.group("path")
+    elif scp is not None and not text.startswith(("/", ".")):
+        host, path = scp
     else:
         return "file/" + _strip_git(text.rstrip("/")).lower()
-    path = re.sub(r"/+", "/", path).strip("/")
-    path = _strip_git(path).rstrip("/")
+    while "//" in path:
+        path = path.replace("//", "/")
+    path = _strip_git(path.strip("/")).rstrip("/")
     return f"{host}/{path}".lower()
 
 
@@ -158,9 +188,12 @@ def data_home() -> str:
     return os.path.expanduser(override) if override else os.path.join(os.path.expanduser("~"), ".agentctx")
 
 
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
 def safe_name(value: str, *, limit: int = 96) -> str:
     """Same as `agentctx_store.paths.safe_name`."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", value)[:limit].strip(".")
+    cleaned = "".join(char if char in _NAME_CHARS else "_" for char in value[:limit]).strip(".")
     return cleaned or "_"
 
 
@@ -178,7 +211,7 @@ def read_digest(project: str) -> tuple[str, dict[str, Any], float] | None:
     if text is None or meta_text is None:
         return None
     try:
-        meta = json.loads(meta_text)
+        meta = loads(meta_text.encode("utf-8"))
         age = time.time() - os.path.getmtime(text_path)
     except (ValueError, OSError):
         return None
@@ -187,25 +220,38 @@ def read_digest(project: str) -> tuple[str, dict[str, Any], float] | None:
 
 # -- agentctx_store.budget.estimate_tokens ----------------------------------------------------
 
-_PIECE = re.compile(r"[A-Za-z]+|[0-9]+|\s+|[\x21-\x7e]|[^\x00-\x7f]")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_DIGITS = frozenset("0123456789")
 
 
 def estimate_tokens(text: str) -> int:
-    """Same as `agentctx_store.budget.estimate_tokens`."""
+    """Same as `agentctx_store.budget.estimate_tokens`, which charges the pieces of
+    `[A-Za-z]+|[0-9]+|\\s+|[\\x21-\\x7e]|[^\\x00-\\x7f]`; here the pieces are walked by hand."""
     if not text:
         return 0
     total = 0
-    for match in _PIECE.finditer(text):
-        piece = match.group()
-        first = piece[0]
-        if first.isascii() and first.isalpha():
-            total += max(1, math.ceil(len(piece) / 4))
-        elif first.isdigit():
-            total += math.ceil(len(piece) / 2)
-        elif first.isspace():
-            total += 1 if ("\n" in piece or len(piece) > 1) else 0
-        elif first.isascii():
-            total += 1
+    index, size = 0, len(text)
+    while index < size:
+        char = text[index]
+        if char in _LETTERS or char in _DIGITS:
+            kind = _LETTERS if char in _LETTERS else _DIGITS
+            end = index + 1
+            while end < size and text[end] in kind:
+                end += 1
+            run = end - index
+            total += -(-run // 4) if kind is _LETTERS else -(-run // 2)
+            index = end
+        elif char.isspace():
+            end = index + 1
+            while end < size and text[end].isspace():
+                end += 1
+            total += 1 if (end - index > 1 or "\n" in text[index:end]) else 0
+            index = end
         else:
-            total += 2 if len(piece.encode("utf-8")) > 3 else 1
-    return math.ceil(total * 1.1) + 1
+            code = ord(char)
+            if 0x21 <= code <= 0x7E:
+                total += 1
+            elif code > 0x7F:  # one piece per character
+                total += 1 if char.isdigit() else (2 if len(char.encode("utf-8", "surrogatepass")) > 3 else 1)
+            index += 1  # other ASCII control characters are not a piece
+    return int(-(-(total * 1.1) // 1)) + 1  # math.ceil(total * 1.1) + 1, float rounding included

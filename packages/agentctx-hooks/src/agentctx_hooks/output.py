@@ -7,7 +7,7 @@ plain text, so handlers return a string and only `__main__` writes, once.
 
 from __future__ import annotations
 
-import json
+from agentctx_hooks._json_lite import quote
 
 # Events whose hookSpecificOutput carries additionalContext to the model.
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
@@ -17,5 +17,5 @@ def hook_json(event: str, context: str) -> str:
     """The stdout line for `context`, or "" when there is nothing to say."""
     if not context.strip() or event not in CONTEXT_EVENTS:
         return ""
-    payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
-    return json.dumps(payload, ensure_ascii=False)
+    # json.dumps of {"hookSpecificOutput": {...}}, ASCII-escaped so any stdout encoding carries it
+    return f'{{"hookSpecificOutput": {{"hookEventName": {quote(event)}, "additionalContext": {quote(context)}}}}}'

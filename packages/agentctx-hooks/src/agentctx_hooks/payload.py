@@ -7,7 +7,6 @@ unknown fields are ignored because they appear between client versions.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -79,8 +78,10 @@ def parse(event: str, raw: bytes) -> HookInput:
     PayloadError: empty, not UTF-8 JSON, or not a JSON object."""
     if not raw.strip():
         raise PayloadError("empty payload")
+    from agentctx_hooks._json_lite import loads
+
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except (ValueError, RecursionError) as exc:
         raise PayloadError(f"payload is not JSON ({type(exc).__name__})") from None
     if not isinstance(data, dict):

@@ -11,8 +11,6 @@ missing, stale or day-old digest also starts a detached `agentctx consolidate`.
 
 from __future__ import annotations
 
-import re
-
 from agentctx_hooks import _fast, log, state
 from agentctx_hooks.payload import HookInput
 
@@ -21,7 +19,19 @@ CHARS = 6000
 REFRESH_AFTER_SECONDS = 24 * 3600
 CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
-_RECORD_ID = re.compile(r"\[[a-z]+ ([0-9A-HJKMNP-TV-Z]{26})\]")
+_ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+
+def record_ids(text: str) -> list[str]:
+    """The ids of `[type ULID]` record lines in a digest (how `digest.record_line` writes them)."""
+    found = []
+    for part in text.split("[")[1:]:
+        label, closed, _ = part.partition("]")
+        kind, _, record_id = label.partition(" ")
+        well_formed = closed and kind.isascii() and kind.isalpha() and kind.islower()
+        if well_formed and len(record_id) == 26 and set(record_id) <= _ULID_CHARS:
+            found.append(record_id)
+    return found
 
 
 def handle(hook: HookInput) -> str:
@@ -43,7 +53,7 @@ def handle(hook: HookInput) -> str:
     if text is None:
         text, refresh = _compose_slowly(hook, source)
         recorded = True
-    ids = _RECORD_ID.findall(text)
+    ids = record_ids(text)
     _remember(hook, source, ids, _fast.estimate_tokens(text) if text else 0, already_recorded=recorded)
     if refresh:
         from agentctx_hooks.spawn import spawn_agentctx
@@ -115,7 +125,7 @@ def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
         with store.transaction():
             store.remember_project(project)
             if hook.session_id:
-                store.record_injection(project, hook.session_id, _RECORD_ID.findall(text), budget.estimate_tokens(text))
+                store.record_injection(project, hook.session_id, record_ids(text), budget.estimate_tokens(text))
     return text, refresh
 
 

@@ -9,11 +9,11 @@ missing, unreadable or malformed file as empty state.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from agentctx_hooks._fast import safe_name
+from agentctx_hooks._json_lite import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,9 +57,9 @@ def load(session_id: str) -> dict[str, Any]:
     if not session_id:
         return {}
     try:
-        with open(state_path(session_id), encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
+        with open(state_path(session_id), "rb") as handle:
+            data = loads(handle.read())
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -71,7 +71,7 @@ def save(session_id: str, data: dict[str, Any]) -> None:
     target = state_path(session_id)
     temp = f"{target}.{os.getpid()}.tmp"
     with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False)
+        handle.write(dumps(data))
     os.replace(temp, target)
 
 
