@@ -62,7 +62,8 @@ ROWS: list[tuple[str, dict[str, Any], bool | float]] = [
     ("floor 1.6", {}, 1.6),
     ("floor 1.8", {}, 1.8),
     ("per-hit raw BM25 >= 7.0 (before)", {"_apply_floor": raw_bm25_floor(7.0)}, True),
-    ("no short-query relief", {"SHORT_QUERY_TERMS": 0}, True),
+    ("no two-distinct-words rule", {"MIN_DISTINCT_TERMS": 0}, True),
+    ("no short-query relief (short prompts also need 2 words)", {"SHORT_QUERY_TERMS": 0}, True),
     ("short queries: <= 3 terms", {"SHORT_QUERY_TERMS": 3}, True),
     ("no inheritance from superseded", {"INHERIT_SHARE": 0.0}, True),
     ("no tail cut", {"TAIL_RATIO": 0.0}, True),
@@ -93,9 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     if not loaded_sets:
         print("no eval set found; nothing measured", file=sys.stderr)
         return 0
-    header = f"{'variant':<44}" + "".join(f"| {name:^27}" for name, *_ in loaded_sets)
+    header = f"{'variant':<56}" + "".join(f"| {name:^27}" for name, *_ in loaded_sets)
     print(header)
-    print(f"{'':<44}" + "| recall@3  MRR@10  empty   " * len(loaded_sets))
+    print(f"{'':<56}" + "| recall@3  MRR@10  empty   " * len(loaded_sets))
     try:
         for label, changes, floor_on in ROWS:
             cells = []
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                     cells.append(
                         f"|  {metrics['recall@3']:.3f}   {metrics['MRR@10']:.3f}  {metrics['empty_precision']:.3f}  "
                     )
-            print(f"{label:<44}" + "".join(cells))
+            print(f"{label:<56}" + "".join(cells))
     finally:
         for *_rest, loaded, _now in loaded_sets:
             loaded.store.close()

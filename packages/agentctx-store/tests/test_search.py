@@ -216,3 +216,15 @@ def test_a_one_word_identifier_needs_only_half_the_floor(
     assert hit.relevance < relevance_gate(store.conn, RELEVANCE_FLOOR)  # a sentence would need more evidence
     assert _titles(store, project, "structlog") == ["Structured JSON logging"]
     assert _titles(store, project, "structlog zebra giraffe") == []  # same evidence, longer prompt
+
+
+def test_a_longer_prompt_sharing_one_word_with_the_best_match_returns_nothing(
+    store: Store, project: Project, facts: dict[str, Record], add: AddRecord
+) -> None:
+    add("Kestrel, the kestrel service", "Kestrel is the kestrel telemetry service; kestrel owns uploads.")
+    prompt = "the banana stand keeps asking about kestrel in the mango chutney recipe"
+    hits = search(store, project, prompt, floor=None).hits
+    assert hits[0].record.title == "Kestrel, the kestrel service"
+    assert hits[0].relevance >= relevance_gate(store.conn, RELEVANCE_FLOOR)  # strong enough on its own
+    assert _titles(store, project, prompt) == []  # but one shared word is a coincidence
+    assert _titles(store, project, "who owns the kestrel uploads in the mango rollout")[0] == hits[0].record.title

@@ -39,6 +39,9 @@ RELEVANCE_FLOOR = 1.4
 # up evidence the way a sentence does: it needs only a share of the floor (docs/retrieval.md).
 SHORT_QUERY_TERMS = 2
 SHORT_QUERY_FLOOR_SHARE = 0.5
+# A longer prompt whose best match shares only one of its words with it is a coincidence
+# ("thanks, the *deploy* works" against a deploy rule): ask for this many distinct words.
+MIN_DISTINCT_TERMS = 2
 # A current record inherits this share of the relevance of the records it superseded: a prompt
 # worded like the old fact ("is paper_trail still how we audit?") is about its replacement.
 INHERIT_SHARE = 1.0
@@ -297,13 +300,42 @@ def _apply_floor(
     """Nothing when the best match is weak; otherwise drop the matches far below the best."""
     if like:
         return [item for item in scored if item[1] >= _like_floor(terms)]
-    best = max(relevance for _record, relevance in scored)
+    top, best = max(scored, key=lambda item: item[1])
     gate = relevance_gate(conn, floor)
-    if len(terms) <= SHORT_QUERY_TERMS:
+    short = len(terms) <= SHORT_QUERY_TERMS
+    if short:
         gate *= SHORT_QUERY_FLOOR_SHARE
     if best < gate:
         return []
+    if not short and _distinct_terms(conn, top, terms) < MIN_DISTINCT_TERMS:
+        return []
     return [item for item in scored if item[1] >= TAIL_RATIO * best]
+
+
+def _distinct_terms(conn: sqlite3.Connection, record: Record, terms: Sequence[str]) -> int:
+    """How many distinct `terms` the record (or one it superseded, whose relevance it may carry)
+    contains, counting no further than `MIN_DISTINCT_TERMS`."""
+    rows = conn.execute(
+        """WITH RECURSIVE chain(id, depth) AS (
+               SELECT ?, 0
+               UNION SELECT r.id, chain.depth + 1 FROM records r JOIN chain ON r.superseded_by = chain.id
+               WHERE chain.depth < 50)
+           SELECT r.rowid FROM records r JOIN chain ON r.id = chain.id ORDER BY chain.depth""",
+        (record.record_id,),
+    ).fetchall()
+    most = 0
+    for (rowid,) in rows:
+        found = 0
+        for term in terms:
+            match = "{title body}: " + fts_query([term])
+            if conn.execute(
+                "SELECT 1 FROM records_fts WHERE records_fts MATCH ? AND rowid = ?", (match, rowid)
+            ).fetchone():
+                found += 1
+                if found >= MIN_DISTINCT_TERMS:
+                    return found
+        most = max(most, found)
+    return most
 
 
 def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:
