@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from agentctx_store.consolidate import VectorOutcome, VectorRequest, checkpoint, stronger_first
+from agentctx_store.checkpoints import checkpoint
+from agentctx_store.consolidate import VectorOutcome, VectorRequest
+from agentctx_store.merges import stronger_first
 from agentctx_store.ranking import DIGEST_TYPES
 from agentctx_store.records import utc_now
 from agentctx_store.store import row_to_record

@@ -22,22 +22,21 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from agentctx_store import digest, drift, paths, profile, ranking, scoring
+from agentctx_store.checkpoints import checkpoint
 from agentctx_store.errors import AgentctxError
+from agentctx_store.merges import MergeJudge, apply_merges
 from agentctx_store.projects import Project
-from agentctx_store.records import Record, utc_now
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
-from agentctx_store.ulid import new_ulid
+from agentctx_store.records import utc_now
+from agentctx_store.store import Store
 
 DEFAULT_TIME_LIMIT_S = 240.0
-MAX_JUDGED_PER_RUN = 20
-CONFIDENCE_RANK = {"explicit": 2, "reinforced": 1, "inferred": 0}
 
 
 class ConsolidationRunning(AgentctxError):
@@ -67,11 +66,6 @@ class VectorPhase(Protocol):
     def __call__(self, request: VectorRequest) -> VectorOutcome: ...
 
 
-# A judge says whether two records state the same fact: True (merge), False (keep both),
-# None (could not tell: ask again next run).
-MergeJudge = Callable[[Record, Record], bool | None]
-
-
 @dataclass(frozen=True, kw_only=True)
 class RunReport:
     projects: list[str]
@@ -93,7 +87,7 @@ class RunReport:
         return asdict(self)
 
 
-# -- the lock and test checkpoints ------------------------------------------------------
+# -- the lock ------------------------------------------------------
 
 
 def lock_path(db_path: Path) -> Path:
@@ -136,17 +130,6 @@ def _lock_file(handle: Any) -> None:
         msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
         return
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def checkpoint(name: str) -> None:
-    """Tests kill a run at a named point: with `AGENTCTX_TEST_HANG_AT=<name>` the process
-    announces it reached the point (a file in the data dir) and waits there to be killed."""
-    if os.environ.get("AGENTCTX_TEST_HANG_AT") != name:
-        return
-    marker = paths.home() / f"hang-{name}"
-    marker.write_text(str(os.getpid()), encoding="utf-8")
-    while True:  # pragma: no cover - ends with SIGKILL
-        time.sleep(0.05)
 
 
 # -- fingerprints: quick when nothing changed -------------------------------------------
@@ -298,82 +281,6 @@ def run(
             store.close()
 
 
-# -- near-duplicate merges --------------------------------------------------------------
-
-
-def stronger_first(first: Record, second: Record) -> tuple[Record, Record]:
-    """(keep, drop): pinned, then more confident, then more reinforced and used, then newer."""
-
-    def strength(record: Record) -> tuple[Any, ...]:
-        return (
-            record.pinned,
-            CONFIDENCE_RANK.get(record.confidence, 0),
-            record.reinforce_count,
-            record.access_count,
-            record.valid_from,
-            record.record_id,
-        )
-
-    return (first, second) if strength(first) >= strength(second) else (second, first)
-
-
-def apply_merges(store: Store, judge: MergeJudge, *, deadline: float, settings: dict[str, Any]) -> int:
-    """Ask the judge about open candidate pairs; supersede the weaker record by the stronger
-    when it confirms. The weaker record stays in the store, linked by `superseded_by` and a
-    `supersedes` edge, with its own provenance (source, session)."""
-    with store.transaction() as conn:  # pairs whose records changed meanwhile are moot
-        conn.execute(
-            """UPDATE merge_candidates SET status = 'gone', decided_at = ? WHERE status = 'open' AND (
-                   keep_id NOT IN (SELECT id FROM records WHERE superseded_at IS NULL)
-                   OR drop_id NOT IN (SELECT id FROM records WHERE superseded_at IS NULL))""",
-            (utc_now(),),
-        )
-    pairs = store.conn.execute(
-        "SELECT keep_id, drop_id FROM merge_candidates WHERE status = 'open' ORDER BY similarity DESC, keep_id LIMIT ?",
-        (MAX_JUDGED_PER_RUN,),
-    ).fetchall()
-    threshold = int(settings.get("reinforce_threshold", 3))
-    merged = 0
-    for keep_id, drop_id in pairs:
-        if time.monotonic() > deadline:
-            break
-        rows = store.conn.execute(
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN (?, ?) AND superseded_at IS NULL", (keep_id, drop_id)
-        ).fetchall()
-        if len(rows) != 2:
-            continue
-        keep, drop = stronger_first(*map(row_to_record, rows))
-        verdict = judge(keep, drop)
-        if verdict is None:
-            continue
-        with store.transaction() as conn:
-            now = utc_now()
-            if verdict:
-                conn.execute(
-                    "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
-                    (now, keep.record_id, drop.record_id),
-                )
-                conn.execute(
-                    "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
-                    (new_ulid(), keep.record_id, drop.record_id),
-                )
-                count = keep.reinforce_count + 1
-                confidence = keep.confidence
-                if confidence == "inferred" and (count >= threshold or drop.confidence != "inferred"):
-                    confidence = "reinforced"
-                conn.execute(
-                    "UPDATE records SET reinforce_count = ?, confidence = ? WHERE id = ?",
-                    (count, confidence, keep.record_id),
-                )
-                checkpoint("merge")
-                merged += 1
-            conn.execute(
-                "UPDATE merge_candidates SET status = ?, decided_at = ? WHERE keep_id = ? AND drop_id = ?",
-                ("merged" if verdict else "rejected", now, keep_id, drop_id),
-            )
-    return merged
-
-
 # -- what `agentctx status` shows --------------------------------------------------------
 
 
@@ -395,6 +302,9 @@ def status_sections(store: Store, project: Project, *, now: datetime | None = No
     )
     if summary.get("degraded"):
         lines.append("degraded: " + ", ".join(summary["degraded"]))
+    drift_candidates = (summary.get("drift") or {}).get(project.project_id)
+    if drift_candidates:
+        lines.append(f"CLAUDE.md is behind the store on {drift_candidates} points: `agentctx sync` shows the diff")
     if summary.get("pending"):
         lines.append(f"{summary['pending']} records still to embed (the time box ran out; the next run goes on)")
     archived = scoring.archived_count(store, project)
