@@ -1,15 +1,14 @@
-"""Search: FTS5 BM25 over the literal text a developer typed, reranked, floored, scoped.
+"""Search: FTS5 BM25 over the literal text a developer typed, scoped, floored, reranked.
 
-Pipeline (ADR-005, SPEC §4 UserPromptSubmit):
-  1. the text is cut into plain word terms (any input is safe: FTS syntax never reaches FTS5);
-  2. FTS5 BM25 with the title weighted over the body, current records of this project and
-     `_global` only;
-  3. rerank: relevance × recency decay × type weight × pinned × confidence;
-  4. a relevance floor, decided per query: when even the best match scores below
-     `floor` × the IDF of a term found in one record of this store, nothing is returned;
-     otherwise matches far below the best (`TAIL_RATIO`) are dropped as noise.
-Without FTS5 the same contract is served by LIKE (`degraded="like-search"`), and when even
-that fails, by pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
+Pipeline (ADR-005, SPEC §4; the why and the measurements are in docs/retrieval.md):
+  1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped;
+  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows;
+  3. superseded matches hand their relevance to the current head of their chain;
+  4. a floor decided per query on the best match (rare-term units, short-query and
+     two-distinct-words rules), then a tail cut;
+  5. rerank: relevance × type weight × recency × confidence × pin.
+Without FTS5, LIKE serves the same contract (`degraded="like-search"`); when even that fails,
+pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
 """
 
 from __future__ import annotations
