@@ -143,3 +143,15 @@ def filler(store: Store) -> Callable[..., None]:
                     store.add(project, NewRecord(type="convention", title=title, body=f"How we handle {topic}."))
 
     return fill
+
+
+@pytest.fixture
+def flush() -> Callable[[], int]:
+    """Apply the spooled captures, as the next store-opening hook would."""
+    from agentctx_hooks.spool import flush as flush_spool
+
+    def run_flush() -> int:
+        with Store.open() as opened:
+            return flush_spool(opened)
+
+    return run_flush

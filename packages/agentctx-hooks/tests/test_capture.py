@@ -22,7 +22,13 @@ def _nodes(store: Store, project: Project, kind: str) -> list[str]:
 
 
 def test_edit_creates_a_file_node_linked_to_the_session_and_to_records_naming_it(
-    hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path, add: Callable[..., Any]
+    flush: Callable[[], int],
+    hook: Hook,
+    payload: Payload,
+    store: Store,
+    project: Project,
+    project_dir: Path,
+    add: Callable[..., Any],
 ) -> None:
     naming = add(project, "Billing rounding lives in src/billing.py", "Round half even in src/billing.py only.")
     other = add(project, "Unrelated", "Nothing about that file.")
@@ -43,6 +49,8 @@ def test_edit_creates_a_file_node_linked_to_the_session_and_to_records_naming_it
         tool_use_id="toolu_1",
     )
     assert hook("PostToolUse", data) is None  # capture says nothing to the model
+    assert _nodes(store, project, "file") == []  # spooled: the next store-opening hook writes it
+    assert flush() == 1
     assert _nodes(store, project, "file") == ["src/billing.py"]
     assert [record.record_id for record in store.related_to_file(project, "src/billing.py")] == [naming.record_id]
     assert other.record_id not in [record.record_id for record in store.related_to_file(project, "billing.py")]
@@ -57,7 +65,7 @@ def test_write_outside_the_project_keeps_the_absolute_path(tmp_path: Path) -> No
 
 
 def test_failed_edit_captures_nothing(
-    hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
+    flush: Callable[[], int], hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
 ) -> None:
     data = payload(
         "PostToolUseFailure",
@@ -67,11 +75,12 @@ def test_failed_edit_captures_nothing(
         error="String to replace not found in file.",
     )
     hook("PostToolUseFailure", data)
+    assert flush() == 0
     assert _nodes(store, project, "file") == []
 
 
 def test_bash_failure_makes_one_inferred_bugfix_stub_however_often_it_recurs(
-    hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
+    flush: Callable[[], int], hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
 ) -> None:
     for session in ("s1", "s1", "s2"):
         data = payload(
@@ -83,6 +92,7 @@ def test_bash_failure_makes_one_inferred_bugfix_stub_however_often_it_recurs(
             error=TRACEBACK,
         )
         hook("PostToolUseFailure", data)
+    assert flush() == 3
     stubs = store.list_records(project, types=["bugfix"])
     assert len(stubs) == 1
     stub = stubs[0]
@@ -92,7 +102,7 @@ def test_bash_failure_makes_one_inferred_bugfix_stub_however_often_it_recurs(
 
 
 def test_plain_failures_and_successes_make_no_stub(
-    hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
+    flush: Callable[[], int], hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
 ) -> None:
     hook(
         "PostToolUseFailure",
@@ -124,11 +134,12 @@ def test_plain_failures_and_successes_make_no_stub(
             error="File does not exist.",
         ),
     )
+    assert flush() == 0  # nothing worth a capture was even spooled
     assert store.list_records(project) == []
 
 
 def test_test_runs_go_to_the_session_and_link_the_test_file(
-    hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
+    flush: Callable[[], int], hook: Hook, payload: Payload, store: Store, project: Project, project_dir: Path
 ) -> None:
     output = "tests/test_billing.py .F\nE       AssertionError: assert 1 == 2\n1 failed, 1 passed in 0.1s"
     hook(
@@ -153,6 +164,7 @@ def test_test_runs_go_to_the_session_and_link_the_test_file(
             tool_response={"stdout": "tests/test_billing.py ..\n2 passed in 0.1s", "stderr": ""},
         ),
     )
+    flush()
     tests = store.get_session("t")["meta"]["tests"]
     assert [entry["outcome"] for entry in tests] == ["failed", "passed"]
     assert tests[0]["files"] == ["tests/test_billing.py"]
@@ -161,7 +173,9 @@ def test_test_runs_go_to_the_session_and_link_the_test_file(
     assert {"test_failed", "test_passed"} <= rels
 
 
-def test_git_operations_go_to_the_session_meta(hook: Hook, payload: Payload, store: Store, project_dir: Path) -> None:
+def test_git_operations_go_to_the_session_meta(
+    flush: Callable[[], int], hook: Hook, payload: Payload, store: Store, project_dir: Path
+) -> None:
     hook(
         "PostToolUse",
         payload(
@@ -184,12 +198,13 @@ def test_git_operations_go_to_the_session_meta(hook: Hook, payload: Payload, sto
             tool_response={"stdout": "[feat/x 9f8e7d6] Add x\n 1 file changed", "stderr": ""},
         ),
     )
+    flush()
     meta = store.get_session("g")["meta"]
     assert meta["branch"] == "feat/x"
     assert meta["commits"] == [{"branch": "feat/x", "sha": "9f8e7d6", "message": "Add x"}]
 
 
-def test_tools_it_does_not_capture_never_open_the_store(hook: Hook, payload: Payload, project_dir: Path) -> None:
+def test_captures_never_open_the_store_in_the_hook(hook: Hook, payload: Payload, project_dir: Path) -> None:
     from agentctx_store import paths
 
     hook(
@@ -218,4 +233,6 @@ def test_tools_it_does_not_capture_never_open_the_store(hook: Hook, payload: Pay
             tool_response={"stdout": "hi", "stderr": ""},
         ),
     )
+    edit = {"file_path": str(project_dir / "a.py")}
+    hook("PostToolUse", payload("PostToolUse", project_dir, tool_name="Write", tool_input=edit, tool_response={}))
     assert not paths.db_path().exists()

@@ -188,7 +188,10 @@ def test_injection_is_recorded_on_the_session(
     filler(project, rounds=4)
     record = add(project, "Use PostgreSQL for the database", "We chose PostgreSQL 16 for JSONB support.")
     text = context(
-        hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, "acct", prompt="which database do we use, postgresql?"))
+        hook(
+            "UserPromptSubmit",
+            payload("UserPromptSubmit", project_dir, "acct", prompt="which database do we use, postgresql?"),
+        )
     )
     assert record.record_id in text
     session = store.get_session("acct")

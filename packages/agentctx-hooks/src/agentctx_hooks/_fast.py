@@ -180,6 +180,12 @@ def project_id(cwd: str) -> str:
     return resolve(cwd)[0]
 
 
+def time_now() -> str:
+    """Aware UTC now in the store's format (`agentctx_store.records.utc_now`)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+
+
 # -- agentctx_store.paths ------------------------------------------------------------------
 
 

@@ -8,7 +8,9 @@ No model, no LLM: regular expressions over the payload shapes Claude Code sends.
 - Test commands (pytest, npm test, go test, cargo test, …) → a pass/fail entry in the session's
   `tests` list and an edge from each test file's node to the session.
 - `git commit`, branch switches, `gh pr create` → session metadata (`commits`, `branch`, `prs`).
-Tools it does not know (Read, Grep, MCP tools, Agent…) return before the store is imported.
+The hook itself only records what it saw in the spool (`spool.py`): the store is written by
+`apply`, which the next hook that opens the store runs for every waiting capture. Tools it does
+not capture (Read, Grep, MCP tools, Agent…) return at once.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 import re
 
 from agentctx_hooks.payload import HookInput
-from agentctx_hooks.signals import BashObservation, observe_bash
+from agentctx_hooks.signals import observe_bash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,14 +38,13 @@ def handle(hook: HookInput) -> str:
     failed = hook.event == "PostToolUseFailure"
     if not hook.cwd or not hook.session_id:
         return ""
+    entry: dict[str, Any] = {"session_id": hook.session_id, "cwd": hook.cwd}
     if tool in WRITE_TOOLS:
-        if failed:
-            return ""  # the edit did not happen
-        path = _written_path(hook, WRITE_TOOLS[tool])
-        if path:
-            _capture_file(hook, path)
-        return ""
-    if tool == "Bash":
+        path = "" if failed else _written_path(hook, WRITE_TOOLS[tool])  # a failed edit did not happen
+        if not path:
+            return ""
+        entry.update(kind="file", path=path)
+    elif tool == "Bash":
         command = hook.get_dict("tool_input").get("command")
         if not isinstance(command, str) or not command.strip():
             return ""
@@ -51,7 +52,22 @@ def handle(hook: HookInput) -> str:
         observation = observe_bash(command, output, failed=failed)
         if observation.is_empty():
             return ""
-        _capture_bash(hook, command, observation)
+        entry.update(
+            kind="bash",
+            command=command[:2000],
+            error=list(observation.error) if observation.error else None,
+            test=[observation.test[0], observation.test[1]] if observation.test else None,
+            branch=observation.branch,
+            commit=observation.commit,
+            pull_request=observation.pull_request,
+        )
+    else:
+        return ""
+    from agentctx_hooks import spool
+    from agentctx_hooks._fast import time_now
+
+    entry["at"] = time_now()
+    spool.add(entry)
     return ""
 
 
@@ -81,20 +97,34 @@ def file_name(project_root: str, path: str) -> str:
     return os.path.relpath(absolute, root).replace(os.sep, "/")
 
 
-def _capture_file(hook: HookInput, path: str) -> None:
+def apply(store: Store, entry: dict[str, Any]) -> None:
+    """Write one spooled capture, inside the caller's transaction.
 
-    from agentctx_hooks.storage import open_store, project_of
+    Raises:
+        ValueError, TypeError, KeyError: the capture is malformed.
+    """
+    from agentctx_hooks.storage import project_of
 
-    project = project_of(hook.cwd)
-    with open_store(busy_ms=5000) as store:
-        name = file_name(str(project.root), path)
-        with store.transaction():
-            node = store.upsert_node(project, "file", name)
-            session_node = store.upsert_node(project, "session", hook.session_id)
-            store.add_edge(node, session_node, "observed_in")
-            if _append_meta(store, project, hook.session_id, "files", name, limit=MAX_FILES, unique=True):
-                for record_id in records_naming(store, project, name):  # once per file and session
-                    store.link_entity(record_id, node)
+    session_id, cwd = str(entry["session_id"]), str(entry["cwd"])
+    if not session_id or not os.path.isabs(cwd):
+        raise ValueError("a capture without a session or an absolute cwd")
+    project = project_of(cwd)
+    if entry.get("kind") == "file":
+        _apply_file(store, project, session_id, str(entry["path"]))
+    elif entry.get("kind") == "bash":
+        _apply_bash(store, project, session_id, entry)
+    else:
+        raise ValueError(f"unknown capture kind {entry.get('kind')!r}")
+
+
+def _apply_file(store: Store, project: Project, session_id: str, path: str) -> None:
+    name = file_name(str(project.root), path)
+    node = store.upsert_node(project, "file", name)
+    session_node = store.upsert_node(project, "session", session_id)
+    store.add_edge(node, session_node, "observed_in")
+    if _append_meta(store, project, session_id, "files", name, limit=MAX_FILES, unique=True):
+        for record_id in records_naming(store, project, name):  # once per file and session
+            store.link_entity(record_id, node)
 
 
 def records_naming(store: Store, project: Project, name: str) -> list[str]:
@@ -142,51 +172,49 @@ def _append_meta(
     return new
 
 
-def _capture_bash(hook: HookInput, command: str, observation: BashObservation) -> None:
+def _apply_bash(store: Store, project: Project, session_id: str, entry: dict[str, Any]) -> None:
     from agentctx_store import NewRecord
-    from agentctx_store.records import utc_now
 
-    from agentctx_hooks.storage import open_store, project_of
-
-    project = project_of(hook.cwd)
-    with open_store(busy_ms=5000) as store, store.transaction():
-        session_node = store.upsert_node(project, "session", hook.session_id)
-        if observation.error is not None:
-            signature, key = observation.error
-            stub = store.find_by_key(project, "bugfix", key)
-            if stub is None:
-                stub = store.add(
-                    project,
-                    NewRecord(
-                        type="bugfix",
-                        title=_title(signature),
-                        body=f"Seen running `{_short(command, 160)}`: {_short(signature, 300)}. "
-                        "Cause and fix not recorded yet.",
-                        confidence="inferred",
-                        source="hook_observation",
-                        session_id=hook.session_id,
-                        key=key,
-                    ),
-                )
-            store.add_edge(stub.record_id, session_node, "observed_in")
-        if observation.test is not None:
-            outcome, files = observation.test
-            for name in files or [_short(command, 120)]:
-                kind = "file" if name in files else "test"
-                node = store.upsert_node(project, kind, file_name(str(project.root), name) if kind == "file" else name)
-                store.add_edge(node, session_node, f"test_{outcome}")
-            entry = {"command": _short(command, 200), "outcome": outcome, "files": files, "at": utc_now()}
-            _append_meta(store, project, hook.session_id, "tests", entry, limit=MAX_TESTS)
-        if observation.branch:
-            store.update_session_meta(project, hook.session_id, branch=observation.branch)
-        if observation.commit is not None:
-            _append_meta(store, project, hook.session_id, "commits", observation.commit, limit=MAX_COMMITS)
-            if observation.commit.get("branch"):
-                store.update_session_meta(project, hook.session_id, branch=observation.commit["branch"])
-        if observation.pull_request:
-            _append_meta(
-                store, project, hook.session_id, "prs", observation.pull_request, limit=MAX_COMMITS, unique=True
+    command = str(entry.get("command") or "")
+    at = str(entry.get("at") or "")
+    session_node = store.upsert_node(project, "session", session_id)
+    error = entry.get("error")
+    if error:
+        signature, key = str(error[0]), str(error[1])
+        stub = store.find_by_key(project, "bugfix", key)
+        if stub is None:
+            stub = store.add(
+                project,
+                NewRecord(
+                    type="bugfix",
+                    title=_title(signature),
+                    body=f"Seen running `{_short(command, 160)}`: {_short(signature, 300)}. "
+                    "Cause and fix not recorded yet.",
+                    confidence="inferred",
+                    source="hook_observation",
+                    session_id=session_id,
+                    key=key,
+                ),
             )
+        store.add_edge(stub.record_id, session_node, "observed_in")
+    test = entry.get("test")
+    if test:
+        outcome, files = str(test[0]), [str(name) for name in test[1]]
+        for name in files or [_short(command, 120)]:
+            kind = "file" if name in files else "test"
+            node = store.upsert_node(project, kind, file_name(str(project.root), name) if kind == "file" else name)
+            store.add_edge(node, session_node, f"test_{outcome}")
+        run = {"command": _short(command, 200), "outcome": outcome, "files": files, "at": at}
+        _append_meta(store, project, session_id, "tests", run, limit=MAX_TESTS)
+    if entry.get("branch"):
+        store.update_session_meta(project, session_id, branch=str(entry["branch"]))
+    commit = entry.get("commit")
+    if isinstance(commit, dict):
+        _append_meta(store, project, session_id, "commits", commit, limit=MAX_COMMITS)
+        if commit.get("branch"):
+            store.update_session_meta(project, session_id, branch=str(commit["branch"]))
+    if entry.get("pull_request"):
+        _append_meta(store, project, session_id, "prs", str(entry["pull_request"]), limit=MAX_COMMITS, unique=True)
 
 
 def _title(signature: str) -> str:

@@ -59,12 +59,15 @@ def session_end(hook: HookInput) -> str:
         cwd=hook.cwd,
     )
     if hook.session_id:
+        from agentctx_hooks.spool import flush_quietly
         from agentctx_hooks.storage import open_store, project_of
 
         project = project_of(hook.cwd)
-        with open_store(busy_ms=500) as store, store.transaction():
-            flush_pending(store, project, hook.session_id)
-            store.end_session(project, hook.session_id)
+        with open_store(busy_ms=500) as store:
+            flush_quietly(store, hook.event)
+            with store.transaction():
+                flush_pending(store, project, hook.session_id)
+                store.end_session(project, hook.session_id)
     return ""
 
 
@@ -77,10 +80,12 @@ def cwd_changed(hook: HookInput) -> str:
         return ""  # still the same project: nothing to refresh
 
     from agentctx_hooks import profile
+    from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store, project_of
 
     project = project_of(new_cwd)
     with open_store(busy_ms=3000) as store, store.transaction():
+        flush_quietly(store, hook.event)
         store.remember_project(project)
         profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
     return ""
@@ -90,10 +95,12 @@ def pre_compact(hook: HookInput) -> str:
     if not hook.cwd or not hook.session_id:
         return ""
 
+    from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store, project_of
 
     project = project_of(hook.cwd)
     with open_store(busy_ms=3000) as store:
+        flush_quietly(store, hook.event)  # the files and errors of this turn belong in the snapshot
         snapshot = compose_snapshot(store, project, hook)
         with store.transaction():
             flush_pending(store, project, hook.session_id)

@@ -67,10 +67,12 @@ def handle(hook: HookInput) -> str:
     from agentctx_store import search
     from agentctx_store.budget import estimate_tokens
 
+    from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store, project_of
 
     project = project_of(hook.cwd)
     with open_store(busy_ms=3000) as store:
+        flush_quietly(store, hook.event)  # captures of the last turn become searchable first
         result = search(store, project, prompt[:MAX_QUERY_CHARS], limit=3, exclude_ids=already)
         text, ids = render([hit.record for hit in result.hits[:3]])
         pending_tokens, pending_ids, pending_count = state.take_pending(data)

@@ -102,10 +102,12 @@ def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
     from agentctx_store import budget, digest
 
     from agentctx_hooks import profile
+    from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store, project_of
 
     project = project_of(hook.cwd)
     with open_store(busy_ms=3000) as store:
+        flush_quietly(store, hook.event)
         existing = digest.read(project.project_id)
         if existing is None:
             if not store.list_records(project, types=["profile"], scope="project", limit=1):

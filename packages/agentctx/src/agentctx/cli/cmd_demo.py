@@ -239,6 +239,12 @@ def _session(project_dir: Path, env: dict[str, str]) -> str:
         "error": "Exit code 1\ntests/test_sync.py F\nE   TimeoutError: inventory.v2 Sync exceeded its 2 s deadline\n1 failed in 2.31s",
     }
     _hook("PostToolUseFailure", failure, env)
+    typer.echo("  (both captures wait in the spool; the next hook that opens the store writes them)")
+
+    typer.echo("\nPreCompact: applies the waiting captures, then snapshots the working state")
+    _hook(
+        "PreCompact", {**common, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": None}, env
+    )
     with Store.open() as store:
         project = resolve_project(project_dir)
         for record in store.related_to_file(project, "src/shop/sync_client.py"):
@@ -249,10 +255,7 @@ def _session(project_dir: Path, env: dict[str, str]) -> str:
         for entry in tests:
             typer.echo(f"  test run: {entry['outcome']} — {entry['command']}")
 
-    typer.echo("\nPreCompact, then SessionStart (source=compact): the working state comes back")
-    _hook(
-        "PreCompact", {**common, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": None}, env
-    )
+    typer.echo("\nSessionStart (source=compact): the working state comes back")
     call = _hook("SessionStart", {**common, "hook_event_name": "SessionStart", "source": "compact"}, env)
     _show(call, empty="no digest")
     injected.append(call.context)

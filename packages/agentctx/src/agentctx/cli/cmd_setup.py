@@ -322,7 +322,7 @@ def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
 
 
 OUR_FILES = ("agentctx.db", "agentctx.db-wal", "agentctx.db-shm", "agentctx.db-journal", "install.json")
-OUR_DIRS = ("digests", "logs", "models", "profile", "exports")
+OUR_DIRS = ("digests", "logs", "models", "profile", "exports", "spool")
 
 
 def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:

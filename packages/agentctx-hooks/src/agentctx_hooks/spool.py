@@ -1,0 +1,147 @@
+"""Captures waiting to be written: one small JSON file per observation in `$AGENTCTX_HOME/spool/`.
+
+PostToolUse runs after every captured tool call, so it must cost little more than starting
+Python (target ≤ 2× a bare interpreter); importing the store alone costs more. The hook
+therefore only writes what it saw here, and the next hook that opens the store anyway (the next
+prompt, PreCompact, SessionEnd, CwdChanged, a first SessionStart) applies every waiting capture
+of every session in one transaction. So a capture reaches the store at most one turn later, and
+one from a session that crashed is applied by the next session's first hook.
+
+Each file is claimed by renaming it (`….claim`, with the claimer's pid) before it is read, so
+two flushing hooks never apply the same capture; a claim whose process is gone is taken over.
+Applying a capture twice is harmless anyway: nodes, edges and stubs are keyed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from agentctx_hooks import log
+from agentctx_hooks._fast import data_home
+from agentctx_hooks._json_lite import dumps, loads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentctx_store import Store
+
+MAX_FLUSH = 500  # captures applied per hook; more wait for the next one
+DROP_AFTER_SECONDS = 7 * 24 * 3600  # a capture that keeps failing is dropped (with a log line)
+_counter = [0]
+
+
+def spool_dir() -> str:
+    return os.path.join(data_home(), "spool")
+
+
+def add(entry: dict[str, Any]) -> None:
+    """Write one capture atomically (temp file, then rename into place)."""
+    directory = spool_dir()
+    os.makedirs(directory, exist_ok=True)
+    _counter[0] += 1
+    name = f"{time.time_ns():020d}-{os.getpid()}-{_counter[0]}"
+    temp = os.path.join(directory, f".{name}.tmp")
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.write(dumps(entry))
+    os.replace(temp, os.path.join(directory, name + ".json"))
+
+
+def pending() -> list[str]:
+    """Names of captures not yet applied (for tests and `status`-like reports)."""
+    try:
+        return sorted(name for name in os.listdir(spool_dir()) if name.endswith((".json", ".claim")))
+    except FileNotFoundError:
+        return []
+
+
+def flush(store: Store) -> int:
+    """Apply every waiting capture in one transaction; returns how many were applied.
+
+    A capture that cannot be read is dropped with a log line. When the transaction fails the
+    claims stay, and a later hook takes them over once this process is gone.
+    """
+    from agentctx_hooks.capture import apply
+
+    claimed = _claim_all()
+    if not claimed:
+        return 0
+    applied: list[str] = []
+    with store.transaction():
+        for path, entry in claimed:
+            if entry is not None:
+                try:
+                    apply(store, entry)
+                except (ValueError, TypeError, KeyError) as exc:  # a malformed capture, not the store
+                    log.error("spool", exc)
+            applied.append(path)
+    for path in applied:
+        try:  # noqa: SIM105 - contextlib is not imported on the PostToolUse path
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    return len(applied)
+
+
+def flush_quietly(store: Store, event: str) -> int:
+    """`flush`, but a failure is logged and the hook goes on (the captures wait for the next)."""
+    import sqlite3
+
+    try:
+        return flush(store)
+    except (sqlite3.Error, OSError) as exc:
+        log.error(event, exc)
+        return 0
+
+
+def _claim_all() -> list[tuple[str, dict[str, Any] | None]]:
+    directory = spool_dir()
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+    claimed: list[tuple[str, dict[str, Any] | None]] = []
+    mine = f".{os.getpid()}.claim"
+    for name in names:
+        if len(claimed) >= MAX_FLUSH:
+            break
+        takeover = name.endswith(".claim") and not name.endswith(mine) and _abandoned(name)
+        if not (name.endswith(".json") or takeover):
+            continue
+        target = os.path.join(directory, name.split(".json", 1)[0] + ".json" + mine)
+        try:
+            os.rename(os.path.join(directory, name), target)
+        except FileNotFoundError:
+            continue  # another hook claimed it first
+        claimed.append((target, _read(target)))
+    return claimed
+
+
+def _abandoned(name: str) -> bool:
+    """A claim whose process is gone (or that is too old to ever succeed)."""
+    try:
+        owner = int(name.rsplit(".", 2)[-2])
+    except (ValueError, IndexError):
+        return True
+    try:
+        os.kill(owner, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _read(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as handle:
+            entry = loads(handle.read())
+        age = time.time() - os.path.getmtime(path)
+    except (OSError, ValueError, RecursionError) as exc:
+        log.error("spool", exc)
+        return None
+    if not isinstance(entry, dict) or age > DROP_AFTER_SECONDS:
+        log.write("spool", f"dropped an unusable capture {os.path.basename(path)}")
+        return None
+    return entry
