@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import multiprocessing.queues
 import os
+import shutil
 import sqlite3
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -131,17 +136,66 @@ def test_a_data_dir_that_cannot_be_created_gives_one_clear_line(
     assert blocker.read_text(encoding="utf-8") == "in the way"
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores directory permissions")
-def test_a_read_only_data_dir_gives_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    data = tmp_path / "readonly"
+def _open_as_unprivileged_user(data_dir: Path) -> str:
+    """`Store.open()` with `AGENTCTX_HOME=data_dir` as a user the permissions apply to.
+
+    Root ignores file modes, so under root (CI containers) a forked child drops to `nobody`
+    first. Returns "opened" or the error's type and message.
+    """
+
+    def attempt(queue: multiprocessing.queues.Queue[str]) -> None:
+        if os.geteuid() == 0:
+            os.setgid(65534)
+            os.setuid(65534)
+        os.environ["AGENTCTX_HOME"] = str(data_dir)
+        try:
+            Store.open().close()
+            queue.put("opened")
+        except Exception as exc:  # the outcome is reported to the parent, which asserts on it
+            queue.put(f"{type(exc).__name__}: {exc}")
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=attempt, args=(queue,))
+    child.start()
+    child.join(60)
+    return str(queue.get(timeout=10))
+
+
+@pytest.fixture
+def world_readable_dir() -> Iterator[Path]:
+    """A directory any user can enter (pytest's temp dirs are private to their owner)."""
+    base = Path(tempfile.mkdtemp(prefix="agentctx-ro-", dir="/tmp"))
+    base.chmod(0o755)
+    try:
+        yield base
+    finally:
+        for path in sorted(base.rglob("*"), reverse=True):
+            path.chmod(0o755) if path.is_dir() else path.chmod(0o644)
+        shutil.rmtree(base)
+
+
+def test_a_read_only_data_dir_gives_a_clear_error(world_readable_dir: Path) -> None:
+    data = world_readable_dir / "readonly"
     data.mkdir()
     data.chmod(0o555)
-    monkeypatch.setenv("AGENTCTX_HOME", str(data))
-    try:
-        with pytest.raises(StoreError, match="writable|AGENTCTX_HOME"):
-            Store.open()
-    finally:
-        data.chmod(0o755)
+    outcome = _open_as_unprivileged_user(data)
+    assert outcome.startswith("StoreError: ") and "AGENTCTX_HOME" in outcome and "\n" not in outcome
+    assert list(data.iterdir()) == []
+
+
+def test_a_read_only_store_is_refused_and_left_as_is(world_readable_dir: Path, project: Project) -> None:
+    data = world_readable_dir / "store"
+    with Store.open(data / "agentctx.db") as store:
+        store.add(project, NewRecord(type="decision", title="Keep me", body="Untouched."))
+    for leftover in data.glob("agentctx.db-*"):
+        leftover.unlink()
+    before = _digest(data / "agentctx.db")
+    (data / "agentctx.db").chmod(0o444)
+    data.chmod(0o555)
+    outcome = _open_as_unprivileged_user(data)
+    assert outcome.startswith("StoreError: ") and "not writable" in outcome and "\n" not in outcome
+    assert _digest(data / "agentctx.db") == before
 
 
 def test_opening_without_create_does_not_make_a_store() -> None:
