@@ -10,12 +10,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agentctx_store import NewRecord, Project, Store
+from agentctx_store import RECORD_TYPES, NewRecord, Project, Store
+from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_EVAL = (REPO_ROOT.parent / "shared" / "eval").resolve()
@@ -54,26 +56,33 @@ def load_into_store(records: list[dict[str, Any]], db_path: Path) -> LoadedSet:
     """Insert every eval record through `Store.add`; successors supersede through the store.
 
     Predecessors go in first so that `add(..., supersedes=)` sets `superseded_at` and
-    `superseded_by` exactly as production does; `valid_from` is kept.
+    `superseded_by` exactly as production does; `valid_from` is kept. A successor of several
+    records supersedes the first through `add` and retires the others with the store's own
+    supersession step. Records outside the store's contract (unknown type, over-long title
+    or body) are adjusted to it, with a note on stderr.
     """
     store = Store.open(db_path)
     projects: dict[str, Project] = {}
-    predecessor_of = {record["superseded_by"]: record["id"] for record in records if record.get("superseded_by")}
+    by_id = {record["id"]: record for record in records}
+    predecessors: dict[str, list[str]] = {}
+    for record in records:
+        if record.get("superseded_by") in by_id:
+            predecessors.setdefault(record["superseded_by"], []).append(record["id"])
     store_id: dict[str, str] = {}
-    for record in _predecessors_first(records, predecessor_of):
+    adjusted = 0
+    for record in _predecessors_first(records, predecessors):
         project = projects.setdefault(record["project"], eval_project(record["project"]))
-        new = NewRecord(
-            type=record.get("type", "decision"),
-            title=record["title"],
-            body=record["body"],
-            confidence="explicit",
-            source="import",
-            valid_from=record.get("valid_from"),
-        )
-        old = predecessor_of.get(record["id"])
-        added = store.add(project, new, supersedes=store_id[old] if old else None)
+        olds = [store_id[old] for old in predecessors.get(record["id"], []) if old in store_id]
+        new, changed = _contract_record(record, store.get(project, olds[0]).type if olds else None)
+        adjusted += changed
+        added = store.add(project, new, supersedes=olds[0] if olds else None)
+        with store.transaction():
+            for old in olds[1:]:
+                store._mark_superseded(old, added.record_id, added.recorded_at)
         store_id[record["id"]] = added.record_id
     store.dirty.clear()  # no digests for a throwaway store
+    if adjusted:
+        print(f"note: {adjusted} records adjusted to the store's contract (type, title/body limits)", file=sys.stderr)
     return LoadedSet(
         store=store,
         projects=projects,
@@ -82,8 +91,26 @@ def load_into_store(records: list[dict[str, Any]], db_path: Path) -> LoadedSet:
     )
 
 
-def _predecessors_first(records: list[dict[str, Any]], predecessor_of: dict[str, str]) -> list[dict[str, Any]]:
-    """File order, except that a record comes after the record it supersedes (chains of any length)."""
+def _contract_record(record: dict[str, Any], predecessor_type: str | None) -> tuple[NewRecord, bool]:
+    """The eval record as a `NewRecord` the store accepts (a successor keeps its predecessor's type)."""
+    record_type = record.get("type") if record.get("type") in RECORD_TYPES else "decision"
+    record_type = predecessor_type or record_type
+    title = " ".join(str(record["title"]).split())[:MAX_TITLE_CHARS] or str(record["id"])
+    body = str(record["body"]).strip()[:MAX_BODY_CHARS] or title
+    changed = (record_type, title, body) != (record.get("type"), record["title"], record["body"])
+    new = NewRecord(
+        type=record_type,
+        title=title,
+        body=body,
+        confidence="explicit",
+        source="import",
+        valid_from=record.get("valid_from"),
+    )
+    return new, changed
+
+
+def _predecessors_first(records: list[dict[str, Any]], predecessors: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """File order, except that a record comes after the records it supersedes (chains of any length)."""
     by_id = {record["id"]: record for record in records}
     placed: set[str] = set()
     ordered: list[dict[str, Any]] = []
@@ -92,8 +119,9 @@ def _predecessors_first(records: list[dict[str, Any]], predecessor_of: dict[str,
         if record_id in placed:
             return
         placed.add(record_id)
-        if record_id in predecessor_of and predecessor_of[record_id] in by_id:
-            place(predecessor_of[record_id])
+        for old in predecessors.get(record_id, []):
+            if old in by_id:
+                place(old)
         ordered.append(by_id[record_id])
 
     for record in records:

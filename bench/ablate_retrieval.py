@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import SHARED_EVAL, load_into_store, load_jsonl, load_module
-from eval_retrieval import DEFAULT_SETS, default_now, run_queries
+from eval_retrieval import DEFAULT_SETS, default_now, run_queries, scorer_path
 
 search_module = importlib.import_module("agentctx_store.search")
 # The developer-chatter words this work added to search.STOPWORDS.
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         records = load_jsonl(set_dir / "records.jsonl")
         queries = load_jsonl(set_dir / "queries.jsonl")
-        scorer = load_module(set_dir / "eval.py", f"shared_eval_{set_dir.name.replace('-', '_')}")
+        scorer = load_module(scorer_path(set_dir), f"shared_eval_{set_dir.name.replace('-', '_')}")
         loaded = load_into_store(records, Path(scratch.name) / f"{set_dir.name}.db")
         loaded_sets.append((set_dir.name, records, queries, scorer, loaded, default_now(records)))
     if not loaded_sets:

@@ -86,6 +86,14 @@ def baseline_results(set_dir: Path, out: Path) -> list[dict[str, Any]] | None:
     return load_jsonl(out)
 
 
+def scorer_path(set_dir: Path) -> Path:
+    """The set's own `eval.py`, else the shared one (every set so far ships the same scorer)."""
+    for candidate in (set_dir / "eval.py", SHARED_EVAL / "adr-dev" / "eval.py", SHARED_EVAL / "conv-dev" / "eval.py"):
+        if candidate.exists():
+            return candidate
+    raise SystemExit(f"no eval.py in {set_dir} or {SHARED_EVAL}: cannot score")
+
+
 def default_now(records: list[dict[str, Any]]) -> datetime:
     """A fixed 'today' (newest record + 90 days) so figures do not drift with the calendar."""
     newest = max(parse_time(record["valid_from"]) for record in records if record.get("valid_from"))
@@ -93,7 +101,7 @@ def default_now(records: list[dict[str, Any]]) -> datetime:
 
 
 def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str, Any]:
-    scorer = load_module(set_dir / "eval.py", f"shared_eval_{set_dir.name.replace('-', '_')}")
+    scorer = load_module(scorer_path(set_dir), f"shared_eval_{set_dir.name.replace('-', '_')}")
     records = load_jsonl(set_dir / "records.jsonl")
     queries = load_jsonl(set_dir / "queries.jsonl")
     now = parse_time(now_text) if now_text else default_now(records)
