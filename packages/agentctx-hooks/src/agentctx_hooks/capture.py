@@ -16,10 +16,8 @@ not capture (Read, Grep, MCP tools, Agent…) return at once.
 from __future__ import annotations
 
 import os
-import re
 
 from agentctx_hooks.payload import HookInput
-from agentctx_hooks.signals import observe_bash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,6 +46,8 @@ def handle(hook: HookInput) -> str:
         command = hook.get_dict("tool_input").get("command")
         if not isinstance(command, str) or not command.strip():
             return ""
+        from agentctx_hooks.signals import observe_bash  # its patterns compile only for Bash
+
         output = hook.get_text("error") if failed else _bash_output(hook.data.get("tool_response"))
         observation = observe_bash(command, output, failed=failed)
         if observation.is_empty():
@@ -139,6 +139,8 @@ def records_naming(store: Store, project: Project, name: str) -> list[str]:
     for needle in needles:
         params.extend([needle, needle])
     scan = f"SELECT r.id FROM records r WHERE r.project_id = ? AND r.superseded_at IS NULL AND ({clause}) LIMIT 50"
+    import re  # not at the top: the Edit hook itself runs without `re`
+
     tokens = re.findall(r"[^\W_]+", needles[-1])  # how FTS5's unicode61 tokenizer cuts the name
     if tokens and store.has_fts:
         # The FTS index narrows the candidates to records containing the name's words in a row,

@@ -62,11 +62,11 @@ def flush(store: Store) -> int:
     A capture that cannot be read is dropped with a log line. When the transaction fails the
     claims stay, and a later hook takes them over once this process is gone.
     """
-    from agentctx_hooks.capture import apply
-
     claimed = _claim_all()
     if not claimed:
         return 0
+    from agentctx_hooks.capture import apply  # only when there is something to apply
+
     applied: list[str] = []
     with store.transaction():
         for path, entry in claimed:
