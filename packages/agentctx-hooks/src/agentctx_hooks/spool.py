@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from agentctx_store import Store
 
 MAX_FLUSH = 500  # captures applied per hook; more wait for the next one
+CLAIM_TIMEOUT_SECONDS = 600  # a flush takes milliseconds; a claim this old was abandoned
 DROP_AFTER_SECONDS = 7 * 24 * 3600  # a capture that keeps failing is dropped (with a log line)
 _counter = [0]
 
@@ -106,7 +107,7 @@ def _claim_all() -> list[tuple[str, dict[str, Any] | None]]:
     for name in names:
         if len(claimed) >= MAX_FLUSH:
             break
-        takeover = name.endswith(".claim") and not name.endswith(mine) and _abandoned(name)
+        takeover = name.endswith(".claim") and not name.endswith(mine) and _abandoned(os.path.join(directory, name))
         if not (name.endswith(".json") or takeover):
             continue
         target = os.path.join(directory, name.split(".json", 1)[0] + ".json" + mine)
@@ -118,19 +119,16 @@ def _claim_all() -> list[tuple[str, dict[str, Any] | None]]:
     return claimed
 
 
-def _abandoned(name: str) -> bool:
-    """A claim whose process is gone (or that is too old to ever succeed)."""
+def _abandoned(path: str) -> bool:
+    """A claim whose process is gone, or older than any flush takes (where pids cannot be probed)."""
     try:
-        owner = int(name.rsplit(".", 2)[-2])
-    except (ValueError, IndexError):
+        owner = int(path.rsplit(".", 2)[-2])
+        age = time.time() - os.path.getmtime(path)
+    except (ValueError, IndexError, OSError):
         return True
-    try:
-        os.kill(owner, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    from agentctx_hooks._process import is_alive
+
+    return age > CLAIM_TIMEOUT_SECONDS or not is_alive(owner)
 
 
 def _read(path: str) -> dict[str, Any] | None:

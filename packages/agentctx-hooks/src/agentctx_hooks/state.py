@@ -159,11 +159,6 @@ def _is_stale(path: str, max_age_seconds: float) -> bool:
         return True
     if age > max_age_seconds:
         return True
-    if owner > 0:
-        try:
-            os.kill(owner, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-    return False
+    from agentctx_hooks._process import is_alive
+
+    return owner > 0 and not is_alive(owner)
