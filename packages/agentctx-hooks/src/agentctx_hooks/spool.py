@@ -115,7 +115,12 @@ def _claim_all() -> list[tuple[str, dict[str, Any] | None]]:
             os.rename(os.path.join(directory, name), target)
         except FileNotFoundError:
             continue  # another hook claimed it first
-        claimed.append((target, _read(target)))
+        entry = _read(target)  # its age is the capture's, read before the claim is stamped
+        try:  # noqa: SIM105 - contextlib is not imported on the PostToolUse path
+            os.utime(target)  # the claim's age is now the time it was taken
+        except OSError:
+            pass
+        claimed.append((target, entry))
     return claimed
 
 
