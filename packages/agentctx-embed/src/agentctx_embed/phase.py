@@ -32,11 +32,15 @@ from agentctx_embed.vectors import VectorStore
 DUPLICATE_COSINE = 0.92
 DUPLICATE_TYPES = ("decision", "convention", "preference", "discovery", "bugfix")
 CHUNK = 256
+# Records are 50–300 tokens by contract, but a body may reach 2,000 characters; past ~1,200
+# characters (≈ 280 tokens) the cost grows faster than the meaning (bge reads up to 512 tokens).
+EMBED_CHARS = 1200
 
 
 def embedding_text(record: dict[str, Any]) -> str:
     """`[type] [date] title` + body: the type/date prefix helps typed retrieval (ARCHITECTURE §4)."""
-    return f"[{record['type']}] [{str(record['valid_from'])[:10]}] {record['title']}\n{record['body']}"
+    text = f"[{record['type']}] [{str(record['valid_from'])[:10]}] {record['title']}\n{record['body']}"
+    return text[:EMBED_CHARS]
 
 
 class EmbedPhase:
