@@ -75,3 +75,36 @@ def test_ten_prompts_never_repeat_a_record_and_other_projects_never_show(tmp_pat
     assert beta_text and not any(record.record_id in beta_text for record in mine)
     start = run_hook("SessionStart", {"session_id": "s-beta", "cwd": str(beta), "source": "startup"}).context
     assert start.startswith("## Project: beta") and not any(record.record_id in start for record in mine)
+
+
+def test_a_locked_store_still_injects_and_logs(tmp_path: Path, run_hook: RunHook, hooks_log: Callable[[], str]) -> None:
+    import sqlite3
+
+    from agentctx_store import paths
+
+    root = tmp_path / "locked"
+    root.mkdir()
+    with Store.open() as store:
+        project = resolve_project(root)
+        for index in range(40):
+            store.add(
+                project, NewRecord(type="convention", title=f"Rule {index} for {TOPICS[index % 10]}", body="x y z.")
+            )
+        wanted = store.add(
+            project,
+            NewRecord(
+                type="decision",
+                title="Kafka partitions by tenant id",
+                body="Kafka topics are partitioned by tenant id.",
+            ),
+        )
+    writer = sqlite3.connect(paths.db_path(), isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # a long consolidation write holds the lock
+    try:
+        result = run_hook("UserPromptSubmit", _prompt(root, "locked", "how are kafka partitions keyed by tenant?"))
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert result.code == 0
+    assert wanted.record_id in result.context  # reading works under WAL; only the accounting waited
+    assert "locked" in hooks_log()

@@ -64,6 +64,8 @@ def handle(hook: HookInput) -> str:
     state.add_prompt(data, prompt)
     already = state.injected_ids(data)
 
+    import sqlite3
+
     from agentctx_store import search
     from agentctx_store.budget import estimate_tokens
 
@@ -71,19 +73,22 @@ def handle(hook: HookInput) -> str:
     from agentctx_hooks.storage import open_store, project_of
 
     project = project_of(hook.cwd)
-    with open_store(busy_ms=3000) as store:
+    with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
         result = search(store, project, prompt[:MAX_QUERY_CHARS], limit=3, exclude_ids=already)
         text, ids = render([hit.record for hit in result.hits[:3]])
         pending_tokens, pending_ids, pending_count = state.take_pending(data)
         if hook.session_id and (ids or pending_count):
-            with store.transaction():
-                for _ in range(max(0, pending_count - 1)):
-                    store.record_injection(project, hook.session_id, [], 0)
-                if pending_count:
-                    store.record_injection(project, hook.session_id, pending_ids, pending_tokens)
-                if ids:
-                    store.record_injection(project, hook.session_id, ids, estimate_tokens(text))
+            try:
+                with store.transaction():
+                    for _ in range(max(0, pending_count - 1)):
+                        store.record_injection(project, hook.session_id, [], 0)
+                    if pending_count:
+                        store.record_injection(project, hook.session_id, pending_ids, pending_tokens)
+                    if ids:
+                        store.record_injection(project, hook.session_id, ids, estimate_tokens(text))
+            except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
+                log.error(hook.event, exc, session=hook.session_id)
     state.add_injected(data, ids)
     _save_state(hook, data)
     return text
