@@ -90,3 +90,15 @@ def test_bge_queries_get_the_prefix_and_passages_do_not() -> None:
     other = RecordingModel()
     Embedder(other, "sentence-transformers/all-MiniLM-L6-v2", 4).query("where is the cache")
     assert other.seen == ["where is the cache"]
+
+
+def test_first_download_prints_one_notice_line_then_fails_cleanly_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network here: the download attempt must fail fast
+    notices: list[str] = []
+    with pytest.raises(ModelUnavailable, match="Could not download BAAI/bge-small-en-v1.5"):
+        load(choose_model(config.load()), allow_download=True, notice=notices.append)
+    assert len(notices) == 1
+    assert notices[0].startswith("Downloading embedding model BAAI/bge-small-en-v1.5 (")
+    assert "one-time" in notices[0] and notices[0].endswith(str(Path(config.paths.home()) / "models"))
