@@ -143,11 +143,14 @@ def init(
     install.save_manifest(data_home, manifest)
 
     root_project = project_for(directory)
-    with open_store() as store:
-        store.remember_project(root_project)
-        written = profile.refresh(store, root_project, source="cli")
-    shown = ", ".join(written) if written else ("unchanged" if detected else "nothing recognised")
-    typer.echo(f"Profile of {root_project.name}: {shown}")
+    with open_store() as store:  # creates the store, so the first hook finds it
+        if detected or (root_project.root / ".git").exists():  # not for a home dir or a scratch folder
+            store.remember_project(root_project)
+            written = profile.refresh(store, root_project, source="cli")
+            shown = ", ".join(written) if written else ("unchanged" if detected else "nothing recognised")
+            typer.echo(f"Profile of {root_project.name}: {shown}")
+        else:
+            typer.echo(f"Profile: {root_project.root} is not a project (no repository, no manifest); skipped")
     typer.echo(f"Data: {data_home}")
 
 
