@@ -26,6 +26,68 @@ from typing import Annotated, Any
 import typer
 
 BAR = "  │ "
+EARLIER_TOPICS = [
+    "logging levels",
+    "docker compose ports",
+    "release checklist",
+    "code review etiquette",
+    "feature flags",
+    "timezone handling",
+    "error budgets",
+    "password hashing",
+    "css naming",
+    "api pagination",
+    "retry budgets",
+    "queue workers",
+    "pdf rendering",
+    "email templates",
+    "search indexing",
+    "image resizing",
+    "oauth scopes",
+    "rate limiting",
+    "translation files",
+    "webhook signatures",
+    "backup rotation",
+    "metrics labels",
+    "cron schedules",
+    "session cookies",
+    "dependency pinning",
+    "monorepo layout",
+    "graphql schema",
+    "load balancer health checks",
+    "migration naming",
+    "staging data refresh",
+    "sentry sampling",
+    "cache headers",
+    "admin permissions",
+    "audit trail",
+    "locale fallbacks",
+    "invoice numbering",
+    "tax rounding",
+    "shipping labels",
+    "warehouse codes",
+    "customer merge",
+    "coupon stacking",
+    "gift cards",
+    "return windows",
+    "fraud rules",
+    "address validation",
+    "sms provider",
+    "push notifications",
+    "dark mode",
+    "accessibility audit",
+    "onboarding emails",
+    "feature toggles cleanup",
+    "docs site build",
+    "api keys rotation",
+    "sso setup",
+    "vpn access",
+    "pager rota",
+    "incident template",
+    "postmortem format",
+    "sprint planning",
+    "design tokens",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,6 +232,18 @@ def _record_and_search(project_dir: Path) -> Any:
                 f"  + {record.type:<10} {record.record_id}  {record.title}"
                 + (" (inferred: shown as unconfirmed)" if record.confidence == "inferred" else "")
             )
+        with store.transaction():  # a store of realistic size: relevance is judged against it
+            for topic in EARLIER_TOPICS:
+                store.add(
+                    project,
+                    NewRecord(
+                        type="discovery",
+                        title=f"Note on {topic}",
+                        body=f"What we learned about {topic}.",
+                        source="import",
+                    ),
+                )
+        typer.echo(f"  + … and {len(EARLIER_TOPICS)} notes from earlier sessions (discoveries)")
         retired = records[1]
         typer.echo("\n2. Supersede one: the sync client moved from REST to gRPC")
         old, new = store.supersede(
