@@ -41,20 +41,21 @@ def handle(hook: HookInput) -> str:
     source = hook.get_text("source") or "startup"
     project_id = _fast.project_id(hook.cwd)
     text: str | None = None
+    tokens = 0
     refresh = False
     if source != "compact":
         found = _fast.read_digest(project_id)
         if found is not None:
             digest_text, meta, age = found
-            if len(digest_text) <= CHARS and _fast.estimate_tokens(digest_text) <= TOKENS:
+            tokens = _fast.estimate_tokens(digest_text) if len(digest_text) <= CHARS else TOKENS + 1
+            if tokens <= TOKENS:
                 text = digest_text
                 refresh = bool(meta.get("stale")) or age > REFRESH_AFTER_SECONDS
     recorded = False
     if text is None:
         text, refresh = _compose_slowly(hook, source)
         recorded = True
-    ids = record_ids(text)
-    _remember(hook, source, ids, _fast.estimate_tokens(text) if text else 0, already_recorded=recorded)
+    _remember(hook, source, record_ids(text), tokens, already_recorded=recorded)
     if refresh:
         from agentctx_hooks.spawn import spawn_agentctx
 
