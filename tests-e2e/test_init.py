@@ -251,3 +251,13 @@ def test_purge_deletes_only_what_agentctx_created(env: dict[str, str], project: 
     done = agentctx(env, project, "uninstall", "--purge", "--yes")
     assert done.returncode == 0, done.stderr
     assert sorted(path.name for path in data.iterdir()) == ["someone-elses.txt"]
+
+
+def test_claude_config_dir_is_honoured(env: dict[str, str], project: Path, isolated_home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "claude-config"
+    done = agentctx({**env, "CLAUDE_CONFIG_DIR": str(config)}, project, "init")
+    assert done.returncode == 0, done.stderr
+    assert (config / "settings.json").exists() and (config / ".claude.json").exists()
+    assert not (isolated_home / ".claude").exists() and not (isolated_home / ".claude.json").exists()
+    assert agentctx({**env, "CLAUDE_CONFIG_DIR": str(config)}, project, "uninstall").returncode == 0
+    assert not (config / "settings.json").exists()
