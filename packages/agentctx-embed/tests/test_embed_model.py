@@ -102,3 +102,19 @@ def test_first_download_prints_one_notice_line_then_fails_cleanly_offline(monkey
     assert len(notices) == 1
     assert notices[0].startswith("Downloading embedding model BAAI/bge-small-en-v1.5 (")
     assert "one-time" in notices[0] and notices[0].endswith(str(Path(config.paths.home()) / "models"))
+
+
+def test_a_failed_download_is_not_retried_by_background_runs_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    choice = choose_model(config.load())
+    with pytest.raises(ModelUnavailable, match="Could not download"):
+        load(choice, notice=lambda line: None)
+    notices: list[str] = []
+    with pytest.raises(ModelUnavailable, match="agentctx models download` tries again"):
+        load(choice, notice=notices.append)
+    assert notices == []  # no second attempt, no second notice
+    with pytest.raises(ModelUnavailable, match="Could not download"):
+        load(choice, notice=notices.append, force_download=True)  # what `agentctx models download` does
+    assert len(notices) == 1

@@ -13,9 +13,11 @@ bge models want a prefix on queries (not on passages); `Embedder.query` adds it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +26,14 @@ from typing import Any
 import numpy as np
 from agentctx_store import paths
 from agentctx_store.errors import AgentctxError
+from agentctx_store.records import utc_now
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+# A failed download (no network) costs fastembed ~40 s of retries; background runs do not
+# try again for this long. `agentctx models download` always tries.
+RETRY_DOWNLOAD_AFTER_S = 6 * 3600
+FAILED_MARKER = ".download-failed.json"
 # Small batches of texts of similar length: padding to the longest text of a batch is what
 # costs (measured with all-MiniLM-L6-v2 int8 on 2 cores: 64 unsorted 9.7 texts/s, 16 sorted 21.4).
 BATCH_SIZE = 16
@@ -134,6 +141,7 @@ def load(
     *,
     allow_download: bool = True,
     notice: Callable[[str], None] | None = None,
+    force_download: bool = False,
 ) -> Embedder:
     """Load the chosen model; download it first when needed and allowed.
 
@@ -172,13 +180,36 @@ def load(
             raise ModelUnavailable(
                 f"The embedding model {choice.name} is not downloaded yet; run `agentctx models download`."
             ) from None
+        failed_at = _recent_failure(choice)
+        if failed_at and not force_download:
+            raise ModelUnavailable(
+                f"Downloading {choice.name} failed at {failed_at}; `agentctx models download` tries again."
+            ) from None
         size_mb = round(float(description.get("size_in_GB", 0)) * 1024)
         say(f"Downloading embedding model {choice.name} ({size_mb} MB, one-time) → {choice.cache_dir}")
         try:
             model = TextEmbedding(choice.name, cache_dir=str(choice.cache_dir), threads=threads)
         except Exception as exc:  # network, disk: one line, not a traceback
+            _remember_failure(choice)
             raise ModelUnavailable(
                 f"Could not download {choice.name} ({type(exc).__name__}); check the network, or set "
                 "AGENTCTX_EMBED_MODEL_DIR to a local model folder."
             ) from None
+    (choice.cache_dir / FAILED_MARKER).unlink(missing_ok=True)
     return Embedder(model, choice.name, int(description["dim"]))
+
+
+def _remember_failure(choice: ModelChoice) -> None:
+    marker = {"model": choice.name, "at": time.time(), "when": utc_now()}
+    with contextlib.suppress(OSError):
+        (choice.cache_dir / FAILED_MARKER).write_text(json.dumps(marker), encoding="utf-8")
+
+
+def _recent_failure(choice: ModelChoice) -> str | None:
+    """When the last download of this model failed, if that was recent."""
+    try:
+        marker = json.loads((choice.cache_dir / FAILED_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    recent = time.time() - float(marker.get("at", 0)) < RETRY_DOWNLOAD_AFTER_S
+    return str(marker.get("when")) if recent and marker.get("model") == choice.name else None

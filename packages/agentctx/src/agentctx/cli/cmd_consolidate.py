@@ -254,7 +254,7 @@ def models_download() -> None:
 
     settings = config.load()
     choice = choose_model(settings)
-    embedder = load(choice, allow_download=True, notice=lambda line: typer.echo(line, err=True))
+    embedder = load(choice, allow_download=True, force_download=True, notice=lambda line: typer.echo(line, err=True))
     where = choice.model_dir or choice.cache_dir
     typer.echo(f"Embedding model ready: {embedder.name} ({embedder.dims} dimensions) in {where}")
     if not settings.get("embeddings", True):
