@@ -280,3 +280,17 @@ def test_vector_work_refuses_to_share_the_process_with_an_open_stdlib_connection
         store.close()
     with VectorStore.open(paths.db_path()) as vectors:  # closed: fine
         assert vectors.backend == "vec0"
+
+
+def test_an_edited_record_is_embedded_again(tiny_model: Path, project: Project) -> None:
+    records = seeded(project)
+    run([project])
+    with VectorStore.open(paths.db_path()) as vectors:
+        _ids, before = vectors.matrix([records["jobs"].record_id])
+    with reopen() as store:
+        store.edit(project, records["jobs"].record_id, body="Sessions live in Redis with a TTL of one day.")
+    report = run([project])
+    assert report.embedded == 1
+    with VectorStore.open(paths.db_path()) as vectors:
+        _ids, after = vectors.matrix([records["jobs"].record_id])
+    assert float(before[0] @ after[0]) < 0.9
