@@ -108,3 +108,37 @@ def test_a_locked_store_still_injects_and_logs(tmp_path: Path, run_hook: RunHook
     assert result.code == 0
     assert wanted.record_id in result.context  # reading works under WAL; only the accounting waited
     assert "locked" in hooks_log()
+
+
+def test_a_write_in_a_hook_process_marks_the_full_digest_stale(tmp_path: Path, run_hook: RunHook) -> None:
+    """Hook processes end with os._exit instead of Store.close(); the digest upkeep close()
+    does must still happen."""
+    from agentctx_store import digest
+
+    root = tmp_path / "stale"
+    root.mkdir()
+    project = resolve_project(root)
+    digest.write(project.project_id, "## Project: stale\n- written by consolidation", kind="full")
+    common = {"session_id": "w", "transcript_path": str(root / "t.jsonl"), "cwd": str(root)}
+    failure = {
+        **common,
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": "python app.py"},
+        "error": "Exit code 1\nTraceback (most recent call last):\nKeyError: 'tenant'",
+    }
+    assert run_hook("PostToolUseFailure", failure).code == 0
+    read = digest.read(project.project_id)
+    assert read is not None and not read[1].stale  # spooled: nothing written yet
+    assert (
+        run_hook(
+            "UserPromptSubmit", {**common, "hook_event_name": "UserPromptSubmit", "prompt": "tenant key error"}
+        ).code
+        == 0
+    )
+    read = digest.read(project.project_id)
+    assert read is not None and read[1].stale  # the stub was written, so consolidation must redo it
+    with Store.open() as store:
+        assert [record.title for record in store.list_records(project, types=["bugfix"])] == [
+            "Error: KeyError: 'tenant'"
+        ]
