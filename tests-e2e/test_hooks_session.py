@@ -142,3 +142,25 @@ def test_a_write_in_a_hook_process_marks_the_full_digest_stale(tmp_path: Path, r
         assert [record.title for record in store.list_records(project, types=["bugfix"])] == [
             "Error: KeyError: 'tenant'"
         ]
+
+
+def test_status_shows_waiting_captures_and_recent_hook_errors(tmp_path: Path, run_hook: RunHook) -> None:
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "status"
+    root.mkdir()
+    edit = {"session_id": "st", "cwd": str(root), "tool_name": "Write", "tool_input": {"file_path": str(root / "a.py")}}
+    run_hook("PostToolUse", edit)
+    run_hook("UserPromptSubmit", b"this is not json")
+    with Store.open():
+        pass  # status reads an existing store
+    agentctx = Path(sys.executable).with_name("agentctx")
+    done = subprocess.run(
+        [str(agentctx), "status", "--json", "-p", str(root)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads(done.stdout)["hooks"]
+    assert hooks["spool_waiting"] == 1
+    assert hooks["errors_24h"] == 1 and "PayloadError" in hooks["last_error"]

@@ -378,6 +378,39 @@ def _purge_session_state() -> None:
         directory.rmdir()
 
 
+# -- `agentctx status`: what the hooks have been doing ----------------------------------------
+
+ERROR_WINDOW_SECONDS = 24 * 3600
+
+
+def hooks_status(store: Any, project: Any) -> Any:
+    """A `status` section: captures waiting in the spool, and hook failures of the last day
+    (hooks fail silently by design, so this is where a broken setup shows)."""
+    import time
+
+    from agentctx_hooks import log, spool
+
+    from agentctx.cli.cmd_admin import StatusSection
+
+    waiting = len(spool.pending())
+    cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - ERROR_WINDOW_SECONDS))
+    errors: list[str] = []
+    try:
+        with open(log.log_path(), encoding="utf-8", errors="replace") as handle:
+            errors = [line.rstrip() for line in handle if " error " in line and line[:20] >= cutoff]
+    except OSError:
+        pass
+    lines = [f"{waiting} tool capture(s) waiting for the next hook", f"{len(errors)} hook error(s) in the last 24 h"]
+    if errors:
+        lines.append(f"last: {errors[-1][:200]} (all in {log.log_path()})")
+    data = {"spool_waiting": waiting, "errors_24h": len(errors), "last_error": errors[-1] if errors else None}
+    return StatusSection(key="hooks", title="Hooks", lines=lines, data=data)
+
+
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
     app.command("uninstall")(uninstall)
+    from agentctx.cli import cmd_admin
+
+    if hooks_status not in cmd_admin.STATUS_SECTIONS:
+        cmd_admin.STATUS_SECTIONS.append(hooks_status)
