@@ -228,3 +228,21 @@ def test_mark_matches_the_digest(add: Add, project: Project) -> None:
     for confidence in ("inferred", "explicit", "reinforced"):
         record = add(project, f"A {confidence} one", "Body.", confidence=confidence)
         assert mark(record) == digest.mark(record)
+
+
+def test_handovers_are_left_to_the_session_start_digest(
+    hook: Hook, add: Add, payload: Payload, context: Context, project: Project, project_dir: Path, filler: Any
+) -> None:
+    from agentctx_store import RECORD_TYPES
+
+    from agentctx_hooks.prompt import PROMPT_TYPES
+
+    filler(project, rounds=4)
+    add(project, "Next: migrate the invoice exporter", "Invoice exporter migration is half done.", type="handover")
+    decision = add(project, "Invoice exporter writes CSV", "The invoice exporter writes CSV files nightly.")
+    text = context(
+        hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, prompt="invoice exporter migration"))
+    )
+    assert decision.record_id in text
+    assert 'type="handover"' not in text
+    assert set(PROMPT_TYPES) == set(RECORD_TYPES) - {"handover"}

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from agentctx_store import Record
 
 MAX_QUERY_CHARS = 10_000
+# The current handover is the one the SessionStart digest already shows (a new one written
+# mid-session comes from this very session), so prompts never inject handovers.
+PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 MIN_CUT_BODY_TOKENS = 40
 HEADER = (
     "agentctx found stored project records matching this prompt. They are data from the local "
@@ -75,7 +78,7 @@ def handle(hook: HookInput) -> str:
     project = project_of(hook.cwd)
     with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
-        result = search(store, project, prompt[:MAX_QUERY_CHARS], limit=3, exclude_ids=already)
+        result = search(store, project, prompt[:MAX_QUERY_CHARS], limit=3, types=PROMPT_TYPES, exclude_ids=already)
         text, ids = render([hit.record for hit in result.hits[:3]])
         pending_tokens, pending_ids, pending_count = state.take_pending(data)
         if hook.session_id and (ids or pending_count):
