@@ -161,7 +161,7 @@ def retrieval_eval(work: Path) -> dict[str, Any] | None:
         current[name] = [record.record_id for record in loaded.store.list_records(project, scope="project")]
     loaded.store.close()
     # phase B (apsw): embed everything through a normal consolidation, then vector rankings
-    consolidate.run(list(projects.values()), settings=config.load(), vector_phase=EmbedPhase(), time_limit=3600)
+    run = consolidate.run(list(projects.values()), settings=config.load(), vector_phase=EmbedPhase(), time_limit=3600)
     embedder = load(choose_model(config.load()), allow_download=False)
     vector: dict[str, list[str]] = {}
     with VectorStore.open(db) as vectors:
@@ -175,7 +175,14 @@ def retrieval_eval(work: Path) -> dict[str, Any] | None:
         ]
 
     hybrid = {qid: ranking.fused_order([keyword[qid], vector[qid]]) for qid in keyword}
-    out: dict[str, Any] = {}
+    with VectorStore.open(db) as vectors:  # near-duplicate candidates among 229 distinct real ADRs
+        pairs = [
+            (loaded.eval_id.get(keep, keep), loaded.eval_id.get(drop, drop), round(similarity, 3))
+            for keep, drop, similarity in vectors.conn.execute(
+                "SELECT keep_id, drop_id, similarity FROM merge_candidates ORDER BY similarity DESC"
+            )
+        ]
+    out: dict[str, Any] = {"merge_candidates": {"count": run.merge_candidates, "pairs": pairs[:10]}}
     for label, rankings in (("keyword", keyword), ("vector", vector), ("hybrid_rrf", hybrid)):
         metrics = scorer.evaluate(queries, as_results(rankings), records)
         out[label] = {
@@ -195,6 +202,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--texts", type=int, default=512)
     parser.add_argument("--skip-eval", action="store_true")
+    parser.add_argument("--eval-only", action="store_true", help="Only the adr-dev retrieval eval.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     figures: dict[str, Any] = {"cores": os.cpu_count()}
@@ -202,12 +210,14 @@ def main() -> None:
         work = Path(temp)
         os.environ["AGENTCTX_HOME"] = str(work / "home")
         figures["model"] = select_model(work)
-        figures["throughput"] = throughput(args.texts)
+        if not args.eval_only:
+            figures["throughput"] = throughput(args.texts)
         if not args.json:
             print(f"model: {figures['model']}")
-            print(f"embedding: {figures['throughput']}")
+            print(f"embedding: {figures.get('throughput')}")
         figures["consolidation"] = []
-        for size in (int(part) for part in args.sizes.split(",") if part.strip()):
+        sizes = [] if args.eval_only else [int(part) for part in args.sizes.split(",") if part.strip()]
+        for size in sizes:
             row = consolidation_time(size, work)
             figures["consolidation"].append(row)
             if not args.json:
@@ -215,7 +225,10 @@ def main() -> None:
         if not args.skip_eval:
             figures["adr_dev"] = retrieval_eval(work)
             if not args.json and figures["adr_dev"]:
+                print(f"adr-dev near-duplicate candidates (cosine > 0.92): {figures['adr_dev']['merge_candidates']}")
                 for label, metrics in figures["adr_dev"].items():
+                    if label == "merge_candidates":
+                        continue
                     print(f"adr-dev {label:<11} recall@3 {metrics['recall@3']:.3f}  MRR@10 {metrics['MRR@10']:.3f}")
                     for kind, values in metrics["by_kind"].items():
                         print(f"    {kind:<13} {values}")
