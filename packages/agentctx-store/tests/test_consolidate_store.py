@@ -177,3 +177,23 @@ def test_a_keyword_only_run_writes_a_full_digest_and_then_skips(store: Store, pr
         new(again, project, "decision", "Use ULIDs")
     assert digest.read(project.project_id)[1].stale
     assert not consolidate.run([project], settings=config.load()).skipped
+
+
+@pytest.mark.parametrize(("missing", "with_file", "hint"), [(2, True, True), (1, True, False), (3, False, False)])
+def test_digest_drift_hint_from_two_candidates_and_only_with_a_claude_md(
+    tmp_path: Path, missing: int, with_file: bool, hint: bool
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    if with_file:
+        (root / "CLAUDE.md").write_text("# Notes\n\n- Run the tests with pytest.\n", encoding="utf-8")
+    project = Project(project_id="p-hint", root=root, name="repo")
+    titles = ["Store invoices in S3", "Render PDFs with WeasyPrint", "Send mail through Postmark"]
+    with Store.open() as store:
+        for title in titles[:missing]:
+            new(store, project, "decision", title)
+    consolidate.run([project], settings=config.load())
+    text = digest.read(project.project_id)[0]
+    assert ("`agentctx sync`" in text) is hint
+    if hint:
+        assert f"behind the store on {missing} points" in text
