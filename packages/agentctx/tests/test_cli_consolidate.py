@@ -148,3 +148,20 @@ def test_models_download_loads_a_local_model(cli, tiny_model: Path) -> None:
     result = cli("models", "download")
     assert result.code == 0, result.err
     assert "Embedding model ready: agentctx/tiny-word-model (32 dimensions)" in result.out
+
+
+def test_the_stdlib_half_and_the_cli_module_import_nothing_heavy() -> None:
+    """Hooks import the store on every prompt, and `agentctx --help` loads every cmd_ module:
+    neither may pull numpy, apsw, fastembed or anthropic in."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "import agentctx_store.consolidate, agentctx_store.drift, agentctx_store.scoring\n"
+        "import agentctx_store.ranking, agentctx_store.profile, agentctx_store.merges\n"
+        "import agentctx.cli.cmd_consolidate\n"
+        "heavy = {'numpy', 'apsw', 'fastembed', 'onnxruntime', 'anthropic', 'agentctx_embed', 'sqlite_vec'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

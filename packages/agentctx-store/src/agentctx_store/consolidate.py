@@ -320,7 +320,7 @@ def status_sections(store: Store, project: Project, *, now: datetime | None = No
     rows = store.conn.execute(
         """SELECT m.keep_id, m.drop_id, m.type, m.similarity, k.title, d.title FROM merge_candidates m
            JOIN records k ON k.id = m.keep_id JOIN records d ON d.id = m.drop_id
-           WHERE m.project_id = ? AND m.status = 'open' AND k.superseded_at IS NULL AND d.superseded_at IS NULL
+           WHERE m.project_id IN (?, '_global') AND m.status = 'open' AND k.superseded_at IS NULL AND d.superseded_at IS NULL
            ORDER BY m.similarity DESC LIMIT 20""",
         (project.project_id,),
     ).fetchall()
