@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -73,3 +74,31 @@ def test_captures_of_several_projects_land_in_their_own(tmp_path: Path, store: S
     assert _file_nodes(store, resolve_project(tmp_path / "one")) == ["main.py"]
     assert _file_nodes(store, resolve_project(tmp_path / "two")) == ["main.py"]
     assert store.conn.execute("SELECT count(*) FROM nodes WHERE kind = 'file'").fetchone()[0] == 2
+
+
+def test_a_bad_capture_never_holds_the_others_back(
+    store: Store, project: Project, project_dir: Path, flush: Callable[[], int]
+) -> None:
+    spool.add(
+        {"session_id": "s", "cwd": str(project_dir), "kind": "bash", "command": "x", "error": ["only a signature"]}
+    )
+    spool.add({"session_id": "s", "cwd": "relative/dir", "kind": "file", "path": "a.py"})
+    spool.add(_entry(project_dir, "src/good.py"))
+    assert flush() == 3
+    assert _file_nodes(store, project) == ["src/good.py"]
+    assert store.list_records(project, types=["bugfix"]) == []
+    assert spool.pending() == []
+
+
+def test_a_capture_older_than_a_week_is_dropped(
+    store: Store, project: Project, project_dir: Path, flush: Callable[[], int]
+) -> None:
+    import time
+
+    directory = Path(spool.spool_dir())
+    directory.mkdir(parents=True)
+    old = int((time.time() - 8 * 24 * 3600) * 1e9)
+    entry = {"session_id": "s", "cwd": str(project_dir), "kind": "file", "path": "old.py"}
+    (directory / f"{old:020d}-1-1.json").write_text(json.dumps(entry), encoding="utf-8")
+    assert flush() == 1
+    assert _file_nodes(store, project) == []

@@ -58,31 +58,39 @@ def pending() -> list[str]:
 
 
 def flush(store: Store) -> int:
-    """Apply every waiting capture in one transaction; returns how many were applied.
+    """Apply every waiting capture in one transaction; returns how many were handled.
 
-    A capture that cannot be read is dropped with a log line. When the transaction fails the
-    claims stay, and a later hook takes them over once this process is gone.
+    Each capture runs under its own savepoint: one that cannot be read or applied is dropped
+    with a log line and never holds the others back. When the transaction as a whole fails
+    (the store is locked), the claims stay, and a later hook takes them over once this process
+    is gone.
     """
     claimed = _claim_all()
     if not claimed:
         return 0
+    import sqlite3
+
+    from agentctx_store.errors import AgentctxError
+
     from agentctx_hooks.capture import apply  # only when there is something to apply
 
-    applied: list[str] = []
-    with store.transaction():
-        for path, entry in claimed:
-            if entry is not None:
-                try:
-                    apply(store, entry)
-                except (ValueError, TypeError, KeyError) as exc:  # a malformed capture, not the store
-                    log.error("spool", exc)
-            applied.append(path)
-    for path in applied:
+    with store.transaction() as conn:
+        for _path, entry in claimed:
+            if entry is None:
+                continue
+            conn.execute("SAVEPOINT agentctx_capture")
+            try:
+                apply(store, entry)
+            except (ValueError, TypeError, LookupError, AgentctxError, sqlite3.IntegrityError) as exc:  # this capture
+                conn.execute("ROLLBACK TO agentctx_capture")
+                log.error("spool", exc)
+            conn.execute("RELEASE agentctx_capture")
+    for path, _entry in claimed:
         try:  # noqa: SIM105 - contextlib is not imported on the PostToolUse path
             os.unlink(path)
         except FileNotFoundError:
             pass
-    return len(applied)
+    return len(claimed)
 
 
 def flush_quietly(store: Store, event: str) -> int:
@@ -115,7 +123,7 @@ def _claim_all() -> list[tuple[str, dict[str, Any] | None]]:
             os.rename(os.path.join(directory, name), target)
         except FileNotFoundError:
             continue  # another hook claimed it first
-        entry = _read(target)  # its age is the capture's, read before the claim is stamped
+        entry = _read(target)
         try:  # noqa: SIM105 - contextlib is not imported on the PostToolUse path
             os.utime(target)  # the claim's age is now the time it was taken
         except OSError:
@@ -140,7 +148,8 @@ def _read(path: str) -> dict[str, Any] | None:
     try:
         with open(path, "rb") as handle:
             entry = loads(handle.read())
-        age = time.time() - os.path.getmtime(path)
+        written = int(os.path.basename(path)[:20]) / 1e9  # the name starts with time_ns() of the capture
+        age = time.time() - written
     except (OSError, ValueError, RecursionError) as exc:
         log.error("spool", exc)
         return None
