@@ -165,3 +165,21 @@ def test_the_stdlib_half_and_the_cli_module_import_nothing_heavy() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_consolidate_all_covers_every_project_and_exports_the_profile(
+    cli, record, project_dir: Path, other_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "agentctx_embed", None)  # keyword-only is enough here
+    first = record("decision", "Use pnpm", "Use pnpm for packages.")
+    second = record("decision", "Use uv", "Use uv for Python.", project=other_dir)
+    record("preference", "Prefers small commits", "Commits stay small.", "--scope", "global")
+    result = cli("consolidate", "--all", "--json")
+    assert result.code == 0, result.err
+    assert len(result.json()["projects"]) == 2
+    for directory, decision, foreign in ((project_dir, first, second), (other_dir, second, first)):
+        text, info = digest.read(resolve_project(directory).project_id)
+        assert info.kind == "full" and decision["id"] in text and foreign["id"] not in text
+        assert "Prefers small commits" in text  # reinforced-or-explicit global preferences reach every digest
+    exported = Path(digest.paths.home()) / "profile" / "preferences.md"
+    assert "Prefers small commits" in exported.read_text(encoding="utf-8")
