@@ -97,6 +97,12 @@ def test_non_ascii_and_emoji_cost_at_least_a_token_each() -> None:
     assert estimate_tokens("") == 0
 
 
+def test_lone_surrogates_are_counted_not_raised() -> None:
+    # Text decoded with `surrogateescape` (bytes from a transcript or a pipe) holds lone surrogates.
+    assert estimate_tokens("\ud800 abc \udcff") >= 2
+    assert fit_items(["\ud800" * 50], PROMPT)
+
+
 def _ranked(count: int, size: int) -> list[str]:
     return [f"[{index}] " + "word " * size for index in range(count)]
 

@@ -43,7 +43,7 @@ def estimate_tokens(text: str) -> int:
         elif first.isascii():
             total += 1
         else:
-            total += 2 if len(piece.encode("utf-8")) > 3 else 1  # emoji and rare scripts take two
+            total += 2 if ord(first) > 0xFFFF else 1  # emoji and rare scripts (outside the BMP) take two
     return math.ceil(total * 1.1) + 1
 
 
