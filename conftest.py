@@ -20,7 +20,7 @@ def pytest_report_header() -> list[str]:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`AGENTCTX_HOME` and `HOME` point into the test's temp dir; the API key is unset."""
+    """`AGENTCTX_HOME` and `HOME` point into the test's temp dir; no API key, no model hub."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -28,6 +28,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # No test may reach a model hub: a background consolidation spawned by a hook fails fast.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.delenv("AGENTCTX_SIMULATE_NO_FTS5", raising=False)
     import tempfile
