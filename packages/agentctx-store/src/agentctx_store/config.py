@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 from agentctx_store import paths
 from agentctx_store.errors import ValidationError
+from agentctx_store.files import atomic_write
 
 MARKER = "_written_by"
 MARKER_VALUE = "agentctx"
@@ -145,14 +144,5 @@ def save(updates: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
     raw = _read_raw(target) or {MARKER: MARKER_VALUE}
     for name, value in updates.items():
         raw[name] = parse_value(name, value if isinstance(value, str) else json.dumps(value))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=".config.", suffix=".json")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as temp:
-            json.dump(raw, temp, indent=2, sort_keys=True)
-            temp.write("\n")
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    atomic_write(target, json.dumps(raw, indent=2, sort_keys=True) + "\n")
     return load(target)

@@ -13,8 +13,6 @@ only marks it stale; SessionStart then starts a consolidation in the background.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 
 from agentctx_store import paths
 from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections, truncate
+from agentctx_store.files import atomic_write
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import Store
@@ -159,8 +158,8 @@ def read(project_id: str) -> tuple[str, DigestInfo] | None:
 def write(project_id: str, text: str, *, kind: str) -> DigestInfo:
     """Write the digest and its metadata atomically (temp file + rename)."""
     info = DigestInfo(kind=kind, written_at=utc_now(), stale=False, tokens=estimate_tokens(text))
-    _atomic_write(paths.digest_path(project_id), text)
-    _atomic_write(_meta_path(project_id), json.dumps(info.__dict__))
+    atomic_write(paths.digest_path(project_id), text)
+    atomic_write(_meta_path(project_id), json.dumps(info.__dict__))
     return info
 
 
@@ -170,19 +169,7 @@ def mark_stale(project_id: str) -> None:
         return
     text, info = existing
     meta = {**info.__dict__, "stale": True}
-    _atomic_write(_meta_path(project_id), json.dumps(meta))
-
-
-def _atomic_write(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as temp:
-            temp.write(text)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    atomic_write(_meta_path(project_id), json.dumps(meta))
 
 
 def project_for(store: Store, project_id: str) -> Project:

@@ -18,8 +18,6 @@ after the developer confirmed the diff.
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ from agentctx_store.drift_text import (
     record_terms,
 )
 from agentctx_store.errors import ValidationError
+from agentctx_store.files import atomic_write
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
 from agentctx_store.store import Store
@@ -339,7 +338,7 @@ def apply(drift: DriftReport) -> list[Path]:
             raise ValidationError(f"{str(path)!r} changed since the drift report was made; run `agentctx sync` again.")
     written: list[Path] = []
     for path, text in drift.proposed.items():
-        _atomic_write(path, _with_newline(text))
+        atomic_write(path, _with_newline(text))
         written.append(path)
     return written
 
@@ -371,20 +370,6 @@ def _relative(path: Path, root: Path) -> str:
 
 def _with_newline(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
-
-
-def _atomic_write(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as temp:
-            temp.write(text)
-        if target.exists():
-            os.chmod(temp_name, target.stat().st_mode & 0o7777)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
 
 
 __all__ = [

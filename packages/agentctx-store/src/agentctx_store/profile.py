@@ -10,11 +10,10 @@ SessionStart digest.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from agentctx_store import paths
+from agentctx_store.files import atomic_write
 from agentctx_store.projects import global_project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import Store
@@ -80,17 +79,5 @@ def export(store: Store, threshold: int, folder: Path | None = None) -> list[Pat
         target / "preferences.json": json.dumps([record.to_dict() for record in records], indent=2) + "\n",
     }
     for path, text in files.items():
-        _atomic_write(path, text)
+        atomic_write(path, text)
     return list(files)
-
-
-def _atomic_write(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as temp:
-            temp.write(text)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise

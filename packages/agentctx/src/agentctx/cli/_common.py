@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from agentctx_store import Project, Store, resolve_project
 from agentctx_store.errors import ValidationError
+from agentctx_store.records import SCOPES, check_choice, check_type
 
 PROJECT_HELP = "The project's directory (default: the current directory's project)."
 
@@ -38,3 +39,11 @@ def open_store() -> Iterator[Store]:
 
 def print_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def check_filters(types: list[str] | None, scope: str | None) -> None:
+    """Validate `--type` and `--scope` filters before anything is read."""
+    for record_type in types or ():
+        check_type(record_type)
+    if scope is not None:
+        check_choice("scope", scope, SCOPES)

@@ -13,9 +13,8 @@ from pathlib import Path
 import typer
 from agentctx_store import transfer
 from agentctx_store.errors import ValidationError
-from agentctx_store.records import RECORD_TYPES, SCOPES
 
-from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
 from agentctx.cli.cmd_records import TypesFilterOption
 
 OutputOption = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout).", show_default=False)
@@ -39,11 +38,7 @@ def export_cmd(
     project: Path | None = ProjectOption,
 ) -> None:
     """Export the project's records as Markdown grouped by type; `agentctx import` reads it back unchanged."""
-    for record_type in types or ():
-        if record_type not in RECORD_TYPES:
-            raise ValidationError(f"Unknown record type {record_type!r}; use one of: {', '.join(RECORD_TYPES)}.")
-    if scope is not None and scope not in SCOPES:
-        raise ValidationError(f"Invalid scope {scope!r}; use one of: {', '.join(SCOPES)}.")
+    check_filters(types, scope)
     target = project_for(project)
     with open_store() as store:
         text = transfer.render_markdown(store, target, include_history=history, types=types or None, scope=scope)

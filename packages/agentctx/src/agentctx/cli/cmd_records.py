@@ -18,7 +18,7 @@ from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, normalize_time, parse_time
 from agentctx_store.search import RELEVANCE_FLOOR
 
-from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
 
 TYPES_HELP = f"Record type: {', '.join(RECORD_TYPES)}."
 TypesFilterOption = typer.Option(None, "--type", "-t", help="Only these types (repeatable).", show_default=False)
@@ -160,11 +160,7 @@ def search_cmd(
     json: bool = JsonOption,
 ) -> None:
     """Search this project's records (and global ones), best match first. Superseded ones only with --history."""
-    for record_type in types or ():
-        if record_type not in RECORD_TYPES:
-            raise ValidationError(f"Unknown record type {record_type!r}; use one of: {', '.join(RECORD_TYPES)}.")
-    if scope is not None and scope not in SCOPES:
-        raise ValidationError(f"Invalid scope {scope!r}; use one of: {', '.join(SCOPES)}.")
+    check_filters(types, scope)
     target = project_for(project)
     text = " ".join(query)
     moment = normalize_time(as_of) if as_of else None
