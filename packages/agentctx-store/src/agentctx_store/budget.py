@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from agentctx_store._frozen import frozen
 
 SESSION_START_TOKENS = 1500
 SESSION_START_CHARS = 6000
@@ -47,7 +48,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(total * 1.1) + 1
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class Budget:
     tokens: int
     chars: int

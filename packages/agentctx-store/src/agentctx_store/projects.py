@@ -9,15 +9,16 @@ through a `Project`; `_global` is reserved for the developer's cross-project pre
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from agentctx_store._frozen import frozen
 
 GLOBAL_PROJECT_ID = "_global"
 
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$")
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class Project:
     project_id: str
     root: Path

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, get_args
 
+from agentctx_store._frozen import field, frozen
 from agentctx_store.errors import ValidationError
 
 RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
@@ -22,7 +22,7 @@ MAX_TITLE_CHARS = 120
 MAX_BODY_CHARS = 2000
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class Record:
     record_id: str
     project_id: str
@@ -77,7 +77,7 @@ class Record:
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class NewRecord:
     """What a caller supplies; the store fills ids, timestamps and derived fields."""
 

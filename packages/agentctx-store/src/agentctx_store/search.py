@@ -17,10 +17,10 @@ import math
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agentctx_store._frozen import field, frozen
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import Record, parse_time
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
@@ -95,14 +95,14 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class SearchHit:
     record: Record
     score: float  # final rank score (relevance × rerank factors)
     relevance: float  # the text-match part alone, on which the floor is applied
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class SearchResult:
     hits: list[SearchHit] = field(default_factory=list[SearchHit])
     degraded: str | None = None

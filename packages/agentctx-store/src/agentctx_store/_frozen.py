@@ -1,0 +1,114 @@
+"""`@frozen`: what `@dataclass(frozen=True, kw_only=True)` generates, without importing `dataclasses`.
+
+The record types (`Record`, `NewRecord`, `Project`, `SearchHit`, `SearchResult`, `Budget`) sit
+on the path of the UserPromptSubmit hook, a fresh process on every prompt. `import dataclasses`
+pulls in `inspect` (and with it `ast`, `dis`, `tokenize`): about 6 ms, more than half of a bare
+interpreter's start-up, spent before the hook has read a byte (bench/bench_hooks.py). This
+decorator writes the same methods the same way (generated source, compiled once per class):
+a keyword-only `__init__` with defaults and default factories, `__repr__`, `__eq__` over the
+fields in order, `__hash__` of them, and assignment or deletion raising
+`dataclasses.FrozenInstanceError` (imported only then). `tests/test_frozen.py` holds each
+class equal in behaviour to its `dataclasses` twin.
+
+Not provided: `dataclasses.fields()`, `replace()`, `asdict()` on these classes (nothing uses
+them; `Record.to_dict()` is the plain form). Type checkers see a dataclass (PEP 681).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar, dataclass_transform
+
+    _T = TypeVar("_T")
+else:
+
+    def dataclass_transform(**_options):  # the real one only matters to type checkers
+        return lambda decorated: decorated
+
+
+_MISSING = object()
+
+
+class _Factory:
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def field(*, default_factory: Callable[[], _T]) -> _T:
+    """A field whose default is made fresh for each instance (as `dataclasses.field`)."""
+    return _Factory(default_factory)  # type: ignore[return-value]
+
+
+def _frozen_error(name: str) -> Exception:
+    from dataclasses import FrozenInstanceError  # only when someone tries to change a record
+
+    return FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
+def frozen(cls: type[_T]) -> type[_T]:
+    """Give `cls` the methods of a frozen keyword-only dataclass, from its own annotations."""
+    names = list(cls.__dict__.get("__annotations__", {}))
+    defaults: dict[str, object] = {}
+    for name in names:
+        value = cls.__dict__.get(name, _MISSING)
+        if isinstance(value, _Factory):
+            defaults[name] = value
+            delattr(cls, name)  # as dataclasses does: the class keeps plain defaults only
+        elif value is not _MISSING:
+            defaults[name] = value
+    params, body = [], []
+    for name in names:
+        default = defaults.get(name, _MISSING)
+        if default is _MISSING:
+            params.append(name)
+            body.append(f"  _set(self, {name!r}, {name})")
+        elif isinstance(default, _Factory):
+            params.append(f"{name}=_MISSING")
+            body.append(f"  _set(self, {name!r}, _default_{name}.make() if {name} is _MISSING else {name})")
+        else:
+            params.append(f"{name}=_default_{name}")
+            body.append(f"  _set(self, {name!r}, {name})")
+    fields = "".join(f"self.{name}," for name in names)
+    other_fields = "".join(f"other.{name}," for name in names)
+    shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
+    source = "\n".join(
+        [
+            f"def __init__(self, *, {', '.join(params)}):" if params else "def __init__(self):",
+            *(body or ["  pass"]),
+            "def __repr__(self):",
+            f"  return f'{{type(self).__qualname__}}({shown})'",
+            "def __eq__(self, other):",
+            "  if other.__class__ is self.__class__:",
+            f"    return ({fields}) == ({other_fields})",
+            "  return NotImplemented",
+            "def __hash__(self):",
+            f"  return hash(({fields}))",
+            "def __setattr__(self, name, value):",
+            f"  if type(self) is _cls or name in {tuple(names)!r}:",
+            "    raise _frozen_error(name)",
+            "  super(_cls, self).__setattr__(name, value)",
+            "def __delattr__(self, name):",
+            f"  if type(self) is _cls or name in {tuple(names)!r}:",
+            "    raise _frozen_error(name)",
+            "  super(_cls, self).__delattr__(name)",
+        ]
+    )
+    namespace: dict[str, Any] = {
+        "_set": object.__setattr__,
+        "_MISSING": _MISSING,
+        "_cls": cls,
+        "_frozen_error": _frozen_error,
+        **{f"_default_{name}": value for name, value in defaults.items()},
+    }
+    exec(source, namespace)  # our own generated source, as dataclasses does
+    for method in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+        function = namespace[method]
+        function.__qualname__ = f"{cls.__qualname__}.{method}"
+        setattr(cls, method, function)
+    cls.__match_args__ = ()  # keyword-only fields are not positional patterns
+    return cls
