@@ -1,0 +1,313 @@
+"""Acceptance: agentctx inside the real Claude Code CLI, checked on what the model received.
+
+`agentctx init` registers the hooks and the MCP server the way a developer would (with the real
+`claude` on PATH, so version detection and `claude mcp add` run for real); then scripted
+`claude -p` sessions run against a local Messages API mock (`claude_code_mock.py`) that records
+every request body. The assertions read those bodies: the SessionStart digest and the
+UserPromptSubmit records must be in them, a superseded record must be nowhere in them.
+
+The CLI is `@anthropic-ai/claude-code` from npm, installed by `.ci/run` into
+`.cache/claude-code/` (or named by `AGENTCTX_CLAUDE_BIN`); without it these tests are skipped.
+See docs/testing.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from claude_code_mock import Answer, MessagesMock, Recorded
+
+REPO = Path(__file__).resolve().parents[1]
+AGENTCTX = Path(sys.executable).with_name("agentctx")
+CLAUDE_VERSION = "2.1.332"
+SESSION_TIMEOUT_S = 120
+SEARCH_TOOL = "mcp__agentctx__ctx_search"
+OUR_TOOLS = ("ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_related", "ctx_project")
+
+# The store the sessions run against. The Redis decision is superseded by the SQLite one: its
+# title and its body's distinctive phrase must never reach the model.
+OLD_TITLE = "Use Redis for the job queue"
+OLD_BODY = "Jobs go through Redis lists consumed by rq workers on the cache box."
+NEW_TITLE = "Use SQLite for the job queue"
+NEW_BODY = "Jobs live in a SQLite table that the worker polls every second; no extra service to run."
+BUGFIX_TITLE = "Stripe webhook signatures fail on re-serialised JSON"
+BUGFIX_BODY = (
+    "src/payments/webhooks.py verified the signature against json.dumps(payload); "
+    "Stripe signs the raw bytes, so pass request.body unchanged to stripe.Webhook.construct_event."
+)
+STRIPE_PROMPT = "The stripe webhook signature check is failing again, what do we know about it?"
+REDIS_PROMPT = "Should the job queue workers keep using redis lists and rq?"
+IRRELEVANT_PROMPT = "Write a haiku about autumn leaves."
+
+
+def claude_binary() -> Path | None:
+    override = os.environ.get("AGENTCTX_CLAUDE_BIN")
+    candidate = Path(override) if override else REPO / ".cache" / "claude-code" / "node_modules" / ".bin" / "claude"
+    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
+CLAUDE = claude_binary()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CLAUDE is None,
+        reason="Claude Code CLI not installed: run `npm install --prefix .cache/claude-code "
+        f"@anthropic-ai/claude-code@{CLAUDE_VERSION}` (or set AGENTCTX_CLAUDE_BIN)",
+    ),
+]
+
+
+# -- reading what the model received -----------------------------------------------------------
+
+
+def texts(request: Recorded) -> list[str]:
+    """Every text block of the request's messages, in order (string contents count as one)."""
+    found: list[str] = []
+    for message in request.body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            found.append(content)
+            continue
+        for block in content or []:
+            if block.get("type") == "text":
+                found.append(block.get("text", ""))
+    return found
+
+
+def hook_context(request: Recorded, event: str) -> str:
+    """What the `<event>` hook added, as the model saw it ("" when nothing).
+
+    Claude Code 2.1 puts it in a `role: "system"` message that starts with
+    `<Event> hook additional context: `; the SessionStart one is followed by Claude Code's own
+    `# Environment` section, which is cut off here.
+    """
+    marker = f"{event} hook additional context: "
+    for text in texts(request):
+        if marker in text:
+            context = text.split(marker, 1)[1]
+            return context.split("\n\n# Environment\n", 1)[0]
+    return ""
+
+
+def offered_tools(request: Recorded) -> set[str]:
+    """Tool names the model can use: loaded definitions plus the names ToolSearch defers."""
+    names = set(request.tool_names)
+    listed = "\n".join(texts(request))
+    names |= {f"mcp__agentctx__{tool}" for tool in OUR_TOOLS if f"mcp__agentctx__{tool}\n" in listed}
+    return names
+
+
+def tool_results(request: Recorded) -> list[dict[str, Any]]:
+    """The `tool_result` blocks the request carries back to the model."""
+    return [
+        block
+        for message in request.body.get("messages") or []
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+# -- the rig -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rig:
+    """A git project with agentctx initialised, a mock Messages API, and the environment that
+    keeps Claude Code off the network and out of the real ~/.claude."""
+
+    project: Path
+    home: Path
+    mock: MessagesMock
+    env: dict[str, str]
+
+    def agentctx(self, *args: str) -> str:
+        done = subprocess.run(
+            [str(AGENTCTX), *args], cwd=self.project, env=self.env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, f"agentctx {' '.join(args)}: {done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def session(self, prompt: str, *extra: str) -> tuple[dict[str, Any], list[Recorded]]:
+        """One `claude -p` session: its JSON result and the Messages requests it made."""
+        start = len(self.mock.messages_requests())
+        done = subprocess.run(
+            [str(CLAUDE), "-p", prompt, "--output-format", "json", *extra],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=SESSION_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, (
+            f"claude -p failed ({done.returncode}): {done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
+        result = json.loads(done.stdout)
+        assert result.get("is_error") is False, result
+        requests = self.mock.messages_requests()[start:]
+        assert requests, "Claude Code sent no Messages request to the mock"
+        return result, requests
+
+    def hooks_log(self) -> str:
+        path = self.home / ".agentctx" / "logs" / "hooks.log"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+@pytest.fixture
+def rig(isolated_home: Path, tmp_path: Path) -> Iterator[Rig]:
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\nversion = "0.1.0"\ndependencies = ["stripe"]\n', encoding="utf-8"
+    )
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
+    with MessagesMock(responder=answer_scripted) as mock:
+        env = {
+            # built from scratch: nothing of the outer session (CLAUDE_CONFIG_DIR, keys) leaks in
+            "PATH": f"{CLAUDE.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "HOME": str(isolated_home),
+            "AGENTCTX_HOME": str(isolated_home / ".agentctx"),
+            "TMPDIR": os.environ["TMPDIR"],
+            "LANG": "C.UTF-8",
+            "ANTHROPIC_BASE_URL": mock.url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "HF_HUB_OFFLINE": "1",
+            # Stop/SessionEnd would start extraction and consolidation that outlive the test;
+            # the hooks log the skipped spawn instead, which proves they ran.
+            "AGENTCTX_HOOKS_NO_SPAWN": "1",
+        }
+        yield Rig(project=project, home=isolated_home, mock=mock, env=env)
+        mock.dump(tmp_path / "requests")  # kept by pytest for a look after a failure
+
+
+def answer_scripted(body: dict[str, Any]) -> Answer:
+    """Call ctx_search once when it is loaded and not yet called; otherwise answer in text."""
+    names = [tool.get("name") for tool in body.get("tools") or []]
+    called = any(
+        isinstance(message.get("content"), list)
+        and any(block.get("type") == "tool_result" for block in message["content"])
+        for message in body.get("messages") or []
+    )
+    if SEARCH_TOOL in names and not called:
+        return Answer(tool_uses=[{"name": SEARCH_TOOL, "input": {"query": "job queue redis sqlite"}}])
+    return Answer(text="Noted.")
+
+
+def record(rig: Rig, *args: str) -> str:
+    return json.loads(rig.agentctx("record", *args, "--json"))["id"]
+
+
+def seed(rig: Rig) -> dict[str, str]:
+    """The store: a decision superseded by another, and a bugfix (not in the cheap digest)."""
+    old = record(rig, "--type", "decision", "--title", OLD_TITLE, "--body", OLD_BODY)
+    replaced = json.loads(rig.agentctx("supersede", old, "--title", NEW_TITLE, "--body", NEW_BODY, "--json"))
+    new = replaced["old"]["superseded_by"]
+    bugfix = record(rig, "--type", "bugfix", "--title", BUGFIX_TITLE, "--body", BUGFIX_BODY)
+    return {"old": old, "new": new, "bugfix": bugfix}
+
+
+def assert_never_superseded(requests: list[Recorded], old_id: str) -> None:
+    for request in requests:
+        raw = json.dumps(request.body)
+        for leak in (OLD_TITLE, OLD_BODY, "rq workers", old_id):
+            assert leak not in raw, f"superseded record text {leak!r} reached the model"
+
+
+# -- the scenarios -------------------------------------------------------------------------------
+
+
+def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
+    out = rig.agentctx("init")
+    assert f"Claude Code version: {CLAUDE_VERSION}" in out and "CwdChanged" in out, out
+    settings = json.loads((rig.home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert str(AGENTCTX) in settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    servers = json.loads((rig.home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert servers["agentctx"]["command"] == str(AGENTCTX) and servers["agentctx"]["args"] == ["mcp"]
+
+    ids = seed(rig)
+    digests = list((rig.home / ".agentctx" / "digests").glob("*.md"))
+    assert len(digests) == 1, digests
+    digest = digests[0].read_text(encoding="utf-8")
+    assert NEW_TITLE in digest and OLD_TITLE not in digest
+
+    # 1. a relevant prompt: the digest at SessionStart, the matching bugfix at UserPromptSubmit
+    result, requests = rig.session(STRIPE_PROMPT)
+    assert result["result"] == "Noted."
+    first = requests[0]
+    session_start = hook_context(first, "SessionStart")
+    assert NEW_TITLE in session_start and f"[decision {ids['new']}]" in session_start, texts(first)
+    assert "ctx_search" in session_start
+    prompt_context = hook_context(first, "UserPromptSubmit")
+    assert f'<agentctx-record id="{ids["bugfix"]}" type="bugfix"' in prompt_context, texts(first)
+    assert "stripe.Webhook.construct_event" in prompt_context
+    assert NEW_TITLE not in prompt_context  # already in the digest: not repeated
+    tools = offered_tools(first)
+    assert {f"mcp__agentctx__{tool}" for tool in OUR_TOOLS} <= tools, sorted(tools)
+    assert SEARCH_TOOL not in first.tool_names  # 2.1 defers MCP tools without alwaysLoad
+    assert_never_superseded(requests, ids["old"])
+
+    # 2. a prompt that matches the superseded record's words: it must still not come back
+    _, requests = rig.session(REDIS_PROMPT)
+    assert NEW_TITLE in hook_context(requests[0], "SessionStart")
+    assert_never_superseded(requests, ids["old"])
+
+    # 3. an irrelevant prompt: the digest, and no prompt context at all
+    _, requests = rig.session(IRRELEVANT_PROMPT)
+    assert NEW_TITLE in hook_context(requests[0], "SessionStart")
+    for request in requests:
+        assert hook_context(request, "UserPromptSubmit") == "", texts(request)
+        assert BUGFIX_TITLE not in json.dumps(request.body)
+
+    # Stop and SessionEnd ran in every session (their background work is switched off here)
+    log = rig.hooks_log()
+    assert log.count("skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx extract") >= 3, log
+    assert log.count("skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx consolidate") >= 3, log
+    assert " error " not in log, log
+
+    # 4. uninstall: settings clean, MCP server gone, and a session gets nothing of ours
+    rig.agentctx("uninstall")
+    settings_file = rig.home / ".claude" / "settings.json"
+    if settings_file.exists():
+        assert "agentctx" not in settings_file.read_text(encoding="utf-8")
+    claude_json = json.loads((rig.home / ".claude.json").read_text(encoding="utf-8"))
+    assert "agentctx" not in (claude_json.get("mcpServers") or {})
+    _, requests = rig.session(STRIPE_PROMPT)
+    for request in requests:
+        assert hook_context(request, "SessionStart") == "" and hook_context(request, "UserPromptSubmit") == ""
+        assert not any(name.startswith("mcp__agentctx__") for name in offered_tools(request))
+        assert NEW_TITLE not in json.dumps(request.body)
+
+
+def test_real_claude_code_calls_ctx_search_and_gets_our_result(rig: Rig) -> None:
+    rig.agentctx("init", "--mcp-always-load")
+    servers = json.loads((rig.home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert servers["agentctx"].get("alwaysLoad") is True
+    ids = seed(rig)
+
+    result, requests = rig.session(IRRELEVANT_PROMPT, "--allowedTools", SEARCH_TOOL)
+    assert result["result"] == "Noted."
+    assert SEARCH_TOOL in requests[0].tool_names  # loaded, not deferred
+    answered = [request for request in requests if tool_results(request)]
+    assert answered, "no request carried a tool_result"
+    (block,) = tool_results(answered[0])
+    assert block.get("is_error") is not True, block
+    result_text = json.dumps(block["content"])
+    assert ids["new"] in result_text and NEW_TITLE in result_text, result_text
+    assert_never_superseded(requests, ids["old"])
+    assert result.get("permission_denials") == []
