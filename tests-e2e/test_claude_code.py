@@ -26,7 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from claude_code_mock import Answer, MessagesMock, Recorded
+from claude_code_mock import Answer, MessagesMock, Recorded, Responder
 
 REPO = Path(__file__).resolve().parents[1]
 AGENTCTX = Path(sys.executable).with_name("agentctx")
@@ -173,7 +173,7 @@ def rig(isolated_home: Path, tmp_path: Path) -> Iterator[Rig]:
         '[project]\nname = "shop"\nversion = "0.1.0"\ndependencies = ["stripe"]\n', encoding="utf-8"
     )
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
-    with MessagesMock(responder=answer_scripted) as mock:
+    with MessagesMock(responder=answer_noted) as mock:
         env = {
             # built from scratch: nothing of the outer session (CLAUDE_CONFIG_DIR, keys) leaks in
             "PATH": f"{CLAUDE.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
@@ -196,17 +196,21 @@ def rig(isolated_home: Path, tmp_path: Path) -> Iterator[Rig]:
         mock.dump(tmp_path / "requests")  # kept by pytest for a look after a failure
 
 
-def answer_scripted(body: dict[str, Any]) -> Answer:
-    """Call ctx_search once when it is loaded and not yet called; otherwise answer in text."""
-    names = [tool.get("name") for tool in body.get("tools") or []]
-    called = any(
-        isinstance(message.get("content"), list)
-        and any(block.get("type") == "tool_result" for block in message["content"])
-        for message in body.get("messages") or []
-    )
-    if SEARCH_TOOL in names and not called:
-        return Answer(tool_uses=[{"name": SEARCH_TOOL, "input": {"query": "job queue redis sqlite"}}])
+def answer_noted(_body: dict[str, Any]) -> Answer:
     return Answer(text="Noted.")
+
+
+def use_tool_once(name: str, tool_input: dict[str, Any]) -> Responder:
+    """A model that calls `name` once (when it is offered and nothing was called yet), then answers."""
+
+    def respond(body: dict[str, Any]) -> Answer:
+        offered = name in [tool.get("name") for tool in body.get("tools") or []]
+        called = any(tool_results(Recorded(method="POST", path="", body=body, headers={})))
+        if offered and not called:
+            return Answer(tool_uses=[{"name": name, "input": tool_input}])
+        return answer_noted(body)
+
+    return respond
 
 
 def record(rig: Rig, *args: str) -> str:
@@ -300,6 +304,7 @@ def test_real_claude_code_calls_ctx_search_and_gets_our_result(rig: Rig) -> None
     assert servers["agentctx"].get("alwaysLoad") is True
     ids = seed(rig)
 
+    rig.mock.responder = use_tool_once(SEARCH_TOOL, {"query": "job queue redis sqlite"})
     result, requests = rig.session(IRRELEVANT_PROMPT, "--allowedTools", SEARCH_TOOL)
     assert result["result"] == "Noted."
     assert SEARCH_TOOL in requests[0].tool_names  # loaded, not deferred
@@ -311,3 +316,26 @@ def test_real_claude_code_calls_ctx_search_and_gets_our_result(rig: Rig) -> None
     assert ids["new"] in result_text and NEW_TITLE in result_text, result_text
     assert_never_superseded(requests, ids["old"])
     assert result.get("permission_denials") == []
+
+
+def test_real_claude_code_tool_failures_are_captured_and_come_back(rig: Rig) -> None:
+    """PostToolUse(Failure) through the real client: a failed Bash command becomes a bugfix stub
+    (spooled, applied when SessionEnd opens the store) that a later prompt about it gets back."""
+    rig.agentctx("init")
+    command = "python3 -c 'import stripe_sdk_missing'"
+    rig.mock.responder = use_tool_once("Bash", {"command": command, "description": "Import the SDK"})
+    _, requests = rig.session("Check that the payment SDK imports.", "--allowedTools", "Bash")
+    answered = [request for request in requests if tool_results(request)]
+    assert answered, "no request carried the Bash result"
+    assert "No module named 'stripe_sdk_missing'" in json.dumps(tool_results(answered[0]))
+
+    found = json.loads(rig.agentctx("search", "stripe_sdk_missing", "--json"))
+    stubs = [hit for hit in found if hit["type"] == "bugfix"]
+    assert stubs and "ModuleNotFoundError" in stubs[0]["title"], found
+
+    rig.mock.responder = answer_noted
+    _, requests = rig.session("How do I fix the ModuleNotFoundError for stripe_sdk_missing?")
+    prompt_context = hook_context(requests[0], "UserPromptSubmit")
+    assert f'<agentctx-record id="{stubs[0]["id"]}" type="bugfix" confidence="inferred"' in prompt_context, texts(
+        requests[0]
+    )
