@@ -4,10 +4,10 @@ The record types (`Record`, `NewRecord`, `Project`, `SearchHit`, `SearchResult`,
 on the path of the UserPromptSubmit hook, a fresh process on every prompt. `import dataclasses`
 pulls in `inspect` (and with it `ast`, `dis`, `tokenize`): about 6 ms, more than half of a bare
 interpreter's start-up, spent before the hook has read a byte (bench/bench_hooks.py). This
-decorator writes the same methods the same way (generated source, compiled once per class):
-a keyword-only `__init__` with defaults and default factories, `__repr__`, `__eq__` over the
-fields in order, `__hash__` of them, and assignment or deletion raising
-`dataclasses.FrozenInstanceError` (imported only then). `tests/test_frozen.py` holds each
+decorator gives the same behaviour: a keyword-only `__init__` with defaults and default
+factories (generated source, as dataclasses does; the only part compiled, which is the cost),
+`__repr__`, `__eq__` over the fields in order, `__hash__` of them, and assignment or deletion
+raising `dataclasses.FrozenInstanceError` (imported only then). `tests/test_frozen.py` holds each
 class equal in behaviour to its `dataclasses` twin.
 
 Not provided: `dataclasses.fields()`, `replace()`, `asdict()` on these classes (nothing uses
@@ -73,42 +73,50 @@ def frozen(cls: type[_T]) -> type[_T]:
         else:
             params.append(f"{name}=_default_{name}")
             body.append(f"  _set(self, {name!r}, {name})")
-    fields = "".join(f"self.{name}," for name in names)
-    other_fields = "".join(f"other.{name}," for name in names)
-    shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
     source = "\n".join(
-        [
-            f"def __init__(self, *, {', '.join(params)}):" if params else "def __init__(self):",
-            *(body or ["  pass"]),
-            "def __repr__(self):",
-            f"  return f'{{type(self).__qualname__}}({shown})'",
-            "def __eq__(self, other):",
-            "  if other.__class__ is self.__class__:",
-            f"    return ({fields}) == ({other_fields})",
-            "  return NotImplemented",
-            "def __hash__(self):",
-            f"  return hash(({fields}))",
-            "def __setattr__(self, name, value):",
-            f"  if type(self) is _cls or name in {tuple(names)!r}:",
-            "    raise _frozen_error(name)",
-            "  super(_cls, self).__setattr__(name, value)",
-            "def __delattr__(self, name):",
-            f"  if type(self) is _cls or name in {tuple(names)!r}:",
-            "    raise _frozen_error(name)",
-            "  super(_cls, self).__delattr__(name)",
-        ]
+        [f"def __init__(self, *, {', '.join(params)}):" if params else "def __init__(self):", *(body or ["  pass"])]
     )
-    namespace: dict[str, Any] = {
-        "_set": object.__setattr__,
-        "_MISSING": _MISSING,
-        "_cls": cls,
-        "_frozen_error": _frozen_error,
-        **{f"_default_{name}": value for name, value in defaults.items()},
-    }
-    exec(source, namespace)  # our own generated source, as dataclasses does
-    for method in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
-        function = namespace[method]
+    namespace: dict[str, Any] = {"_set": object.__setattr__, "_MISSING": _MISSING}
+    namespace.update((f"_default_{name}", value) for name, value in defaults.items())
+    exec(source, namespace)  # our own generated source, as dataclasses does; only __init__ (compiling is the cost)
+    methods = _methods(cls, tuple(names))
+    methods["__init__"] = namespace["__init__"]
+    for method, function in methods.items():
         function.__qualname__ = f"{cls.__qualname__}.{method}"
         setattr(cls, method, function)
     cls.__match_args__ = ()  # keyword-only fields are not positional patterns
     return cls
+
+
+def _methods(cls: type, names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
+    """`__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__` as dataclasses writes them."""
+
+    def __repr__(self: Any) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self: Any, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return tuple(getattr(self, name) for name in names) == tuple(getattr(other, name) for name in names)
+        return NotImplemented
+
+    def __hash__(self: Any) -> int:
+        return hash(tuple(getattr(self, name) for name in names))
+
+    def __setattr__(self: Any, name: str, value: object) -> None:
+        if type(self) is cls or name in names:
+            raise _frozen_error(name)
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise _frozen_error(name)
+        super(cls, self).__delattr__(name)
+
+    return {
+        "__repr__": __repr__,
+        "__eq__": __eq__,
+        "__hash__": __hash__,
+        "__setattr__": __setattr__,
+        "__delattr__": __delattr__,
+    }

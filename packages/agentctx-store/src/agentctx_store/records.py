@@ -3,20 +3,38 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal, get_args
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.errors import ValidationError
 
-RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
-Confidence = Literal["explicit", "inferred", "reinforced"]
-Scope = Literal["project", "global"]
-Source = Literal["llm_extraction", "hook_observation", "mcp_tool", "cli", "import"]
+RECORD_TYPES: tuple[str, ...] = ("decision", "convention", "preference", "discovery", "bugfix", "handover", "profile")
+CONFIDENCES: tuple[str, ...] = ("explicit", "inferred", "reinforced")
+SCOPES: tuple[str, ...] = ("project", "global")
+SOURCES: tuple[str, ...] = ("llm_extraction", "hook_observation", "mcp_tool", "cli", "import")
 
-RECORD_TYPES: tuple[str, ...] = get_args(RecordType)
-CONFIDENCES: tuple[str, ...] = get_args(Confidence)
-SCOPES: tuple[str, ...] = get_args(Scope)
-SOURCES: tuple[str, ...] = get_args(Source)
+# The same choices as `Literal` types (the MCP server builds its tool schemas from them). They
+# are made on first use: `typing` costs ~2 ms, and the prompt hook imports this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
+    Confidence = Literal["explicit", "inferred", "reinforced"]
+    Scope = Literal["project", "global"]
+    Source = Literal["llm_extraction", "hook_observation", "mcp_tool", "cli", "import"]
+
+_LITERALS = {"RecordType": RECORD_TYPES, "Confidence": CONFIDENCES, "Scope": SCOPES, "Source": SOURCES}
+
+
+def __getattr__(name: str) -> object:  # PEP 562: `RecordType`, `Confidence`, `Scope`, `Source`
+    if name not in _LITERALS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Literal
+
+    value = Literal[_LITERALS[name]]  # type: ignore[valid-type]
+    globals()[name] = value
+    return value
+
 
 MAX_TITLE_CHARS = 120
 MAX_BODY_CHARS = 2000

@@ -18,12 +18,15 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import Record, parse_time
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_TERMS = 48
 MAX_TERM_CHARS = 40

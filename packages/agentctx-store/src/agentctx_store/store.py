@@ -7,12 +7,10 @@ many short-lived processes (hooks, MCP, CLI) can write at once under WAL.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from agentctx_store import paths
 from agentctx_store.db import connect, has_fts_table
@@ -31,6 +29,10 @@ from agentctx_store.records import (
     validate,
 )
 from agentctx_store.ulid import new_ulid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 RECORD_COLUMNS = (
     "id, project_id, type, title, body, scope, pinned, confidence, reinforce_count, valid_from, recorded_at, "
@@ -567,6 +569,8 @@ class Store:
 
     def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
         """Merge keys into a session's JSON metadata (branch, commits, snapshot, …)."""
+        import json  # here and below, not at the top: the prompt hook imports this module
+
         self.touch_session(project, session_id)
         with self.transaction() as conn:
             row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
@@ -584,6 +588,8 @@ class Store:
         row = self.conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
         if row is None:
             return None
+        import json
+
         session = dict(row)
         session["meta"] = json.loads(session.get("meta") or "{}")
         return session
@@ -596,6 +602,8 @@ class Store:
                 "SELECT * FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
                 (project.project_id, limit),
             )
+        import json
+
         sessions = []
         for row in rows:
             session = dict(row)
