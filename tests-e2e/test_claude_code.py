@@ -213,6 +213,16 @@ def use_tool_once(name: str, tool_input: dict[str, Any]) -> Responder:
     return respond
 
 
+def use_tools_in_turn(*uses: dict[str, Any]) -> Responder:
+    """A model that calls the given tools one after another (one per turn), then answers."""
+
+    def respond(body: dict[str, Any]) -> Answer:
+        done = len(tool_results(Recorded(method="POST", path="", body=body, headers={})))
+        return Answer(tool_uses=[uses[done]]) if done < len(uses) else answer_noted(body)
+
+    return respond
+
+
 def record(rig: Rig, *args: str) -> str:
     return json.loads(rig.agentctx("record", *args, "--json"))["id"]
 
@@ -358,3 +368,32 @@ def test_real_claude_code_compaction_brings_the_work_back(rig: Rig) -> None:
     before = session_start.split("## Before compaction", 1)[1]
     assert STRIPE_PROMPT in before and NEW_TITLE in session_start
     assert_never_superseded(rig.mock.messages_requests(), ids["old"])
+
+
+def test_real_claude_code_tool_captures_reach_the_store(rig: Rig, tmp_path: Path) -> None:
+    """PostToolUse and CwdChanged with the real client's payloads: a Write becomes a file node of
+    the session, a `git commit` lands in the session's commits, and a `cd` into another project
+    gives that project its profile."""
+    from agentctx_store import Store, resolve_project
+
+    other = tmp_path / "web"
+    other.mkdir()
+    (other / "package.json").write_text('{"name": "web", "scripts": {"test": "vitest"}}', encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(other)], check=True, timeout=30)
+    rig.agentctx("init")
+    commit = "git add -A && git -c user.email=dev@example.com -c user.name=Dev commit -m 'Add the app entry point'"
+    rig.mock.responder = use_tools_in_turn(
+        {"name": "Write", "input": {"file_path": str(rig.project / "src" / "app.py"), "content": "print('hi')\n"}},
+        {"name": "Bash", "input": {"command": commit, "description": "Commit"}},
+        {"name": "Bash", "input": {"command": f"cd {other} && ls", "description": "Look around"}},
+    )
+    _, requests = rig.session("Add an entry point and commit it.", "--allowedTools", "Write", "Bash")
+    assert len(tool_results(requests[-1])) == 3, [request.body.get("messages") for request in requests[-1:]]
+
+    with Store.open() as store:
+        (session,) = store.list_sessions(resolve_project(rig.project))
+        assert session["meta"]["files"] == ["src/app.py"], session
+        assert [entry["message"] for entry in session["meta"]["commits"]] == ["Add the app entry point"], session
+        profile = store.list_records(resolve_project(other), types=["profile"])
+        assert {record.title for record in profile} >= {"Stack", "Commands"}, profile
+    assert " error " not in rig.hooks_log()
