@@ -24,16 +24,16 @@ _kept: list[Store] = []  # referenced until os._exit, so nothing closes them on 
 
 
 def project_of(cwd: str) -> Project:
-    """`agentctx_store.resolve_project(cwd)`, computed by `_fast` (no configparser, no OpenSSL)."""
-    from pathlib import Path
+    """`agentctx_store.resolve_project(cwd)`, computed by `_fast` (no configparser, no OpenSSL,
+    no pathlib: the root is given as text and becomes a `Path` only if something reads it)."""
+    import os
 
-    from agentctx_store import Project
+    from agentctx_store.projects import Project
 
     from agentctx_hooks._fast import resolve
 
     project_id, root, remote = resolve(cwd)
-    path = Path(root)
-    return Project(project_id=project_id, root=path, name=path.name or root, remote=remote)
+    return Project(project_id=project_id, root=root, name=os.path.basename(root) or root, remote=remote)
 
 
 @contextmanager

@@ -43,8 +43,9 @@ def field(*, default_factory: Callable[[], _T]) -> _T:
     return _Factory(default_factory)  # type: ignore[return-value]
 
 
-def _frozen_error(name: str) -> Exception:
-    from dataclasses import FrozenInstanceError  # only when someone tries to change a record
+def frozen_error(name: str) -> Exception:
+    """`dataclasses.FrozenInstanceError`, imported only when someone tries to change a record."""
+    from dataclasses import FrozenInstanceError
 
     return FrozenInstanceError(f"cannot assign to field {name!r}")
 
@@ -105,12 +106,12 @@ def _methods(cls: type, names: tuple[str, ...]) -> dict[str, Callable[..., Any]]
 
     def __setattr__(self: Any, name: str, value: object) -> None:
         if type(self) is cls or name in names:
-            raise _frozen_error(name)
+            raise frozen_error(name)
         super(cls, self).__setattr__(name, value)
 
     def __delattr__(self: Any, name: str) -> None:
         if type(self) is cls or name in names:
-            raise _frozen_error(name)
+            raise frozen_error(name)
         super(cls, self).__delattr__(name)
 
     return {

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from pathlib import Path
 
 from agentctx_store.errors import StoreError, StoreLockedError
 from agentctx_store.migrations import MIGRATIONS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 APPLICATION_ID = 0x61637478  # "actx": marks a SQLite file as an agentctx store
 BUSY_TIMEOUT_MS = 10_000
@@ -40,9 +43,9 @@ def has_fts_table(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def _check_file(path: Path) -> None:
+def _check_file(path: Path | str) -> None:
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             header = handle.read(len(_SQLITE_HEADER))
     except (FileNotFoundError, NotADirectoryError):  # no store yet (creating the dir reports a bad path)
         return
@@ -55,22 +58,23 @@ def _check_file(path: Path) -> None:
         )
 
 
-def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
-    """Open (and if needed create and migrate) the store at `path`.
+def connect(path: Path | str, *, create: bool = True) -> sqlite3.Connection:
+    """Open (and if needed create and migrate) the store at `path` (a `Path` or its text: the
+    prompt hook opens the store without importing pathlib).
 
     Raises:
         StoreError: the file is not ours, is corrupt, is from a newer agentctx, or cannot be written.
     """
     _check_file(path)
-    if not path.exists():
+    if not os.path.exists(path):
         if not create:
             raise StoreError(f"No store at {str(path)!r}. Record something first, or run `agentctx init`.")
+        parent = os.path.dirname(os.fspath(path)) or "."
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(parent, exist_ok=True)
         except OSError as exc:
             raise StoreError(
-                f"Cannot create the data dir {str(path.parent)!r} ({exc.strerror}); "
-                "set AGENTCTX_HOME to a writable directory."
+                f"Cannot create the data dir {parent!r} ({exc.strerror}); set AGENTCTX_HOME to a writable directory."
             ) from None
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
@@ -98,7 +102,7 @@ def _is_wal(conn: sqlite3.Connection) -> bool:
     return conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
 
 
-def _as_store_error(exc: sqlite3.DatabaseError, path: Path) -> StoreError:
+def _as_store_error(exc: sqlite3.DatabaseError, path: Path | str) -> StoreError:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return StoreLockedError(f"The store at {str(path)!r} is locked by another process; try again in a moment.")
@@ -112,7 +116,7 @@ def _as_store_error(exc: sqlite3.DatabaseError, path: Path) -> StoreError:
     return StoreError(f"The store at {str(path)!r} cannot be used: {text}.")
 
 
-def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+def _prepare(conn: sqlite3.Connection, path: Path | str) -> None:
     """Make sure the file is ours, in WAL mode, and migrated to this version."""
     conn.execute("BEGIN")  # one snapshot: another process may be creating the store right now
     try:
@@ -137,7 +141,7 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
         raise
 
 
-def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+def _refuse_foreign(conn: sqlite3.Connection, path: Path | str) -> None:
     """Raise unless the file is empty or an agentctx store this version can read."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -4,19 +4,34 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DB_NAME = "agentctx.db"
 
 
 def home() -> Path:
     """The data dir: `$AGENTCTX_HOME`, else `~/.agentctx`."""
+    from pathlib import Path  # here, not at the top: the prompt hook opens the store without it (~3 ms)
+
+    return Path(home_text())
+
+
+def home_text() -> str:
+    """`home()` as a string, without importing pathlib."""
     override = os.environ.get("AGENTCTX_HOME")
-    return Path(override).expanduser() if override else Path.home() / ".agentctx"
+    return os.path.expanduser(override) if override else os.path.join(os.path.expanduser("~"), ".agentctx")
 
 
 def db_path() -> Path:
     return home() / DB_NAME
+
+
+def db_path_text() -> str:
+    """`db_path()` as a string, without importing pathlib."""
+    return os.path.join(home_text(), DB_NAME)
 
 
 def config_path() -> Path:
@@ -46,5 +61,6 @@ def session_state_dir() -> Path:
     """Per-user temp folder for disposable per-session state (injection dedup)."""
     uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
     import tempfile  # here, not at the top: hooks import this module and tempfile costs ~5 ms
+    from pathlib import Path
 
     return Path(tempfile.gettempdir()) / f"agentctx-{uid}"

@@ -8,22 +8,85 @@ through a `Project`; `_global` is reserved for the developer's cross-project pre
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 
-from agentctx_store._frozen import frozen
+from agentctx_store._frozen import frozen_error as _frozen_error
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GLOBAL_PROJECT_ID = "_global"
 
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$")
 
 
-@frozen
+_PROJECT_FIELDS = ("project_id", "root", "_root", "name", "remote")
+
+
 class Project:
-    project_id: str
-    root: Path
-    name: str
-    remote: str | None = None
+    """A project namespace: frozen and keyword-only, as a `@dataclass(frozen=True, kw_only=True)`
+    with the fields `project_id`, `root`, `name`, `remote` would be (tests/test_frozen.py).
+
+    One difference: `root` may be given as a string, and becomes a `Path` when first read. The
+    prompt hook knows its root as text and never reads it; `pathlib` costs it ~3 ms to import.
+    """
+
+    __slots__ = ("project_id", "_root", "name", "remote")
+    __match_args__ = ()
+
+    def __init__(self, *, project_id: str, root: Path | str, name: str, remote: str | None = None) -> None:
+        _set = object.__setattr__
+        _set(self, "project_id", project_id)
+        _set(self, "_root", root)
+        _set(self, "name", name)
+        _set(self, "remote", remote)
+
+    @property
+    def root(self) -> Path:
+        root = self._root
+        if isinstance(root, str):
+            from pathlib import Path
+
+            root = Path(root)
+            object.__setattr__(self, "_root", root)
+        return root
+
+    def _fields(self) -> tuple[str, Path, str, str | None]:
+        return (self.project_id, self.root, self.name, self.remote)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(project_id={self.project_id!r}, root={self.root!r}, "
+            f"name={self.name!r}, remote={self.remote!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, Project)
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if type(self) is Project or name in _PROJECT_FIELDS:
+            raise _frozen_error(name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if type(self) is Project or name in _PROJECT_FIELDS:
+            raise _frozen_error(name)
+        super().__delattr__(name)
+
+    def __getstate__(self) -> tuple[str, Path | str, str, str | None]:
+        return (self.project_id, self._root, self.name, self.remote)
+
+    def __setstate__(self, state: tuple[str, Path | str, str, str | None]) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            object.__setattr__(self, name, value)
 
 
 def normalize_remote(url: str) -> str:
@@ -80,6 +143,8 @@ def _git_dir(root: Path) -> Path | None:
         return None
     if not text.startswith("gitdir:"):
         return None
+    from pathlib import Path  # here, not at the top: see `Project`
+
     git_dir = Path(text.removeprefix("gitdir:").strip())
     git_dir = git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
     common = git_dir / "commondir"
@@ -112,6 +177,8 @@ def read_origin(root: Path) -> str | None:
 
 def resolve_project(path: str | Path) -> Project:
     """The project a directory belongs to. Never raises for a path that does not exist."""
+    from pathlib import Path  # here, not at the top: see `Project`
+
     start = Path(path).expanduser()
     try:
         start = start.resolve()
@@ -125,4 +192,4 @@ def resolve_project(path: str | Path) -> Project:
 
 
 def global_project() -> Project:
-    return Project(project_id=GLOBAL_PROJECT_ID, root=Path.home(), name="global")
+    return Project(project_id=GLOBAL_PROJECT_ID, root=os.path.expanduser("~"), name="global")

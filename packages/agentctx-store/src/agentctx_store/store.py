@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 from agentctx_store import paths
 from agentctx_store.db import connect, has_fts_table
@@ -32,6 +31,7 @@ from agentctx_store.ulid import new_ulid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 RECORD_COLUMNS = (
@@ -76,10 +76,20 @@ def visible_ids(project: Project) -> tuple[str, str]:
 class Store:
     """One open connection to the store file. Use as a context manager or call `close()`."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path | str) -> None:
         self.conn = conn
-        self.path = path
+        self._path = path
         self.dirty: set[str] = set()  # projects whose digest must be refreshed on close
+
+    @property
+    def path(self) -> Path:
+        """The store file. Made a `Path` on first read: the prompt hook opens the store
+        without importing pathlib (~3 ms of a process that runs on every prompt)."""
+        if isinstance(self._path, str):
+            from pathlib import Path
+
+            self._path = Path(self._path)
+        return self._path
 
     @classmethod
     def open(cls, path: Path | None = None, *, create: bool = True) -> Store:
@@ -88,7 +98,7 @@ class Store:
         Raises:
             StoreError: the file is not ours, corrupt, too new, or not writable.
         """
-        target = path or paths.db_path()
+        target = path or paths.db_path_text()
         return cls(connect(target, create=create), target)
 
     def close(self) -> None:
