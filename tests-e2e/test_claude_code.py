@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 CLAUDE_VERSION = "2.1.332"
 SESSION_TIMEOUT_S = 120
+BACKGROUND_TIMEOUT_S = 90
 SEARCH_TOOL = "mcp__agentctx__ctx_search"
 OUR_TOOLS = ("ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_related", "ctx_project")
 
@@ -397,3 +399,60 @@ def test_real_claude_code_tool_captures_reach_the_store(rig: Rig, tmp_path: Path
         profile = store.list_records(resolve_project(other), types=["profile"])
         assert {record.title for record in profile} >= {"Stack", "Commands"}, profile
     assert " error " not in rig.hooks_log()
+
+
+def wait_for_background(rig: Rig, *commands: str) -> str:
+    """hooks.log once every named background run (`extract`, `consolidate`) has logged its exit."""
+    deadline = time.monotonic() + BACKGROUND_TIMEOUT_S
+    while True:
+        log = rig.hooks_log()
+        finished = [line for line in log.splitlines() if " background " in line and ": exit " in line]
+        if all(any(f"agentctx {command} " in line for line in finished) for command in commands):
+            return log
+        assert time.monotonic() < deadline, f"background {commands} did not finish:\n{log}"
+        time.sleep(0.2)
+
+
+def test_real_claude_code_session_is_extracted_and_the_next_one_gets_it(rig: Rig) -> None:
+    """The whole loop with background work on: Stop starts `agentctx extract` on the transcript
+    the real client wrote, the extraction call goes to the mock, its decision supersedes the
+    stored one, and the next session's digest carries the new decision and not the old."""
+    rig.env.pop("AGENTCTX_HOOKS_NO_SPAWN")
+    rig.agentctx("init")
+    ids = seed(rig)
+    postgres = "Use PostgreSQL with SKIP LOCKED for the job queue"
+    extraction = {
+        "decisions": [
+            {"what": postgres, "rationale": "SQLite locks.", "supersedes": ids["new"], "confidence": "explicit"}
+        ],
+        "preferences": [],
+        "conventions": [],
+        "active_work": {"current_task": "", "blockers": [], "next_steps": [], "open_questions": []},
+        "gotchas": [],
+        "flush_ok": False,
+    }
+
+    def respond(body: dict[str, Any]) -> Answer:
+        if "record_session_context" in [tool.get("name") for tool in body.get("tools") or []]:
+            return Answer(tool_uses=[{"name": "record_session_context", "input": extraction}])
+        return Answer(text="Agreed: PostgreSQL replaces the SQLite job table.")
+
+    rig.mock.responder = respond
+    prompt = "Workers keep hitting 'database is locked'. Decision: move the job queue to PostgreSQL with SKIP LOCKED."
+    rig.session(prompt)
+    wait_for_background(rig, "extract", "consolidate")
+    rig.env["AGENTCTX_HOOKS_NO_SPAWN"] = "1"  # nothing may outlive the test (or the mock)
+
+    (call,) = [request for request in rig.mock.messages_requests() if "record_session_context" in request.tool_names]
+    sent = call.text
+    assert f"[DEVELOPER] {prompt}" in sent and "[CLAUDE] Agreed: PostgreSQL" in sent, sent[:2000]
+    assert NEW_TITLE in sent  # the current decisions, so the model can supersede them
+    assert "agentctx found stored project records" not in sent  # our own injections are not re-extracted
+    assert "exit 0" in rig.hooks_log().split("agentctx extract", 1)[1].splitlines()[0]
+
+    _, requests = rig.session("What is the plan for the job queue?")
+    session_start = hook_context(requests[0], "SessionStart")
+    assert postgres in session_start, session_start
+    for request in requests:
+        assert NEW_TITLE not in json.dumps(request.body)  # superseded by the extraction now
+    assert_never_superseded(rig.mock.messages_requests(), ids["old"])
