@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 MAX_TERMS = 48
 MAX_TERM_CHARS = 40
 CANDIDATES = 60
+# FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
+PRESELECT = 4 * CANDIDATES
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 # The relevance floor, in units of "one match of a term that only one record has" (its BM25 IDF
@@ -370,12 +372,25 @@ _R_COLUMNS = ", ".join("r." + column.strip() for column in RECORD_COLUMNS.split(
 def _fts_candidates(
     conn: sqlite3.Connection, match: str, filters: str, params: list[Any]
 ) -> list[tuple[Record, float]]:
+    """The best `CANDIDATES` matches that pass `filters`, by relevance (ties: oldest row first).
+
+    FTS5 ranks its matches first and only the best `PRESELECT` of them are joined to `records`
+    and filtered: joining every match (thousands for common words) before the sort costs more
+    than the ranking itself. When the filters leave fewer than `CANDIDATES` of those, the full
+    join runs instead, so the result is always the same as ranking every filtered match.
+    """
     weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"  # the `ns` column never scores
-    sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {weights}) AS relevance
-              FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
-              WHERE records_fts MATCH ? AND {filters}
-              ORDER BY relevance DESC LIMIT {CANDIDATES}"""  # by alias: bm25 runs once per row
+    ranked = f"""SELECT rowid, -bm25(records_fts, {weights}) AS relevance FROM records_fts
+                 WHERE records_fts MATCH ? ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
+    sql = f"""SELECT {_R_COLUMNS}, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
+              WHERE {filters} ORDER BY f.relevance DESC, f.rowid LIMIT {CANDIDATES}"""
     rows = conn.execute(sql, [match, *params]).fetchall()
+    if len(rows) < CANDIDATES:
+        sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {weights}) AS relevance
+                  FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
+                  WHERE records_fts MATCH ? AND {filters}
+                  ORDER BY relevance DESC, r.rowid LIMIT {CANDIDATES}"""  # by alias: bm25 runs once per row
+        rows = conn.execute(sql, [match, *params]).fetchall()
     return [(row_to_record(row), float(row["relevance"])) for row in rows]
 
 
