@@ -9,8 +9,6 @@ ones visibly marked as unconfirmed.
 
 from __future__ import annotations
 
-import re
-
 from agentctx_hooks import log, state
 from agentctx_hooks.payload import HookInput
 
@@ -42,8 +40,11 @@ _META_PREFIXES = (
     "<system-reminder>",
     "<user-memory-input>",
 )
-_SLASH_COMMAND = re.compile(r"^/[A-Za-z0-9_.:-]+(?:\s|$)")
-_FENCE = re.compile(r"<(/?)(agentctx-record)", re.IGNORECASE)
+# `re` is not imported on this path (~3 ms): a slash command is `^/[A-Za-z0-9_.:-]+(?:\s|$)`,
+# checked by hand in `is_slash_command`; the fence pattern is compiled only for a record whose
+# text contains it (`_unfence`). tests/test_prompt_without_re.py holds both to the expressions.
+_COMMAND_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:-")
+_FENCE = r"<(/?)(agentctx-record)"
 
 
 def is_developer_prompt(prompt: str) -> bool:
@@ -53,7 +54,17 @@ def is_developer_prompt(prompt: str) -> bool:
         return False
     if stripped.startswith(_META_PREFIXES):
         return False
-    return not _SLASH_COMMAND.match(stripped)
+    return not is_slash_command(stripped)
+
+
+def is_slash_command(text: str) -> bool:
+    """`/name` at the very start, followed by whitespace or nothing."""
+    if not text.startswith("/"):
+        return False
+    end = 1
+    while end < len(text) and text[end] in _COMMAND_CHARS:
+        end += 1
+    return end > 1 and (end == len(text) or text[end].isspace())
 
 
 def handle(hook: HookInput) -> str:
@@ -145,7 +156,11 @@ def mark(record: Record) -> str:
 
 def _unfence(text: str) -> str:
     """Record text cannot close or open the fence it is shown in."""
-    return _FENCE.sub(lambda match: f"<{match.group(1)}{match.group(2)}_", text)
+    if "agentctx-record" not in text.lower():  # every case-insensitive match lowercases to it
+        return text
+    import re
+
+    return re.sub(_FENCE, lambda match: f"<{match.group(1)}{match.group(2)}_", text, flags=re.IGNORECASE)
 
 
 def _load_state(hook: HookInput) -> dict[str, object]:

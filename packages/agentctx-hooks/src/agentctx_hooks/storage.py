@@ -11,8 +11,6 @@ refreshed exactly as `Store.close()` would. In-process callers (tests) close nor
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from agentctx_hooks._process import ENDS_WITH_OS_EXIT
 
@@ -36,15 +34,30 @@ def project_of(cwd: str) -> Project:
     return Project(project_id=project_id, root=root, name=os.path.basename(root) or root, remote=remote)
 
 
-@contextmanager
-def open_store(*, busy_ms: int) -> Iterator[Store]:
-    from agentctx_store import Store
+def open_store(*, busy_ms: int) -> OpenStore:
+    """`with open_store(busy_ms=...) as store:` the store, opened on entry."""
+    return OpenStore(busy_ms)
 
-    store = Store.open()
-    store.conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-    try:
-        yield store
-    finally:
+
+class OpenStore:
+    """The context manager of `open_store`. A class rather than a `contextlib.contextmanager`
+    generator: contextlib (with collections and functools) costs the prompt hook about 1 ms."""
+
+    def __init__(self, busy_ms: int) -> None:
+        self.busy_ms = busy_ms
+        self.store: Store | None = None
+
+    def __enter__(self) -> Store:
+        from agentctx_store.store import Store
+
+        self.store = Store.open()
+        self.store.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_ms)}")
+        return self.store
+
+    def __exit__(self, *exc_info: object) -> None:
+        store = self.store
+        if store is None:
+            return
         if ENDS_WITH_OS_EXIT["value"] and not store.conn.in_transaction:
             try:
                 if store.dirty:

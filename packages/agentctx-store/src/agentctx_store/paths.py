@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,6 +52,8 @@ def digest_path(project_id: str) -> Path:
 
 def safe_name(value: str, *, limit: int = 96) -> str:
     """A string from untrusted input (a session id from stdin) made safe as one file name."""
+    import re  # here, not at the top: the prompt hook imports this module, never this function
+
     cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", value)[:limit].strip(".")
     return cleaned or "_"
 

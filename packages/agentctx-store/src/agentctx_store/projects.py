@@ -9,7 +9,6 @@ through a `Project`; `_global` is reserved for the developer's cross-project pre
 from __future__ import annotations
 
 import os
-import re
 
 from agentctx_store._frozen import frozen_error as _frozen_error
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 
 GLOBAL_PROJECT_ID = "_global"
 
-_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$")
+_SCP_LIKE = r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$"
 
 
 _PROJECT_FIELDS = ("project_id", "root", "_root", "name", "remote")
@@ -96,6 +95,8 @@ def normalize_remote(url: str) -> str:
     `https://user:token@github.com/owner/repo.git/` all become `github.com/owner/repo`.
     Credentials, ports, the scheme and the `.git` suffix are dropped; case is folded.
     """
+    import re  # here, not at the top: the prompt hook imports this module, never this function
+
     text = url.strip()
     lowered = text.lower()
     if lowered.startswith("file://"):
@@ -106,7 +107,7 @@ def normalize_remote(url: str) -> str:
         authority, _, path = rest.partition("/")
         host = authority.rsplit("@", 1)[-1]
         host = host.split("]", 1)[0] + "]" if host.startswith("[") else host.split(":", 1)[0]  # drop the port
-    elif (scp := _SCP_LIKE.match(text)) and not text.startswith(("/", ".")):
+    elif (scp := re.match(_SCP_LIKE, text)) and not text.startswith(("/", ".")):
         host, path = scp.group("host"), scp.group("path")
     else:  # a local path used as a remote
         return "file/" + _strip_git(text.rstrip("/")).lower()

@@ -14,9 +14,8 @@ pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
 from agentctx_store._frozen import field, frozen
@@ -97,7 +96,8 @@ STOPWORDS = frozenset(
     """.split()  # noqa: SIM905
 )
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Every ASCII character that is not a letter or digit, mapped to a space (see `words`).
+_ASCII_SEPARATORS = {code: " " for code in range(128) if not chr(code).isalnum()}
 
 
 @frozen
@@ -122,8 +122,7 @@ def query_terms(text: str) -> list[str]:
     """The searchable words of any input: lowercased, stop words out, deduplicated, capped."""
     terms: list[str] = []
     seen: set[str] = set()
-    for match in _WORD.finditer(text.lower()):
-        word = match.group()
+    for word in words(text.lower()):
         if word in seen or word in STOPWORDS or len(word) > MAX_TERM_CHARS:
             continue
         if len(word) == 1 and word.isascii():
@@ -133,6 +132,26 @@ def query_terms(text: str) -> list[str]:
         if len(terms) >= MAX_TERMS:
             break
     return terms
+
+
+def words(text: str) -> Iterator[str]:
+    """The runs of letters and digits in `text`, in order: what `re.findall(r"[^\W_]+", text)`
+    returns (tests/test_without_re.py holds them equal), without importing `re` on the prompt
+    hook's path."""
+    for chunk in text.translate(_ASCII_SEPARATORS).split():
+        if chunk.isascii() or chunk.isalnum():
+            yield chunk
+            continue
+        start = -1  # other Unicode punctuation, symbols or marks inside the chunk
+        for index, char in enumerate(chunk):
+            if char.isalnum():
+                if start < 0:
+                    start = index
+            elif start >= 0:
+                yield chunk[start:index]
+                start = -1
+        if start >= 0:
+            yield chunk[start:]
 
 
 def fts_query(terms: Sequence[str], namespaces: Sequence[str] = ()) -> str:

@@ -8,8 +8,7 @@ many short-lived processes (hooks, MCP, CLI) can write at once under WAL.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 from agentctx_store import paths
 from agentctx_store.db import connect, has_fts_table
@@ -73,6 +72,29 @@ def visible_ids(project: Project) -> tuple[str, str]:
     return (project.project_id, GLOBAL_PROJECT_ID)
 
 
+class Transaction:
+    """The context manager `Store.transaction()` returns. A class rather than a
+    `contextlib.contextmanager` generator: the prompt hook imports this module, and contextlib
+    (with collections and functools) costs it about 1 ms."""
+
+    __slots__ = ("conn", "owned")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.owned = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        if not self.conn.in_transaction:  # else: nested, join the outer transaction
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.owned = True
+        return self.conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+        if not self.owned:
+            return
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
 class Store:
     """One open connection to the store file. Use as a context manager or call `close()`."""
 
@@ -124,19 +146,10 @@ class Store:
     def has_fts(self) -> bool:
         return has_fts_table(self.conn)
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction: taken at once (`BEGIN IMMEDIATE`), all or nothing."""
-        if self.conn.in_transaction:  # nested: join the outer transaction
-            yield self.conn
-            return
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+    def transaction(self) -> Transaction:
+        """A write transaction: taken at once (`BEGIN IMMEDIATE`), all or nothing. Inside
+        another one, it joins the outer transaction."""
+        return Transaction(self.conn)
 
     # -- projects ---------------------------------------------------------------------
 

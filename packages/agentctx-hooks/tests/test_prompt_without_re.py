@@ -1,0 +1,55 @@
+"""The prompt hook checks slash commands and record fences without `re` on its path (importing
+it costs the hook ~3 ms); each check must give what its regular expression gives."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentctx_hooks.prompt import _unfence, is_slash_command
+
+_SLASH_COMMAND = re.compile(r"^/[A-Za-z0-9_.:-]+(?:\s|$)")
+_FENCE = re.compile(r"<(/?)(agentctx-record)", re.IGNORECASE)
+PIECES = ["/", "/compact", "/mcp:x", "a", " ", "\n", "\u2028", "\u00a0", "é", "-", ":", ".", "_", "/x\n", "K", "İ"]
+
+
+def _unfence_by_expression(text: str) -> str:
+    return _FENCE.sub(lambda match: f"<{match.group(1)}{match.group(2)}_", text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=8).map("".join))
+def test_slash_commands_are_what_the_expression_matches(text: str) -> None:
+    assert is_slash_command(text) == bool(_SLASH_COMMAND.match(text))
+
+
+FENCE_PIECES = ["<agentctx-record", "</AgentCtx-Record", "<AGENTCTX-RECORD>", "<", "/", "agentctx-record", "x", "İ"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(FENCE_PIECES), st.text(max_size=3)), max_size=8).map("".join))
+def test_fences_are_neutralised_as_the_expression_does(text: str) -> None:
+    assert _unfence(text) == _unfence_by_expression(text)
+
+
+def test_every_character_in_a_fence_tag_is_matched_as_the_expression_does() -> None:
+    """A case-insensitive match is found whenever the lowered text has the tag (the fast path)."""
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if char.lower() != char.upper() or char.isalpha():
+            text = f"<agentctx-{char}ecord <{char}gentctx-record"
+            assert _unfence(text) == _unfence_by_expression(text), hex(code)
+
+
+def test_the_prompt_hook_path_does_not_import_re() -> None:
+    code = (
+        "import sys\n"
+        "import agentctx_hooks.prompt, agentctx_hooks.storage, agentctx_hooks.spool, agentctx_store.budget\n"
+        "print(' '.join(name for name in ('re', 'contextlib', 'pathlib', 'dataclasses') if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == []
