@@ -13,8 +13,10 @@ See docs/testing.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -60,6 +62,17 @@ def claude_binary() -> Path | None:
 
 
 CLAUDE = claude_binary()
+
+
+@functools.cache
+def client_version() -> tuple[int, int, int]:
+    """What `claude --version` says (the tests also run against older clients, e.g. 2.0.77)."""
+    done = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60, check=True)
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
+    assert match, done.stdout
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3)))
+
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
@@ -110,6 +123,13 @@ def offered_tools(request: Recorded) -> set[str]:
     return names
 
 
+def in_conversation(body: dict[str, Any], prompt: str) -> bool:
+    """Whether a request belongs to the conversation that `prompt` started (not a warm-up or
+    a side call of the client, which 2.0.x makes several of per session)."""
+    request = Recorded(method="POST", path="", body=body, headers={})
+    return any(prompt in text for text in texts(request))
+
+
 def tool_results(request: Recorded) -> list[dict[str, Any]]:
     """The `tool_result` blocks the request carries back to the model."""
     return [
@@ -142,7 +162,8 @@ class Rig:
         return done.stdout
 
     def session(self, prompt: str, *extra: str) -> tuple[dict[str, Any], list[Recorded]]:
-        """One `claude -p` session: its JSON result and the Messages requests it made."""
+        """One `claude -p` session: its JSON result and the Messages requests of its conversation
+        (those carrying the prompt; `mock.messages_requests()` has every request)."""
         start = len(self.mock.messages_requests())
         done = subprocess.run(
             [str(CLAUDE), "-p", prompt, "--output-format", "json", *extra],
@@ -158,8 +179,10 @@ class Rig:
         )
         result = json.loads(done.stdout)
         assert result.get("is_error") is False, result
-        requests = self.mock.messages_requests()[start:]
-        assert requests, "Claude Code sent no Messages request to the mock"
+        requests = [
+            request for request in self.mock.messages_requests()[start:] if in_conversation(request.body, prompt)
+        ]
+        assert requests or prompt.startswith("/"), "no Messages request of this conversation reached the mock"
         return result, requests
 
     def hooks_log(self) -> str:
@@ -202,11 +225,12 @@ def answer_noted(_body: dict[str, Any]) -> Answer:
     return Answer(text="Noted.")
 
 
-def use_tool_once(name: str, tool_input: dict[str, Any]) -> Responder:
-    """A model that calls `name` once (when it is offered and nothing was called yet), then answers."""
+def use_tool_once(name: str, tool_input: dict[str, Any], *, during: str) -> Responder:
+    """A model that calls `name` once in the conversation of prompt `during` (when the tool is
+    offered and nothing was called yet), then answers."""
 
     def respond(body: dict[str, Any]) -> Answer:
-        offered = name in [tool.get("name") for tool in body.get("tools") or []]
+        offered = name in [tool.get("name") for tool in body.get("tools") or []] and in_conversation(body, during)
         called = any(tool_results(Recorded(method="POST", path="", body=body, headers={})))
         if offered and not called:
             return Answer(tool_uses=[{"name": name, "input": tool_input}])
@@ -215,12 +239,15 @@ def use_tool_once(name: str, tool_input: dict[str, Any]) -> Responder:
     return respond
 
 
-def use_tools_in_turn(*uses: dict[str, Any]) -> Responder:
-    """A model that calls the given tools one after another (one per turn), then answers."""
+def use_tools_in_turn(*uses: dict[str, Any], during: str) -> Responder:
+    """A model that calls the given tools one after another (one per turn) in the conversation
+    of prompt `during`, then answers."""
 
     def respond(body: dict[str, Any]) -> Answer:
         done = len(tool_results(Recorded(method="POST", path="", body=body, headers={})))
-        return Answer(tool_uses=[uses[done]]) if done < len(uses) else answer_noted(body)
+        if in_conversation(body, during) and done < len(uses):
+            return Answer(tool_uses=[uses[done]])
+        return answer_noted(body)
 
     return respond
 
@@ -249,8 +276,10 @@ def assert_never_superseded(requests: list[Recorded], old_id: str) -> None:
 
 
 def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
-    out = rig.agentctx("init")
-    assert f"Claude Code version: {CLAUDE_VERSION}" in out and "CwdChanged" in out, out
+    version = client_version()
+    out = rig.agentctx("init")  # with the real `claude` on PATH: version detection, `claude mcp add`
+    assert f"Claude Code version: {'.'.join(map(str, version))};" in out, out
+    assert ("CwdChanged" in out) == (version >= (2, 1, 83)), out  # only events the client knows
     settings = json.loads((rig.home / ".claude" / "settings.json").read_text(encoding="utf-8"))
     assert str(AGENTCTX) in settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
     servers = json.loads((rig.home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]
@@ -275,18 +304,21 @@ def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
     assert NEW_TITLE not in prompt_context  # already in the digest: not repeated
     tools = offered_tools(first)
     assert {f"mcp__agentctx__{tool}" for tool in OUR_TOOLS} <= tools, sorted(tools)
-    assert SEARCH_TOOL not in first.tool_names  # 2.1 defers MCP tools without alwaysLoad
-    assert_never_superseded(requests, ids["old"])
+    if version >= (2, 1, 0):
+        assert SEARCH_TOOL not in first.tool_names  # 2.1 defers MCP tools without alwaysLoad
 
-    # 1b. the same prompt in the resumed session: Claude Code replays the first injection from
-    # the transcript, and the hook (which keeps the session's injected ids on resume) adds none
+    # 1b. the same prompt in the resumed session: Claude Code 2.1 replays the first injection from
+    # the transcript, and the hook (which keeps the session's injected ids on resume) adds none.
+    # (2.0.77 replays nothing, so there the record is lost for the rest of the session:
+    # a known gap, see docs/testing.md.)
     _, requests = rig.session(STRIPE_PROMPT, "--resume", result["session_id"])
-    assert json.dumps(requests[-1].body).count(f'<agentctx-record id=\\"{ids["bugfix"]}\\"') == 1
+    if version >= (2, 1, 0):
+        assert json.dumps(requests[-1].body).count(f'<agentctx-record id=\\"{ids["bugfix"]}\\"') == 1
 
     # 2. a prompt that matches the superseded record's words: it must still not come back
     _, requests = rig.session(REDIS_PROMPT)
     assert NEW_TITLE in hook_context(requests[0], "SessionStart")
-    assert_never_superseded(requests, ids["old"])
+    assert_never_superseded(rig.mock.messages_requests(), ids["old"])  # every request so far
 
     # 3. an irrelevant prompt: the digest, and no prompt context at all
     _, requests = rig.session(IRRELEVANT_PROMPT)
@@ -320,7 +352,7 @@ def test_real_claude_code_calls_ctx_search_and_gets_our_result(rig: Rig) -> None
     assert servers["agentctx"].get("alwaysLoad") is True
     ids = seed(rig)
 
-    rig.mock.responder = use_tool_once(SEARCH_TOOL, {"query": "job queue redis sqlite"})
+    rig.mock.responder = use_tool_once(SEARCH_TOOL, {"query": "job queue redis sqlite"}, during=IRRELEVANT_PROMPT)
     result, requests = rig.session(IRRELEVANT_PROMPT, "--allowedTools", SEARCH_TOOL)
     assert result["result"] == "Noted."
     assert SEARCH_TOOL in requests[0].tool_names  # loaded, not deferred
@@ -330,17 +362,20 @@ def test_real_claude_code_calls_ctx_search_and_gets_our_result(rig: Rig) -> None
     assert block.get("is_error") is not True, block
     result_text = json.dumps(block["content"])
     assert ids["new"] in result_text and NEW_TITLE in result_text, result_text
-    assert_never_superseded(requests, ids["old"])
+    assert_never_superseded(rig.mock.messages_requests(), ids["old"])
     assert result.get("permission_denials") == []
 
 
 def test_real_claude_code_tool_failures_are_captured_and_come_back(rig: Rig) -> None:
     """PostToolUse(Failure) through the real client: a failed Bash command becomes a bugfix stub
     (spooled, applied when SessionEnd opens the store) that a later prompt about it gets back."""
+    if client_version() < (2, 1, 33):
+        pytest.skip("before 2.1.33 Claude Code has no PostToolUseFailure and runs no PostToolUse for a failed tool")
     rig.agentctx("init")
     command = "python3 -c 'import stripe_sdk_missing'"
-    rig.mock.responder = use_tool_once("Bash", {"command": command, "description": "Import the SDK"})
-    _, requests = rig.session("Check that the payment SDK imports.", "--allowedTools", "Bash")
+    prompt = "Check that the payment SDK imports."
+    rig.mock.responder = use_tool_once("Bash", {"command": command, "description": "Import the SDK"}, during=prompt)
+    _, requests = rig.session(prompt, "--allowedTools", "Bash")
     answered = [request for request in requests if tool_results(request)]
     assert answered, "no request carried the Bash result"
     assert "No module named 'stripe_sdk_missing'" in json.dumps(tool_results(answered[0]))
@@ -360,6 +395,10 @@ def test_real_claude_code_tool_failures_are_captured_and_come_back(rig: Rig) -> 
 def test_real_claude_code_compaction_brings_the_work_back(rig: Rig) -> None:
     """`/compact` through the real client: PreCompact snapshots the session, and the SessionStart
     that follows (source `compact`) puts it back into what the model receives."""
+    if client_version() < (2, 1, 0):
+        pytest.skip(
+            "Claude Code 2.0 runs no SessionStart `compact` hook for `claude -p /compact` (only `resume` after it)"
+        )
     rig.agentctx("init")
     ids = seed(rig)
     result, _ = rig.session(STRIPE_PROMPT)
@@ -384,12 +423,14 @@ def test_real_claude_code_tool_captures_reach_the_store(rig: Rig, tmp_path: Path
     subprocess.run(["git", "init", "-q", str(other)], check=True, timeout=30)
     rig.agentctx("init")
     commit = "git add -A && git -c user.email=dev@example.com -c user.name=Dev commit -m 'Add the app entry point'"
+    prompt = "Add an entry point and commit it."
     rig.mock.responder = use_tools_in_turn(
         {"name": "Write", "input": {"file_path": str(rig.project / "src" / "app.py"), "content": "print('hi')\n"}},
         {"name": "Bash", "input": {"command": commit, "description": "Commit"}},
         {"name": "Bash", "input": {"command": f"cd {other} && ls", "description": "Look around"}},
+        during=prompt,
     )
-    _, requests = rig.session("Add an entry point and commit it.", "--allowedTools", "Write", "Bash")
+    _, requests = rig.session(prompt, "--allowedTools", "Write", "Bash")
     assert len(tool_results(requests[-1])) == 3, [request.body.get("messages") for request in requests[-1:]]
 
     with Store.open() as store:
@@ -397,6 +438,7 @@ def test_real_claude_code_tool_captures_reach_the_store(rig: Rig, tmp_path: Path
         assert session["meta"]["files"] == ["src/app.py"], session
         assert [entry["message"] for entry in session["meta"]["commits"]] == ["Add the app entry point"], session
         profile = store.list_records(resolve_project(other), types=["profile"])
+    if client_version() >= (2, 1, 83):  # CwdChanged
         assert {record.title for record in profile} >= {"Stack", "Commands"}, profile
     assert " error " not in rig.hooks_log()
 
