@@ -7,6 +7,9 @@ in the format asked for: Server-Sent Events of the Messages streaming format for
 answers is decided by a `responder`, a function of the request body, so a test can script a
 `tool_use` turn and check that the next request carries the tool's result.
 
+Below the server: helpers that read a recorded request the way the model sees it (hook context,
+offered tools, tool results) and scripted models (responders) for the tests.
+
 Standard library only; one daemon thread; binds 127.0.0.1 on a free port.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -60,6 +63,10 @@ Responder = Callable[[dict[str, Any]], Answer]
 
 def answer_ok(_body: dict[str, Any]) -> Answer:
     return Answer(text="OK.")
+
+
+def answer_noted(_body: dict[str, Any]) -> Answer:
+    return Answer(text="Noted.")
 
 
 class MessagesMock:
@@ -223,3 +230,90 @@ class MessagesMock:
             },
         )
         yield "message_stop", {"type": "message_stop"}
+
+
+# -- reading what the model received -----------------------------------------------------------
+
+
+def texts(request: Recorded) -> list[str]:
+    """Every text block of the request's messages, in order (string contents count as one)."""
+    found: list[str] = []
+    for message in request.body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            found.append(content)
+            continue
+        for block in content or []:
+            if block.get("type") == "text":
+                found.append(block.get("text", ""))
+    return found
+
+
+def hook_context(request: Recorded, event: str) -> str:
+    """What the `<event>` hook added, as the model saw it ("" when nothing).
+
+    Claude Code 2.1 puts it in a `role: "system"` message that starts with
+    `<Event> hook additional context: `; the SessionStart one is followed by Claude Code's own
+    `# Environment` section, which is cut off here.
+    """
+    marker = f"{event} hook additional context: "
+    for text in texts(request):
+        if marker in text:
+            context = text.split(marker, 1)[1]
+            return context.split("\n\n# Environment\n", 1)[0]
+    return ""
+
+
+def offered_tools(request: Recorded, candidates: Iterable[str]) -> set[str]:
+    """Which of `candidates` the model can use: loaded definitions, or names that 2.1's
+    ToolSearch lists as deferred (one per line in a system message)."""
+    listed = "\n".join(texts(request)) + "\n"
+    return {name for name in candidates if name in request.tool_names or f"\n{name}\n" in listed}
+
+
+def in_conversation(body: dict[str, Any], prompt: str) -> bool:
+    """Whether a request belongs to the conversation that `prompt` started (not a warm-up or
+    a side call of the client, which 2.0.x makes several of per session)."""
+    request = Recorded(method="POST", path="", body=body, headers={})
+    return any(prompt in text for text in texts(request))
+
+
+def tool_results(request: Recorded) -> list[dict[str, Any]]:
+    """The `tool_result` blocks the request carries back to the model."""
+    return [
+        block
+        for message in request.body.get("messages") or []
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+# -- scripted models --------------------------------------------------------------------------
+
+
+def use_tool_once(name: str, tool_input: dict[str, Any], *, during: str) -> Responder:
+    """A model that calls `name` once in the conversation of prompt `during` (when the tool is
+    offered and nothing was called yet), then answers."""
+
+    def respond(body: dict[str, Any]) -> Answer:
+        offered = name in [tool.get("name") for tool in body.get("tools") or []] and in_conversation(body, during)
+        called = any(tool_results(Recorded(method="POST", path="", body=body, headers={})))
+        if offered and not called:
+            return Answer(tool_uses=[{"name": name, "input": tool_input}])
+        return answer_noted(body)
+
+    return respond
+
+
+def use_tools_in_turn(*uses: dict[str, Any], during: str) -> Responder:
+    """A model that calls the given tools one after another (one per turn) in the conversation
+    of prompt `during`, then answers."""
+
+    def respond(body: dict[str, Any]) -> Answer:
+        done = len(tool_results(Recorded(method="POST", path="", body=body, headers={})))
+        if in_conversation(body, during) and done < len(uses):
+            return Answer(tool_uses=[uses[done]])
+        return answer_noted(body)
+
+    return respond

@@ -29,7 +29,19 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from claude_code_mock import Answer, MessagesMock, Recorded, Responder
+from claude_code_mock import (
+    Answer,
+    MessagesMock,
+    Recorded,
+    answer_noted,
+    hook_context,
+    in_conversation,
+    offered_tools,
+    texts,
+    tool_results,
+    use_tool_once,
+    use_tools_in_turn,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 AGENTCTX = Path(sys.executable).with_name("agentctx")
@@ -37,7 +49,10 @@ CLAUDE_VERSION = "2.1.332"
 SESSION_TIMEOUT_S = 120
 BACKGROUND_TIMEOUT_S = 90
 SEARCH_TOOL = "mcp__agentctx__ctx_search"
-OUR_TOOLS = ("ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_related", "ctx_project")
+OUR_TOOLS = tuple(
+    f"mcp__agentctx__{tool}"
+    for tool in ("ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_related", "ctx_project")
+)
 
 # The store the sessions run against. The Redis decision is superseded by the SQLite one: its
 # title and its body's distinctive phrase must never reach the model.
@@ -81,64 +96,6 @@ pytestmark = [
         f"@anthropic-ai/claude-code@{CLAUDE_VERSION}` (or set AGENTCTX_CLAUDE_BIN)",
     ),
 ]
-
-
-# -- reading what the model received -----------------------------------------------------------
-
-
-def texts(request: Recorded) -> list[str]:
-    """Every text block of the request's messages, in order (string contents count as one)."""
-    found: list[str] = []
-    for message in request.body.get("messages") or []:
-        content = message.get("content")
-        if isinstance(content, str):
-            found.append(content)
-            continue
-        for block in content or []:
-            if block.get("type") == "text":
-                found.append(block.get("text", ""))
-    return found
-
-
-def hook_context(request: Recorded, event: str) -> str:
-    """What the `<event>` hook added, as the model saw it ("" when nothing).
-
-    Claude Code 2.1 puts it in a `role: "system"` message that starts with
-    `<Event> hook additional context: `; the SessionStart one is followed by Claude Code's own
-    `# Environment` section, which is cut off here.
-    """
-    marker = f"{event} hook additional context: "
-    for text in texts(request):
-        if marker in text:
-            context = text.split(marker, 1)[1]
-            return context.split("\n\n# Environment\n", 1)[0]
-    return ""
-
-
-def offered_tools(request: Recorded) -> set[str]:
-    """Tool names the model can use: loaded definitions plus the names ToolSearch defers."""
-    names = set(request.tool_names)
-    listed = "\n".join(texts(request))
-    names |= {f"mcp__agentctx__{tool}" for tool in OUR_TOOLS if f"mcp__agentctx__{tool}\n" in listed}
-    return names
-
-
-def in_conversation(body: dict[str, Any], prompt: str) -> bool:
-    """Whether a request belongs to the conversation that `prompt` started (not a warm-up or
-    a side call of the client, which 2.0.x makes several of per session)."""
-    request = Recorded(method="POST", path="", body=body, headers={})
-    return any(prompt in text for text in texts(request))
-
-
-def tool_results(request: Recorded) -> list[dict[str, Any]]:
-    """The `tool_result` blocks the request carries back to the model."""
-    return [
-        block
-        for message in request.body.get("messages") or []
-        if isinstance(message.get("content"), list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
 
 
 # -- the rig -------------------------------------------------------------------------------------
@@ -221,37 +178,6 @@ def rig(isolated_home: Path, tmp_path: Path) -> Iterator[Rig]:
         mock.dump(tmp_path / "requests")  # kept by pytest for a look after a failure
 
 
-def answer_noted(_body: dict[str, Any]) -> Answer:
-    return Answer(text="Noted.")
-
-
-def use_tool_once(name: str, tool_input: dict[str, Any], *, during: str) -> Responder:
-    """A model that calls `name` once in the conversation of prompt `during` (when the tool is
-    offered and nothing was called yet), then answers."""
-
-    def respond(body: dict[str, Any]) -> Answer:
-        offered = name in [tool.get("name") for tool in body.get("tools") or []] and in_conversation(body, during)
-        called = any(tool_results(Recorded(method="POST", path="", body=body, headers={})))
-        if offered and not called:
-            return Answer(tool_uses=[{"name": name, "input": tool_input}])
-        return answer_noted(body)
-
-    return respond
-
-
-def use_tools_in_turn(*uses: dict[str, Any], during: str) -> Responder:
-    """A model that calls the given tools one after another (one per turn) in the conversation
-    of prompt `during`, then answers."""
-
-    def respond(body: dict[str, Any]) -> Answer:
-        done = len(tool_results(Recorded(method="POST", path="", body=body, headers={})))
-        if in_conversation(body, during) and done < len(uses):
-            return Answer(tool_uses=[uses[done]])
-        return answer_noted(body)
-
-    return respond
-
-
 def record(rig: Rig, *args: str) -> str:
     return json.loads(rig.agentctx("record", *args, "--json"))["id"]
 
@@ -302,8 +228,8 @@ def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
     assert f'<agentctx-record id="{ids["bugfix"]}" type="bugfix"' in prompt_context, texts(first)
     assert "stripe.Webhook.construct_event" in prompt_context
     assert NEW_TITLE not in prompt_context  # already in the digest: not repeated
-    tools = offered_tools(first)
-    assert {f"mcp__agentctx__{tool}" for tool in OUR_TOOLS} <= tools, sorted(tools)
+    tools = offered_tools(first, OUR_TOOLS)
+    assert tools == set(OUR_TOOLS), sorted(tools)
     if version >= (2, 1, 0):
         assert SEARCH_TOOL not in first.tool_names  # 2.1 defers MCP tools without alwaysLoad
 
@@ -342,7 +268,8 @@ def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
     _, requests = rig.session(STRIPE_PROMPT)
     for request in requests:
         assert hook_context(request, "SessionStart") == "" and hook_context(request, "UserPromptSubmit") == ""
-        assert not any(name.startswith("mcp__agentctx__") for name in offered_tools(request))
+        assert offered_tools(request, OUR_TOOLS) == set()
+        assert "mcp__agentctx__" not in json.dumps(request.body)
         assert NEW_TITLE not in json.dumps(request.body)
 
 
