@@ -103,22 +103,22 @@ def apply(store: Store, entry: dict[str, Any]) -> None:
     Raises:
         ValueError, TypeError, KeyError: the capture is malformed.
     """
-    from agentctx_hooks.storage import project_of
+    from agentctx_hooks.storage import project_and_root
 
     session_id, cwd = str(entry["session_id"]), str(entry["cwd"])
     if not session_id or not os.path.isabs(cwd):
         raise ValueError("a capture without a session or an absolute cwd")
-    project = project_of(cwd)
+    project, root = project_and_root(cwd)
     if entry.get("kind") == "file":
-        _apply_file(store, project, session_id, str(entry["path"]))
+        _apply_file(store, project, root, session_id, str(entry["path"]))
     elif entry.get("kind") == "bash":
-        _apply_bash(store, project, session_id, entry)
+        _apply_bash(store, project, root, session_id, entry)
     else:
         raise ValueError(f"unknown capture kind {entry.get('kind')!r}")
 
 
-def _apply_file(store: Store, project: Project, session_id: str, path: str) -> None:
-    name = file_name(str(project.root), path)
+def _apply_file(store: Store, project: Project, root: str, session_id: str, path: str) -> None:
+    name = file_name(root, path)
     node = store.upsert_node(project, "file", name)
     session_node = store.upsert_node(project, "session", session_id)
     store.add_edge(node, session_node, "observed_in")
@@ -139,9 +139,9 @@ def records_naming(store: Store, project: Project, name: str) -> list[str]:
     for needle in needles:
         params.extend([needle, needle])
     scan = f"SELECT r.id FROM records r WHERE r.project_id = ? AND r.superseded_at IS NULL AND ({clause}) LIMIT 50"
-    import re  # not at the top: the Edit hook itself runs without `re`
+    from agentctx_store.search import words  # `re.findall(r"[^\W_]+", …)` without importing `re`
 
-    tokens = re.findall(r"[^\W_]+", needles[-1])  # how FTS5's unicode61 tokenizer cuts the name
+    tokens = list(words(needles[-1]))  # how FTS5's unicode61 tokenizer cuts the name
     if tokens and store.has_fts:
         # The FTS index narrows the candidates to records containing the name's words in a row,
         # instead of scanning every body of the project.
@@ -174,7 +174,7 @@ def _append_meta(
     return new
 
 
-def _apply_bash(store: Store, project: Project, session_id: str, entry: dict[str, Any]) -> None:
+def _apply_bash(store: Store, project: Project, root: str, session_id: str, entry: dict[str, Any]) -> None:
     from agentctx_store import NewRecord
 
     command = str(entry.get("command") or "")
@@ -204,7 +204,7 @@ def _apply_bash(store: Store, project: Project, session_id: str, entry: dict[str
         outcome, files = str(test[0]), [str(name) for name in test[1]]
         for name in files or [_short(command, 120)]:
             kind = "file" if name in files else "test"
-            node = store.upsert_node(project, kind, file_name(str(project.root), name) if kind == "file" else name)
+            node = store.upsert_node(project, kind, file_name(root, name) if kind == "file" else name)
             store.add_edge(node, session_node, f"test_{outcome}")
         run = {"command": _short(command, 200), "outcome": outcome, "files": files, "at": at}
         _append_meta(store, project, session_id, "tests", run, limit=MAX_TESTS)

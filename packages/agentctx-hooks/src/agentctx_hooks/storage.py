@@ -24,6 +24,11 @@ _kept: list[Store] = []  # referenced until os._exit, so nothing closes them on 
 def project_of(cwd: str) -> Project:
     """`agentctx_store.resolve_project(cwd)`, computed by `_fast` (no configparser, no OpenSSL,
     no pathlib: the root is given as text and becomes a `Path` only if something reads it)."""
+    return project_and_root(cwd)[0]
+
+
+def project_and_root(cwd: str) -> tuple[Project, str]:
+    """`project_of(cwd)` and its root as text (reading `Project.root` would import pathlib)."""
     import os
 
     from agentctx_store.projects import Project
@@ -31,7 +36,7 @@ def project_of(cwd: str) -> Project:
     from agentctx_hooks._fast import resolve
 
     project_id, root, remote = resolve(cwd)
-    return Project(project_id=project_id, root=root, name=os.path.basename(root) or root, remote=remote)
+    return Project(project_id=project_id, root=root, name=os.path.basename(root) or root, remote=remote), root
 
 
 def open_store(*, busy_ms: int) -> OpenStore:

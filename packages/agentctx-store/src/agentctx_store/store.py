@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from agentctx_store import paths
+from agentctx_store._jsonc import dumps as json_dumps
+from agentctx_store._jsonc import loads as json_loads
 from agentctx_store.db import connect, has_fts_table
 from agentctx_store.errors import NotHeadError, RecordNotFound, ValidationError
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
@@ -592,14 +594,12 @@ class Store:
 
     def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
         """Merge keys into a session's JSON metadata (branch, commits, snapshot, …)."""
-        import json  # here and below, not at the top: the prompt hook imports this module
-
         self.touch_session(project, session_id)
         with self.transaction() as conn:
             row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-            meta: dict[str, Any] = json.loads(row[0] or "{}") if row else {}
+            meta: dict[str, Any] = json_loads(row[0] or "{}") if row else {}
             meta.update(values)
-            conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json.dumps(meta), session_id))
+            conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json_dumps(meta), session_id))
         return meta
 
     def end_session(self, project: Project, session_id: str) -> None:
@@ -611,10 +611,8 @@ class Store:
         row = self.conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
         if row is None:
             return None
-        import json
-
         session = dict(row)
-        session["meta"] = json.loads(session.get("meta") or "{}")
+        session["meta"] = json_loads(session.get("meta") or "{}")
         return session
 
     def list_sessions(self, project: Project | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
@@ -625,12 +623,10 @@ class Store:
                 "SELECT * FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
                 (project.project_id, limit),
             )
-        import json
-
         sessions = []
         for row in rows:
             session = dict(row)
-            session["meta"] = json.loads(session.get("meta") or "{}")
+            session["meta"] = json_loads(session.get("meta") or "{}")
             sessions.append(session)
         return sessions
 
