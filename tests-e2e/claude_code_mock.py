@@ -254,13 +254,14 @@ def hook_context(request: Recorded, event: str) -> str:
 
     Claude Code 2.1 puts it in a `role: "system"` message that starts with
     `<Event> hook additional context: `; the SessionStart one is followed by Claude Code's own
-    `# Environment` section, which is cut off here.
+    `# Environment` section, which is cut off here. 2.0 wraps it in a `<system-reminder>` text
+    block of the user message; the closing tag is cut off too.
     """
     marker = f"{event} hook additional context: "
     for text in texts(request):
         if marker in text:
-            context = text.split(marker, 1)[1]
-            return context.split("\n\n# Environment\n", 1)[0]
+            context = text.split(marker, 1)[1].split("\n\n# Environment\n", 1)[0]
+            return context.removesuffix("\n</system-reminder>")
     return ""
 
 

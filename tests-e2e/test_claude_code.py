@@ -425,3 +425,31 @@ def test_real_claude_code_session_is_extracted_and_the_next_one_gets_it(rig: Rig
     for request in requests:
         assert NEW_TITLE not in json.dumps(request.body)  # superseded by the extraction now
     assert_never_superseded(rig.mock.messages_requests(), ids["old"])
+
+
+def test_real_claude_code_gets_a_full_injection_verbatim(rig: Rig) -> None:
+    """Claude Code passes up to 10,000 characters of hook output verbatim (more becomes a file
+    preview): with a store full of long records, the digest and the prompt injection arrive
+    whole, inside their character budgets (6,000 and 8,000)."""
+    from agentctx_store import NewRecord, Store, resolve_project
+
+    rig.agentctx("init")
+    project = resolve_project(rig.project)
+    with Store.open() as store:  # 60 long records; the cheap digest is written when it closes
+        for number in range(25):
+            store.add(project, NewRecord(type="discovery", title=f"Note {number} on topic{number}", body="Short."))
+        for number in range(30):
+            body = ("The ledger service keeps this rule because the audits need it. " * 40)[:1990]
+            store.add(project, NewRecord(type="decision", title=f"Ledger rule {number}", body=body))
+        for number in range(4):
+            body = (f"Walrus pelican exporter timeout {number}: the exporter waits on the walrus queue. " * 30)[:1990]
+            store.add(project, NewRecord(type="bugfix", title=f"Walrus pelican exporter timeout {number}", body=body))
+
+    _, requests = rig.session("Why does the walrus pelican exporter timeout happen?")
+    session_start = hook_context(requests[0], "SessionStart")
+    assert "## Current decisions and conventions" in session_start and len(session_start) <= 6_000
+    assert session_start.rstrip().endswith("replace outdated ones with `ctx_supersede`.")  # the end arrived
+    injected = hook_context(requests[0], "UserPromptSubmit")
+    assert injected.count("<agentctx-record ") == 3 == injected.count("</agentctx-record>"), injected[:500]
+    assert len(injected[: injected.rindex("</agentctx-record>")]) <= 8_000
+    assert "Walrus pelican exporter timeout" in injected and "Ledger rule" not in injected
