@@ -31,7 +31,7 @@ MAX_TERMS = 48
 MAX_TERM_CHARS = 40
 CANDIDATES = 60
 # FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
-PRESELECT = 4 * CANDIDATES
+PRESELECT = 2 * CANDIDATES
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 # The relevance floor, in units of "one match of a term that only one record has" (its BM25 IDF
