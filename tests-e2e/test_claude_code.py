@@ -453,3 +453,39 @@ def test_real_claude_code_gets_a_full_injection_verbatim(rig: Rig) -> None:
     assert injected.count("<agentctx-record ") == 3 == injected.count("</agentctx-record>"), injected[:500]
     assert len(injected[: injected.rindex("</agentctx-record>")]) <= 8_000
     assert "Walrus pelican exporter timeout" in injected and "Ledger rule" not in injected
+
+
+def test_real_claude_code_with_claude_config_dir(rig: Rig) -> None:
+    """`CLAUDE_CONFIG_DIR` moves Claude Code's settings and `.claude.json`: init and uninstall
+    must follow it to the same files the real client reads (and `claude mcp add` writes)."""
+    config_dir = rig.home / "claude-config"
+    rig.env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+    rig.agentctx("init", "--mcp-always-load")
+    assert (config_dir / "settings.json").is_file() and not (rig.home / ".claude" / "settings.json").exists()
+    seed(rig)
+    _, requests = rig.session(STRIPE_PROMPT)
+    assert NEW_TITLE in hook_context(requests[0], "SessionStart")
+    assert BUGFIX_TITLE in hook_context(requests[0], "UserPromptSubmit")
+    assert SEARCH_TOOL in requests[0].tool_names  # alwaysLoad landed in the file the client reads
+
+    rig.agentctx("uninstall")
+    assert not (config_dir / "settings.json").exists()
+    assert "agentctx" not in (config_dir / ".claude.json").read_text(encoding="utf-8")
+
+
+def test_real_claude_code_with_project_scope_hooks(rig: Rig) -> None:
+    """`init --project` puts the hooks into the repository's `.claude/settings.json`; the real
+    client runs them from there, and `uninstall --project` takes them out again."""
+    rig.agentctx("init", "--project", "--no-mcp")
+    assert (rig.project / ".claude" / "settings.json").is_file()
+    assert not (rig.home / ".claude" / "settings.json").exists()
+    seed(rig)
+    _, requests = rig.session(STRIPE_PROMPT)
+    assert NEW_TITLE in hook_context(requests[0], "SessionStart")
+    assert BUGFIX_TITLE in hook_context(requests[0], "UserPromptSubmit")
+    assert offered_tools(requests[0], OUR_TOOLS) == set()  # --no-mcp
+
+    rig.agentctx("uninstall", "--project")
+    assert not (rig.project / ".claude" / "settings.json").exists()
+    _, requests = rig.session(STRIPE_PROMPT)
+    assert hook_context(requests[0], "SessionStart") == ""
