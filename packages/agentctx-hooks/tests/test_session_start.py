@@ -178,3 +178,45 @@ def test_digest_state_file_never_leaves_the_state_dir(hook: Hook, payload: Paylo
     hook("SessionStart", payload("SessionStart", project_dir, "../../etc/x", source="startup"))
     files = os.listdir(state.state_dir())
     assert files == [".._.._etc_x.json"] or all("/" not in name for name in files)
+
+
+EARLIER = "01ARZ3NDEKTSV4RRFFQ69G5FAW"  # a record a prompt injected before the resume
+# One transcript line as Claude Code 2.1.332 writes hook output (tests-e2e/fixtures/claude-code/transcripts).
+REPLAYED_LINE = (
+    '{"type":"attachment","attachment":{"type":"hook_additional_context",'
+    '"content":["<agentctx-record id=\\"01ARZ3NDEKTSV4RRFFQ69G5FAW\\">"],"hookName":"UserPromptSubmit"}}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("transcript", "kept"),
+    [
+        pytest.param(REPLAYED_LINE, True, id="2.1 keeps hook output and replays it"),
+        pytest.param("x" * (1 << 20) + REPLAYED_LINE, True, id="2.1, entry past the first chunk"),
+        pytest.param('{"type":"user","message":{"role":"user","content":"hi"}}\n', False, id="2.0 replays nothing"),
+        pytest.param(None, True, id="no transcript: as before"),
+    ],
+)
+def test_resume_keeps_earlier_injections_only_when_the_client_replays_them(
+    hook: Hook,
+    payload: Payload,
+    project: Project,
+    project_dir: Path,
+    tmp_path: Path,
+    transcript: str | None,
+    kept: bool,
+) -> None:
+    digest.write(project.project_id, "## Project: p\n- [decision 01ARZ3NDEKTSV4RRFFQ69G5FAV] X", kind="full")
+    session = payload("SessionStart", project_dir, source="resume")
+    path = tmp_path / "transcript.jsonl"
+    if transcript is not None:
+        path.write_text(transcript, encoding="utf-8")
+    session["transcript_path"] = str(path)
+    data = state.load(session["session_id"])
+    state.add_injected(data, [EARLIER])
+    state.save(session["session_id"], data)
+
+    hook("SessionStart", session)
+    injected = state.load(session["session_id"])["injected"]
+    assert (EARLIER in injected) is kept
+    assert "01ARZ3NDEKTSV4RRFFQ69G5FAV" in injected  # the digest just printed, either way

@@ -19,6 +19,8 @@ CHARS = 6000
 REFRESH_AFTER_SECONDS = 24 * 3600
 CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
+# The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
+REPLAY_MARK = b'"type":"hook_additional_context"'
 _ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
 
@@ -87,14 +89,37 @@ def _remember(hook: HookInput, source: str, ids: list[str], tokens: int, *, alre
         return
     try:
         data = state.load(hook.session_id)
-        if source in RESET_SOURCES:  # a new or compacted context: earlier injections are gone
-            data["injected"] = []
+        if source in RESET_SOURCES or (source == "resume" and not _replays_hook_context(hook.transcript_path)):
+            data["injected"] = []  # a new or compacted context: earlier injections are gone
         state.add_injected(data, ids)
         if not already_recorded and tokens:
             state.add_pending(data, tokens=tokens, ids=ids)
         state.save(hook.session_id, data)
     except OSError as exc:
         log.error(hook.event, exc, session=hook.session_id)
+
+
+def _replays_hook_context(transcript_path: str) -> bool:
+    """Whether a resumed conversation still holds what the hooks injected before.
+
+    Claude Code 2.1 keeps hook output in the transcript and replays it on `resume`, so the
+    session's injected ids stay valid. 2.0.x keeps none and replays nothing: there the list must
+    start afresh, or a record injected before the resume never reaches the resumed session.
+    Scans the transcript in 1 MB chunks (the first SessionStart entry is near its top); an
+    unreadable one counts as replaying (the old behaviour: at worst a record is not repeated).
+    """
+    if not transcript_path:
+        return True
+    try:
+        with open(transcript_path, "rb") as handle:
+            carry = b""
+            while chunk := handle.read(1 << 20):
+                if REPLAY_MARK in carry + chunk:
+                    return True
+                carry = chunk[-len(REPLAY_MARK) :]
+    except OSError:
+        return True
+    return False
 
 
 def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
