@@ -233,13 +233,12 @@ def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
     if version >= (2, 1, 0):
         assert SEARCH_TOOL not in first.tool_names  # 2.1 defers MCP tools without alwaysLoad
 
-    # 1b. the same prompt in the resumed session: Claude Code 2.1 replays the first injection from
-    # the transcript, and the hook (which keeps the session's injected ids on resume) adds none.
-    # (2.0.77 replays nothing, so there the record is lost for the rest of the session:
-    # a known gap, see docs/testing.md.)
+    # 1b. the same prompt in the resumed session: the record reaches the model exactly once.
+    # 2.1 replays the first injection from the transcript, and the hook (which keeps the
+    # session's injected ids on resume) adds none; 2.0 replays nothing, and the hook, finding no
+    # hook output in the transcript, starts the list afresh and injects it again.
     _, requests = rig.session(STRIPE_PROMPT, "--resume", result["session_id"])
-    if version >= (2, 1, 0):
-        assert json.dumps(requests[-1].body).count(f'<agentctx-record id=\\"{ids["bugfix"]}\\"') == 1
+    assert json.dumps(requests[-1].body).count(f'<agentctx-record id=\\"{ids["bugfix"]}\\"') == 1
 
     # 2. a prompt that matches the superseded record's words: it must still not come back
     _, requests = rig.session(REDIS_PROMPT)
