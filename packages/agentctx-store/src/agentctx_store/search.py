@@ -135,7 +135,7 @@ def query_terms(text: str) -> list[str]:
 
 
 def words(text: str) -> Iterator[str]:
-    """The runs of letters and digits in `text`, in order: what `re.findall(r"[^\W_]+", text)`
+    """The runs of letters and digits in `text`, in order: what `re.findall(r"[^\\W_]+", text)`
     returns (tests/test_without_re.py holds them equal), without importing `re` on the prompt
     hook's path."""
     for chunk in text.translate(_ASCII_SEPARATORS).split():
