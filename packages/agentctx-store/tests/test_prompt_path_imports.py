@@ -10,7 +10,18 @@ from typing import Literal, get_args
 from agentctx_store import records
 from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES
 
-HEAVY = ("dataclasses", "inspect", "typing", "json", "pathlib", "re", "contextlib", "tempfile", "configparser", "hashlib")
+HEAVY = (
+    "dataclasses",
+    "inspect",
+    "typing",
+    "json",
+    "pathlib",
+    "re",
+    "contextlib",
+    "tempfile",
+    "configparser",
+    "hashlib",
+)
 
 
 def test_the_prompt_path_modules_import_none_of_the_heavy_ones() -> None:
