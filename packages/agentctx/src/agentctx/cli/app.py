@@ -37,12 +37,17 @@ def _root(
     """A context layer for coding agents: typed, current records handed to Claude Code within strict budgets."""
 
 
+# `--help` lists command groups in this order (the everyday ones first); any other `cmd_*` after.
+HELP_ORDER = ("cmd_records", "cmd_io", "cmd_setup", "cmd_demo", "cmd_admin")
+
+
 def _register_commands() -> None:
     import agentctx.cli as package
 
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
-        if info.name.startswith("cmd_"):
-            importlib.import_module(f"agentctx.cli.{info.name}").register(app)
+    names = [info.name for info in pkgutil.iter_modules(package.__path__) if info.name.startswith("cmd_")]
+    rank = {name: index for index, name in enumerate(HELP_ORDER)}
+    for name in sorted(names, key=lambda name: (rank.get(name, len(rank)), name)):
+        importlib.import_module(f"agentctx.cli.{name}").register(app)
 
 
 _register_commands()
