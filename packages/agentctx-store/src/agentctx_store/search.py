@@ -53,6 +53,9 @@ INHERIT_SHARE = 1.0
 # never above SMALL_STORE_CAP times its own scale (so a store of three records still answers).
 REFERENCE_RECORDS = 100
 SMALL_STORE_CAP = 1.25
+# In a store this small BM25 cannot weigh words at all (a word in half the records has an IDF of
+# zero), so the gate is not applied: the shared-words rule alone decides, as for a new user.
+TINY_STORE_RECORDS = 20
 # Once a query passes the floor, hits below this share of the best hit's relevance are noise.
 TAIL_RATIO = 0.3
 
@@ -308,6 +311,8 @@ def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
     new store and let noise through in a big one.
     """
     count = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    if count < TINY_STORE_RECORDS:
+        return 0.0
     scale = min(rare_term_idf(max(count, REFERENCE_RECORDS)), SMALL_STORE_CAP * rare_term_idf(count))
     return floor * scale
 
