@@ -201,13 +201,17 @@ def test_search_type_filter_and_unknown_type(cli, record, project_dir: Path) -> 
     assert bad.code == 1 and bad.err.startswith("Error: Unknown record type 'decisions'")
 
 
-def test_search_strict_applies_the_relevance_floor(cli, record, project_dir: Path) -> None:
+def test_search_applies_the_relevance_floor_unless_all(cli, record, project_dir: Path) -> None:
     for index in range(30):
         record("discovery", f"Fact number {index} about widgets", f"Widget detail {index} for the catalogue.")
-    loose = cli("search", "widgets catalogue weather", "--project", str(project_dir), "--json")
-    strict = cli("search", "weather", "--strict", "--project", str(project_dir), "--json")
-    assert len(ids(loose)) > 0
-    assert ids(strict) == []
+    record("decision", "Payments go through Stripe", "Card payments use Stripe Checkout; webhooks verify signatures.")
+    weak = "which weather service does the catalogue use"  # one common word in common, nothing relevant
+    floored = cli("search", weak, "--project", str(project_dir), "--json")
+    everything = cli("search", weak, "--all", "--project", str(project_dir), "--json")
+    relevant = cli("search", "how do we check stripe webhook signatures", "--project", str(project_dir), "--json")
+    assert ids(floored) == []
+    assert len(ids(everything)) > 0
+    assert [hit["title"] for hit in relevant.json()] == ["Payments go through Stripe"]
 
 
 def test_search_scope_filters_global_and_project_records(cli, record, project_dir: Path) -> None:

@@ -153,13 +153,20 @@ def search_cmd(
     scope: str | None = typer.Option(
         None, "--scope", help="`project`: only this project's own records; `global`: only yours.", show_default=False
     ),
-    strict: bool = typer.Option(
-        False, "--strict", help="Apply the prompt hook's relevance floor: nothing when nothing is clearly relevant."
+    show_all: bool = typer.Option(
+        False,
+        "--all",
+        "-a",
+        help="Also list weak matches below the relevance floor (by default, nothing when nothing is clearly relevant).",
     ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
-    """Search this project's records (and global ones), best match first. Superseded ones only with --history."""
+    """Search this project's records (and global ones), best match first. Superseded ones only with --history.
+
+    The same search and relevance floor as the prompt hook: a query about something the store
+    does not know prints nothing. `--all` lists weaker matches too.
+    """
     check_filters(types, scope)
     target = project_for(project)
     text = " ".join(query)
@@ -173,7 +180,7 @@ def search_cmd(
             types=types or None,
             scope=scope,
             include_superseded=history or moment is not None,
-            floor=RELEVANCE_FLOOR if strict else None,
+            floor=None if show_all or moment else RELEVANCE_FLOOR,  # --as-of: the floor would weigh later facts
         )
         hits = result.hits
         if moment is not None:
