@@ -38,8 +38,16 @@ def word_vector(word: str, dims: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(dims).astype(np.float32)
 
 
-def build_tiny_model(folder: Path, words: Iterable[str], *, dims: int = 32) -> Path:
-    """Write the model folder (model.onnx, tokenizer files, sentence-transformers metadata)."""
+def build_tiny_model(
+    folder: Path, words: Iterable[str], *, dims: int = 32, synonyms: dict[str, str] | None = None
+) -> Path:
+    """Write the model folder (model.onnx, tokenizer files, sentence-transformers metadata).
+
+    `synonyms` maps a word to another whose vector it shares: texts that say the same thing in
+    other words then embed alike while sharing no keyword, as a real model's paraphrases do.
+    """
+    synonyms = {key.lower(): value.lower() for key, value in (synonyms or {}).items()}
+    words = [*words, *synonyms]
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -47,7 +55,7 @@ def build_tiny_model(folder: Path, words: Iterable[str], *, dims: int = 32) -> P
     table = np.zeros((len(vocab), dims), dtype=np.float32)  # [PAD] and [UNK] stay zero
     for word, index in vocab.items():
         if word not in SPECIALS:
-            table[index] = word_vector(word, dims)
+            table[index] = word_vector(synonyms.get(word, word), dims)
     (folder / "model.onnx").write_bytes(_gather_model(table))
 
     tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))

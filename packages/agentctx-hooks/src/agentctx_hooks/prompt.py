@@ -9,7 +9,7 @@ ones visibly marked as unconfirmed.
 
 from __future__ import annotations
 
-from agentctx_hooks import log, state
+from agentctx_hooks import log, state, warm
 from agentctx_hooks.payload import HookInput
 
 TYPE_CHECKING = False
@@ -77,6 +77,12 @@ def handle(hook: HookInput) -> str:
     data = _load_state(hook)
     state.add_prompt(data, prompt)
     already = state.injected_ids(data)
+    served = warm.ask(hook, prompt, data, already)  # the search service, when it is up
+    if served is not None:
+        state.add_injected(data, served[1])
+        _save_state(hook, data)
+        return served[0]
+    warm.count_keyword(data)
 
     import sqlite3
 

@@ -77,10 +77,16 @@ def index_line(entry: IndexEntry, now: datetime, *, max_tokens: int = SEARCH_RES
     return head + ELLIPSIS + tail
 
 
-def render_index(entries: Sequence[IndexEntry], *, now: datetime | None = None, degraded: str | None = None) -> str:
-    """The whole index: an optional `degraded:` line, the column header, one line per record."""
+def render_index(
+    entries: Sequence[IndexEntry], *, now: datetime | None = None, degraded: str | None = None, mode: str | None = None
+) -> str:
+    """The whole index: `mode: hybrid` when the warm search service ranked it (no line: the
+    keyword search, the format before the service existed), an optional `degraded:` line, the
+    column header, one line per record."""
     moment = now or datetime.now(UTC)
     lines: list[str] = []
+    if mode and mode != "keyword":
+        lines.append(f"mode: {mode}")
     if degraded:
         lines.append(f"degraded: {degraded}")
     if not entries:
@@ -96,6 +102,8 @@ def parse_index(text: str) -> tuple[list[dict[str, str]], str | None]:
     rows: list[dict[str, str]] = []
     degraded: str | None = None
     for line in text.splitlines():
+        if line.startswith("mode: "):
+            continue
         if line.startswith("degraded: "):
             degraded = line.removeprefix("degraded: ").strip()
             continue

@@ -256,10 +256,32 @@ def configure_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
+def host_search_service() -> None:
+    """Host the warm search service of this data dir when nobody does (docs/adr-008-warm-service.md).
+
+    In a background thread, after the server is up: the model loads while Claude Code talks to
+    the tools. Without the embed extra, or with `AGENTCTX_NO_SERVICE=1`, nothing happens."""
+    if os.environ.get("AGENTCTX_NO_SERVICE") == "1":
+        return
+    import threading
+
+    def later() -> None:
+        try:
+            from agentctx_embed.service import host_in_background
+        except ImportError:
+            return
+        host_in_background()
+
+    timer = threading.Timer(1.0, later)
+    timer.daemon = True
+    timer.start()
+
+
 def serve() -> int:
     """Run the stdio server until the client closes stdin. Returns the exit status."""
     configure_logging()
     logger.info("start pid=%d cwd=%s", os.getpid(), os.getcwd())
+    host_search_service()
     try:
         build_server().run("stdio")
     except KeyboardInterrupt:

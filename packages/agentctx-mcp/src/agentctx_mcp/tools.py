@@ -98,20 +98,20 @@ def search_index(
     allowed: set[str] | None = None
     if file is not None and file.strip():
         allowed = {record.record_id for record in related_records(store, project, file, limit=RELATED_POOL)}
-    result = search(
-        store,
-        project,
-        query,
-        floor=None,
-        limit=limit if allowed is None else CANDIDATES,
-        types=types,
-        scope="global" if scope == "global" else None,
-        now=now,
-    )
+    from agentctx_store.service_link import service_search
+
+    wanted = limit if allowed is None else CANDIDATES
+    scope_arg = "global" if scope == "global" else None
+    served = service_search(store, project, query, limit=wanted, types=types, scope=scope_arg, floor=False)
+    if served is not None:  # the warm search service: keyword and vectors fused
+        result, mode = served
+    else:
+        mode = "keyword"
+        result = search(store, project, query, floor=None, limit=wanted, types=types, scope=scope_arg, now=now)
     hits = [hit for hit in result.hits if allowed is None or hit.record.record_id in allowed][:limit]
     top = max((hit.score for hit in hits), default=0.0)
     entries = [IndexEntry(record=hit.record, score=(hit.score / top) if top > 0 else 0.0) for hit in hits]
-    return render_index(entries, now=now, degraded=result.degraded)
+    return render_index(entries, now=now, degraded=result.degraded, mode=mode)
 
 
 def related_records(store: Store, project: Project, file: str, *, limit: int) -> list[Record]:

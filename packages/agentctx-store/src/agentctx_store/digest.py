@@ -194,3 +194,6 @@ def refresh_after_write(store: Store, project_ids: Iterable[str]) -> None:
             mark_stale(project_id)
         else:
             write(project_id, compose(store, project_for(store, project_id)), kind="cheap")
+    from agentctx_store.service_link import notify_written
+
+    notify_written()  # the warm search service embeds the new records now (never blocks)

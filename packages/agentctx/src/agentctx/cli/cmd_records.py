@@ -172,16 +172,27 @@ def search_cmd(
     text = " ".join(query)
     moment = normalize_time(as_of) if as_of else None
     with open_store() as store:
-        result = search(
-            store,
-            target,
-            text,
-            limit=200 if moment else limit,
-            types=types or None,
-            scope=scope,
-            include_superseded=history or moment is not None,
-            floor=None if show_all or moment else RELEVANCE_FLOOR,  # --as-of: the floor would weigh later facts
-        )
+        served = None
+        if not history and moment is None:  # the warm search service ranks hybrid when it is up
+            from agentctx_store.service_link import service_search
+
+            served = service_search(
+                store, target, text, limit=limit, types=types or None, scope=scope, floor=not show_all
+            )
+        if served is not None:
+            result, mode = served
+        else:
+            mode = "keyword"
+            result = search(
+                store,
+                target,
+                text,
+                limit=200 if moment else limit,
+                types=types or None,
+                scope=scope,
+                include_superseded=history or moment is not None,
+                floor=None if show_all or moment else RELEVANCE_FLOOR,  # --as-of: the floor would weigh later facts
+            )
         hits = result.hits
         if moment is not None:
             true_then = {record.record_id for record in store.as_of(target, moment, types=types or None)}
@@ -203,6 +214,7 @@ def search_cmd(
                     "current": hit.record.is_current,
                     "superseded_by": hit.record.superseded_by,
                     "degraded": result.degraded,
+                    "mode": mode,
                 }
                 for hit in hits
             ]

@@ -1,0 +1,171 @@
+"""Calibrate and ablate the hybrid floor (`agentctx_embed.hybrid.HybridFloor`) on the eval sets.
+
+Each set is loaded into a throwaway store (as `eval_retrieval.py` does), every current record is
+embedded once with the real model (default: the MiniLM int8 export in ../shared/models, else
+`AGENTCTX_EMBED_MODEL[_DIR]`), and every query runs through `hybrid_search()` for each floor
+variant, in a shared store and with each project alone in its own store.
+
+usage: .venv/bin/python bench/ablate_hybrid.py [--set DIR ...] [--grid] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from _common import REPO_ROOT, load_into_store, load_jsonl, load_module  # bench/ is on sys.path
+from eval_retrieval import default_now, scorer_path
+
+SHARED = (REPO_ROOT.parent / "shared").resolve()
+for candidate in (SHARED, Path("/work/shared")):
+    if (candidate / "eval").exists():
+        SHARED = candidate
+        break
+MINILM = SHARED / "models" / "all-MiniLM-L6-v2-onnx-int8"
+PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
+
+
+def model_env() -> None:
+    if not os.environ.get("AGENTCTX_EMBED_MODEL_DIR") and MINILM.exists():
+        os.environ["AGENTCTX_EMBED_MODEL"] = "sentence-transformers/all-MiniLM-L6-v2"
+        os.environ["AGENTCTX_EMBED_MODEL_DIR"] = str(MINILM)
+
+
+def build_index(loaded: Any, embedder: Any) -> Any:
+    from agentctx_embed.hybrid import VectorIndex
+    from agentctx_embed.phase import embedding_text
+
+    rows = loaded.store.conn.execute(
+        "SELECT id, project_id, type, title, body, valid_from FROM records WHERE superseded_at IS NULL"
+    ).fetchall()
+    index = VectorIndex(embedder.dims)
+    vectors = embedder.passages([embedding_text(dict(row)) for row in rows])
+    index.put([(row["id"], row["project_id"], row["type"], "") for row in rows], vectors)
+    return index
+
+
+def run(
+    loaded: Any, index: Any, queries: list[dict[str, Any]], qvec: dict[str, Any], floor: Any, now: Any
+) -> list[dict[str, Any]]:
+    from agentctx_embed.hybrid import hybrid_search
+
+    rows = []
+    for query in queries:
+        project = loaded.projects.get(query["project"])
+        if project is None:
+            rows.append({"qid": query["qid"], "ids": [], "scores": []})
+            continue
+        found = hybrid_search(
+            loaded.store,
+            project,
+            query["query"],
+            index=index,
+            query_vector=qvec[query["qid"]],
+            limit=10,
+            types=PROMPT_TYPES,
+            floor=floor,
+            now=now,
+        )
+        rows.append(
+            {
+                "qid": query["qid"],
+                "ids": [loaded.eval_id.get(hit.record.record_id, hit.record.record_id) for hit in found.hits],
+                "scores": [round(hit.score, 5) for hit in found.hits],
+            }
+        )
+    return rows
+
+
+def variants(grid: bool) -> list[tuple[str, Any]]:
+    from agentctx_embed.hybrid import DEFAULT_FLOOR, HybridFloor
+
+    out: list[tuple[str, Any]] = [("final", DEFAULT_FLOOR), ("no floor (ranking alone)", None)]
+    replace = dataclasses.replace
+    out += [
+        ("keyword floor only (no vector rescue)", replace(DEFAULT_FLOOR, z_alone=99.0, z_with_keyword=99.0)),
+        ("vector alone, no keyword support rule", replace(DEFAULT_FLOOR, z_with_keyword=99.0)),
+        ("no tail cut", replace(DEFAULT_FLOOR, tail_cosine=0.0, tail_keyword=0.0)),
+    ]
+    if grid:
+        for z_alone in (3.0, 3.5, 4.0, 4.5, 5.0, 99.0):
+            for z_kw in (1.5, 2.0, 2.5, 3.0, 99.0):
+                for share in (0.25, 0.5, 0.75):
+                    if z_kw >= z_alone:
+                        continue
+                    out.append(
+                        (
+                            f"z_alone={z_alone} z_kw={z_kw} share={share}",
+                            HybridFloor(z_alone=z_alone, z_with_keyword=z_kw, keyword_share=share),
+                        )
+                    )
+        for tail in (0.0, 0.75, 0.8, 0.85, 0.9, 0.95):
+            out.append((f"tail_cosine={tail}", replace(DEFAULT_FLOOR, tail_cosine=tail)))
+    return out
+
+
+def evaluate_set(set_dir: Path, embedder: Any, grid: bool) -> dict[str, Any]:
+    scorer = load_module(scorer_path(set_dir), f"eval_{set_dir.name.replace('-', '_')}")
+    records = load_jsonl(set_dir / "records.jsonl")
+    queries = load_jsonl(set_dir / "queries.jsonl")
+    now = default_now(records)
+    qvec = {query["qid"]: embedder.query(query["query"]) for query in queries}
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="agentctx-hybrid-") as scratch:
+        loaded = load_into_store(records, Path(scratch) / "eval.db")
+        alone_sets = []
+        for name in sorted({record["project"] for record in records}):
+            alone = load_into_store([r for r in records if r["project"] == name], Path(scratch) / f"alone-{name}.db")
+            alone_sets.append((alone, build_index(alone, embedder), [q for q in queries if q["project"] == name]))
+        try:
+            index = build_index(loaded, embedder)
+            for label, floor in variants(grid):
+                rows = run(loaded, index, queries, qvec, floor, now)
+                metrics = scorer.evaluate(queries, rows, records, None, 10)
+                alone_rows = []
+                for alone, alone_index, own in alone_sets:
+                    alone_rows += run(alone, alone_index, own, qvec, floor, now)
+                alone_metrics = scorer.evaluate(queries, alone_rows, records, None, 10)
+                out[label] = {"shared": metrics, "per_project": alone_metrics}
+                print(
+                    f"{set_dir.name:<9} {label:<44} recall@3 {metrics['recall@3']:.3f} MRR {metrics['MRR@10']:.3f} "
+                    f"empty {metrics['empty_precision']:.3f} stale {metrics['stale_rate@3']:.3f} bleed {metrics['bleed_rate']:.3f}"
+                    f" | per-project {alone_metrics['recall@3']:.3f} / {alone_metrics['empty_precision']:.3f}",
+                    flush=True,
+                )
+        finally:
+            loaded.store.close()
+            for alone, _index, _own in alone_sets:
+                alone.store.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", type=Path)
+    parser.add_argument("--grid", action="store_true", help="sweep the floor's parameters")
+    parser.add_argument("--json", type=Path, help="write every figure to this file")
+    args = parser.parse_args(argv)
+    model_env()
+    from agentctx_embed.models import choose_model, load
+
+    embedder = load(choose_model({}), allow_download=False)
+    sets = args.set or [SHARED / "eval" / "adr-dev", SHARED / "eval" / "conv-dev"]
+    report = {}
+    for set_dir in sets:
+        if not (set_dir / "records.jsonl").exists():
+            print(f"skipping {set_dir}: no records.jsonl", file=sys.stderr)
+            continue
+        report[set_dir.name] = evaluate_set(set_dir, embedder, args.grid)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,285 @@
+"""Hybrid retrieval: the store's keyword search fused with vector similarity, and its floor.
+
+Used by the warm search service (`agentctx_embed.service`) for the prompt hook, `ctx_search` and
+`agentctx search`, and by `bench/` for the figures in docs/retrieval.md.
+
+1. **Keyword**: `agentctx_store.search.search()` exactly as the keyword path runs it (BM25,
+   current heads, rerank), once without a floor (candidates and their relevance) and once with
+   the production floor (did the keyword evidence alone pass?).
+2. **Vector**: the cosine of the prompt's vector to every current record of the visible
+   namespaces and types (`VectorIndex`, in memory).
+3. **Fusion**: reciprocal rank fusion of the two orders (`agentctx_store.ranking.rrf`).
+4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
+   vector match stands out from the project's records (`z`, in standard deviations of the
+   similarities to every visible record, a unit that travels across models and store sizes)
+   together with some keyword evidence, or clearly on its own. A hit is kept when it is close
+   to the best by either signal (`tail`). docs/retrieval.md has the ablation.
+
+Candidates found by vector alone are fetched through the store with the same filters as the
+keyword search (current, visible namespaces, types, not excluded): a stale vector can never
+bring back a superseded record or another project's.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+from agentctx_store.ranking import rrf
+from agentctx_store.search import (
+    RELEVANCE_FLOOR,
+    SHORT_QUERY_FLOOR_SHARE,
+    SHORT_QUERY_TERMS,
+    TAIL_RATIO,
+    SearchHit,
+    relevance_gate,
+    rerank_factor,
+    search,
+)
+from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+
+CANDIDATES = 60
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class HybridFloor:
+    """When a query answers, and which hits it keeps (calibrated in bench/ablate_hybrid.py)."""
+
+    z_alone: float = 4.0  # vector evidence strong enough on its own
+    z_with_keyword: float = 2.5  # vector evidence that needs some keyword support …
+    keyword_share: float = 0.5  # … a best keyword match of at least this share of the gate
+    tail_cosine: float = 0.85  # a hit is kept when its cosine is ≥ this share of the best …
+    tail_keyword: float = TAIL_RATIO  # … or its keyword relevance ≥ this share of the best
+
+
+DEFAULT_FLOOR = HybridFloor()
+
+
+@dataclass
+class HybridResult:
+    hits: list[SearchHit] = field(default_factory=list)
+    mode: str = "hybrid"  # "hybrid" | "keyword"
+    degraded: str | None = None
+    # what the floor saw (for the bench and the ablation)
+    keyword_pass: bool = False
+    keyword_share: float = 0.0
+    best_cosine: float = 0.0
+    z: float = 0.0
+
+
+class VectorIndex:
+    """Unit vectors of current records, in memory: one row per record, filtered per query."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+        self.lock = threading.Lock()
+        self.matrix = np.zeros((0, dims), dtype=np.float32)
+        self.ids: list[str] = []
+        self.rows: dict[str, int] = {}
+        self.versions: dict[str, str] = {}
+        self.namespace = np.zeros(0, dtype=np.int32)
+        self.kind = np.zeros(0, dtype=np.int32)
+        self.alive = np.zeros(0, dtype=bool)
+        self._codes: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _code(self, value: str) -> int:
+        return self._codes.setdefault(value, len(self._codes))
+
+    def put(self, items: Sequence[tuple[str, str, str, str]], vectors: np.ndarray) -> None:
+        """`items` are (record id, project id, type, version) for the rows of `vectors`."""
+        with self.lock:
+            new = [index for index, item in enumerate(items) if item[0] not in self.rows]
+            if new:
+                start = len(self.ids)
+                grow = len(new)
+                self.matrix = np.concatenate([self.matrix, np.zeros((grow, self.dims), dtype=np.float32)])
+                self.namespace = np.concatenate([self.namespace, np.zeros(grow, dtype=np.int32)])
+                self.kind = np.concatenate([self.kind, np.zeros(grow, dtype=np.int32)])
+                self.alive = np.concatenate([self.alive, np.zeros(grow, dtype=bool)])
+                for offset, index in enumerate(new):
+                    self.rows[items[index][0]] = start + offset
+                    self.ids.append(items[index][0])
+            for index, (record_id, project_id, record_type, version) in enumerate(items):
+                row = self.rows[record_id]
+                self.matrix[row] = vectors[index]
+                self.namespace[row] = self._code(project_id)
+                self.kind[row] = self._code(record_type)
+                self.alive[row] = True
+                self.versions[record_id] = version
+
+    def remove(self, record_ids: Sequence[str]) -> None:
+        with self.lock:
+            for record_id in record_ids:
+                row = self.rows.get(record_id)
+                if row is not None:
+                    self.alive[row] = False
+                    self.versions.pop(record_id, None)
+
+    def similarities(
+        self, query: np.ndarray, namespaces: Sequence[str], types: Sequence[str] | None
+    ) -> tuple[list[str], np.ndarray]:
+        """(ids, cosines) of the live rows in these namespaces and types, in row order."""
+        with self.lock:
+            mask = self.alive & np.isin(self.namespace, [self._codes[n] for n in namespaces if n in self._codes])
+            if types is not None:
+                mask &= np.isin(self.kind, [self._codes[t] for t in types if t in self._codes])
+            rows = np.flatnonzero(mask)
+            if not len(rows):
+                return [], np.zeros(0, dtype=np.float32)
+            cosines = self.matrix[rows] @ np.asarray(query, dtype=np.float32)
+            ids = [self.ids[row] for row in rows.tolist()]
+        return ids, cosines
+
+    def nbytes(self) -> int:
+        return int(self.matrix.nbytes)
+
+
+def hybrid_search(
+    store: Store,
+    project: object,
+    text: str,
+    *,
+    index: VectorIndex,
+    query_vector: np.ndarray,
+    limit: int = 10,
+    types: Sequence[str] | None = None,
+    scope: str | None = None,
+    exclude_ids: Sequence[str] = (),
+    floor: HybridFloor | None = DEFAULT_FLOOR,
+    now: datetime | None = None,
+) -> HybridResult:
+    """Rank like `search()`, with vector similarity fused in; `floor=None` returns every candidate."""
+    moment = now or datetime.now(UTC)
+    keyword = search(
+        store,
+        project,
+        text,
+        limit=CANDIDATES,
+        types=types,
+        scope=scope,
+        floor=None,
+        exclude_ids=exclude_ids,
+        now=moment,
+    )  # type: ignore[arg-type]
+    if keyword.degraded or not keyword.terms:
+        # no index to trust (LIKE or pinned-only), or nothing searchable: the keyword answer stands
+        fallback = (
+            search(store, project, text, limit=limit, types=types, scope=scope, exclude_ids=exclude_ids, now=moment)
+            if floor
+            else keyword
+        )  # type: ignore[arg-type]
+        return HybridResult(hits=fallback.hits[:limit], mode="keyword", degraded=keyword.degraded)
+    namespaces = _namespaces(project, scope)
+    ids, cosines = index.similarities(query_vector, namespaces, types)
+    excluded = set(exclude_ids)
+    order = np.argsort(-cosines, kind="stable") if len(ids) else np.zeros(0, dtype=np.int64)
+    vector_order = [ids[i] for i in order.tolist() if ids[i] not in excluded][:CANDIDATES]
+    cosine_of = {ids[i]: float(cosines[i]) for i in order[: CANDIDATES + len(excluded)].tolist()}
+    best_cosine = cosine_of[vector_order[0]] if vector_order else 0.0
+    z = _z(best_cosine, cosines)
+
+    keyword_order = [hit.record.record_id for hit in keyword.hits]
+    relevance_of = {hit.record.record_id: hit.relevance for hit in keyword.hits}
+    best_relevance = max(relevance_of.values(), default=0.0)
+    gate = relevance_gate(store.conn, RELEVANCE_FLOOR)
+    if len(keyword.terms) <= SHORT_QUERY_TERMS:
+        gate *= SHORT_QUERY_FLOOR_SHARE
+    share = best_relevance / gate if gate > 0 else (1.0 if best_relevance > 0 else 0.0)
+    keyword_pass = False
+    if floor is not None and keyword.hits:
+        floored = search(store, project, text, limit=1, types=types, scope=scope, exclude_ids=exclude_ids, now=moment)  # type: ignore[arg-type]
+        keyword_pass = bool(floored.hits)
+    result = HybridResult(keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=z)
+
+    if floor is not None and not _answers(floor, keyword_pass=keyword_pass, share=share, z=z):
+        return result
+    fused = rrf([keyword_order, vector_order], k=RRF_K)
+    records = {hit.record.record_id: hit.record for hit in keyword.hits}
+    missing = [record_id for record_id in fused if record_id not in records]
+    records.update(_fetch(store, missing, namespaces, types, excluded))
+    hits: list[SearchHit] = []
+    for record_id, value in fused.items():
+        record = records.get(record_id)
+        if record is None:
+            continue
+        if floor is not None and not _keeps(
+            floor,
+            cosine=cosine_of.get(record_id),
+            best_cosine=best_cosine,
+            relevance=relevance_of.get(record_id),
+            best_relevance=best_relevance,
+            keyword_pass=keyword_pass,
+        ):
+            continue
+        hits.append(SearchHit(record=record, relevance=value, score=value * rerank_factor(record, moment)))
+    hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
+    result.hits = hits[:limit]
+    return result
+
+
+def _answers(floor: HybridFloor, *, keyword_pass: bool, share: float, z: float) -> bool:
+    if keyword_pass or z >= floor.z_alone:
+        return True
+    return z >= floor.z_with_keyword and share >= floor.keyword_share
+
+
+def _keeps(
+    floor: HybridFloor,
+    *,
+    cosine: float | None,
+    best_cosine: float,
+    relevance: float | None,
+    best_relevance: float,
+    keyword_pass: bool,
+) -> bool:
+    if relevance is not None and keyword_pass and relevance >= floor.tail_keyword * best_relevance:
+        return True
+    return cosine is not None and best_cosine > 0 and cosine >= floor.tail_cosine * best_cosine
+
+
+def _z(best: float, cosines: np.ndarray) -> float:
+    """How many standard deviations the best cosine stands above the pool's mean."""
+    if len(cosines) < 3:
+        return 0.0
+    spread = float(np.std(cosines))
+    if not math.isfinite(spread) or spread <= 1e-6:
+        return 0.0
+    return (best - float(np.mean(cosines))) / spread
+
+
+def _namespaces(project: object, scope: str | None) -> tuple[str, ...]:
+    own, shared = visible_ids(project)  # type: ignore[arg-type]
+    if scope == "project":
+        return (own,)
+    if scope == "global":
+        return (shared,)
+    return (own, shared)
+
+
+def _fetch(
+    store: Store, record_ids: Sequence[str], namespaces: Sequence[str], types: Sequence[str] | None, excluded: set[str]
+) -> dict[str, object]:
+    """Current records among `record_ids` that the query may see: the SQL is the guard."""
+    wanted = [record_id for record_id in record_ids if record_id not in excluded]
+    found: dict[str, object] = {}
+    for start in range(0, len(wanted), 400):
+        chunk = wanted[start : start + 400]
+        sql = (
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({','.join('?' * len(chunk))}) "
+            f"AND superseded_at IS NULL AND project_id IN ({','.join('?' * len(namespaces))})"
+        )
+        params: list[object] = [*chunk, *namespaces]
+        if types is not None:
+            sql += f" AND type IN ({','.join('?' * len(types))})"
+            params.extend(types)
+        for row in store.conn.execute(sql, params):
+            found[row["id"]] = row_to_record(row)
+    return found

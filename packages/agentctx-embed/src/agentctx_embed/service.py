@@ -1,0 +1,628 @@
+"""The warm search service: one process per data dir holds the embedding model, the vectors of
+every current record and the hybrid ranking, and answers over a private Unix domain socket
+(docs/adr-008-warm-service.md).
+
+* Hosted by the first `agentctx mcp` of a data dir (`host_in_background`), which Claude Code
+  keeps running for the whole session; the other MCP servers of that data dir try again every
+  few seconds and take over when the host exits. `agentctx serve` runs it in the foreground.
+* One per data dir: an OS file lock (`flock`) on `service.lock`; the kernel drops it when the
+  holder dies, so a killed service never blocks the next one. The socket is bound only by the
+  lock holder, so a socket file left by a dead one is simply replaced.
+* Private: the socket file is 0600, and on Linux the peer's uid (SO_PEERCRED) must be ours.
+  A request names a working directory (for the project) and never a file: the service reads only
+  the store of its own data dir.
+* Requests (`agentctx_store.service_link` is the client): `ping`, `prompt` (the composed
+  injection, exactly as the keyword path composes it), `search` (ranked ids), `written` (embed
+  new records now).
+
+The store is read and written through the stdlib `sqlite3` (the same `Store`, search and
+accounting as the keyword path); stored vectors come from a child process
+(`agentctx_embed.dump_vectors`, apsw), and vectors of new records are computed here and held
+in memory only: `pending_embedding` stays set, so consolidation still stores them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import logging.handlers
+import os
+import signal
+import socket
+import socketserver
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from agentctx_store import paths
+from agentctx_store.service_link import PROTOCOL, lock_path, socket_path
+
+from agentctx_embed.hybrid import VectorIndex, hybrid_search
+from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
+from agentctx_embed.phase import embedding_text
+
+logger = logging.getLogger("agentctx.service")
+
+MAX_REQUEST_BYTES = 256 * 1024
+REQUEST_READ_S = 2.0
+HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
+MODEL_RETRY_S = 300.0  # after a failed model load
+EMBED_CHUNK = 32
+SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
+INLINE_EMBED_MAX = 16  # new records a query embeds itself before answering
+PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
+
+
+def version() -> str:
+    try:
+        from importlib.metadata import version as dist_version
+
+        return dist_version("agentctx-embed")
+    except Exception:
+        return "0"
+
+
+# -- election --------------------------------------------------------------------------------
+
+
+class Election:
+    """The service lock of a data dir, held for the life of the service."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self.fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        os.makedirs(self.home, mode=0o700, exist_ok=True)
+        fd = os.open(lock_path(self.home), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self.fd = fd
+        return True
+
+    def describe(self, info: dict[str, Any]) -> None:
+        if self.fd is None:
+            return
+        data = json.dumps(info).encode("utf-8")
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, data, 0)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)
+            os.close(self.fd)  # closing drops the flock
+            self.fd = None
+
+
+def holder(home: str | None = None) -> dict[str, Any]:
+    """What the lock file says about the running service ({} when none has written it)."""
+    try:
+        with open(lock_path(home), encoding="utf-8") as handle:
+            data = json.loads(handle.read() or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# -- the service ---------------------------------------------------------------------------
+
+
+class Service:
+    def __init__(self, home: str, embedder: Embedder, *, db_path: str | None = None) -> None:
+        self.home = home
+        self.db_path = db_path or os.path.join(home, paths.DB_NAME)
+        self.embedder = embedder
+        self.index = VectorIndex(embedder.dims)
+        self.embed_lock = threading.Lock()  # one inference at a time (and one sync)
+        self.wake = threading.Event()
+        self.stop = threading.Event()
+        self.started = time.time()
+        self.last_request = time.monotonic()
+        self.requests = 0
+        self.high_rowid = 0
+        self.loaded_from_store = 0
+
+    # vectors ------------------------------------------------------------------------------
+
+    def load_stored_vectors(self) -> int:
+        """Vectors consolidation stored for this model (through a child process, see module doc)."""
+        if not os.path.exists(self.db_path):
+            return 0
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "agentctx_embed.dump_vectors", self.db_path],
+                capture_output=True,
+                timeout=600,
+                check=True,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            logger.warning("could not read the stored vectors (%s); embedding what is needed instead", exc)
+            return 0
+        head, _, body = done.stdout.partition(b"\n")
+        header = json.loads(head or b"{}")
+        ids = header.get("ids") or []
+        dims = int(header.get("dims") or 0)
+        if not ids or header.get("model") != self.embedder.name or dims != self.embedder.dims:
+            return 0
+        matrix = np.frombuffer(body, dtype="<f4").reshape(len(ids), dims)
+        with self._store() as store:
+            rows = {
+                row[0]: row
+                for row in store.conn.execute(
+                    "SELECT id, project_id, type, coalesce(updated_at, recorded_at), pending_embedding FROM records "
+                    "WHERE superseded_at IS NULL"
+                )
+            }
+        keep = [i for i, rid in enumerate(ids) if rid in rows and not rows[rid][4]]
+        self.index.put([(ids[i], rows[ids[i]][1], rows[ids[i]][2], rows[ids[i]][3]) for i in keep], matrix[keep])
+        self.loaded_from_store = len(keep)
+        return len(keep)
+
+    def _store(self) -> Any:
+        from agentctx_store.store import Store
+
+        store = Store.open(self.db_path)  # type: ignore[arg-type]
+        store.conn.execute("PRAGMA busy_timeout = 1000")
+        return store
+
+    def _embed_rows(self, rows: Sequence[Any]) -> int:
+        if not rows:
+            return 0
+        with self.embed_lock:
+            todo = [row for row in rows if self.index.versions.get(row["id"]) != row["version"]]
+            for start in range(0, len(todo), EMBED_CHUNK):
+                chunk = todo[start : start + EMBED_CHUNK]
+                vectors = self.embedder.passages([embedding_text(dict(row)) for row in chunk])
+                self.index.put([(row["id"], row["project_id"], row["type"], row["version"]) for row in chunk], vectors)
+        return len(todo)
+
+    _SELECT = (
+        "SELECT rowid, id, project_id, type, title, body, valid_from, coalesce(updated_at, recorded_at) AS version "
+        "FROM records WHERE superseded_at IS NULL"
+    )
+
+    def sync_new(self, store: Any, *, limit: int | None = INLINE_EMBED_MAX) -> int:
+        """Embed records added since the last look (cheap: a rowid range); at most `limit`."""
+        rows = store.conn.execute(self._SELECT + " AND rowid > ? ORDER BY rowid", (self.high_rowid,)).fetchall()
+        if limit is not None and len(rows) > limit:
+            self.wake.set()  # too many for a query to wait on: the background thread does them
+            return 0
+        count = self._embed_rows(rows)
+        if rows:
+            self.high_rowid = max(self.high_rowid, max(row["rowid"] for row in rows))
+        return count
+
+    def sync_all(self) -> int:
+        """Every current record without an up-to-date vector (new, edited, never embedded),
+        newest first; vectors of records no longer current are dropped."""
+        with self._store() as store:
+            top = store.conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
+            current = dict(
+                store.conn.execute(
+                    "SELECT id, coalesce(updated_at, recorded_at) FROM records WHERE superseded_at IS NULL "
+                    "ORDER BY rowid DESC"
+                ).fetchall()
+            )
+        self.index.remove([rid for rid in list(self.index.versions) if rid not in current])
+        todo = [rid for rid, version in current.items() if self.index.versions.get(rid) != version]
+        del current
+        done = 0
+        for start in range(0, len(todo), EMBED_CHUNK):
+            if self.stop.is_set():
+                break
+            chunk = todo[start : start + EMBED_CHUNK]
+            with self._store() as store:
+                rows = store.conn.execute(self._SELECT + f" AND id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+            done += self._embed_rows(rows)
+            time.sleep(0.01)  # leave the cores to the requests
+        self.high_rowid = max(self.high_rowid, top)
+        return done
+
+    def embed_loop(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.sync_all()
+            except Exception:
+                logger.exception("background embedding failed; retrying later")
+            self.wake.wait(SYNC_INTERVAL_S)
+            self.wake.clear()
+
+    # requests -------------------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "protocol": PROTOCOL,
+            "version": version(),
+            "model": self.embedder.name,
+            "dims": self.embedder.dims,
+            "vectors": len(self.index),
+            "vector_bytes": self.index.nbytes(),
+            "socket": socket_path(self.home),
+            "started": self.started,
+            "requests": self.requests,
+            "rss_bytes": rss_bytes(),
+        }
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.requests += 1
+        self.last_request = time.monotonic()
+        if request.get("v") != PROTOCOL:
+            return {"error": "protocol", "protocol": PROTOCOL}
+        op = request.get("op")
+        if op == "ping":
+            return {"ok": True, **self.info()}
+        if op == "written":
+            self.wake.set()
+            return {"ok": True}
+        if op == "prompt":
+            return self.prompt(request)
+        if op == "search":
+            return self.search(request)
+        return {"error": f"unknown op {op!r}"}
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        with self.embed_lock:
+            return self.embedder.query(text)
+
+    def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The prompt hook's injection, composed as the keyword path composes it."""
+        from agentctx_store import resolve_project
+
+        started = time.monotonic()
+        cwd = str(request.get("cwd") or "")
+        text = str(request.get("prompt") or "")
+        session_id = str(request.get("session_id") or "")
+        exclude = [value for value in request.get("exclude") or [] if isinstance(value, str)]
+        pending = request.get("pending") or [0, [], 0]
+        budget_s = float(request.get("budget_ms") or 1000) / 1000.0
+        if not cwd or not text:
+            return {"error": "prompt and cwd are required"}
+        from agentctx_hooks.prompt import MAX_QUERY_CHARS
+
+        project = resolve_project(cwd)
+        vector = self._query_vector(text[:MAX_QUERY_CHARS])
+        with self._store() as store:
+            from agentctx_hooks.spool import flush_quietly
+
+            flush_quietly(store, "UserPromptSubmit")
+            self.sync_new(store)
+
+            def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
+                return hybrid_search(
+                    store,
+                    project,
+                    query,
+                    index=self.index,
+                    query_vector=vector,
+                    limit=limit,
+                    types=types,
+                    exclude_ids=exclude_ids,
+                )
+
+            late = lambda: time.monotonic() - started > budget_s  # noqa: E731 - the hook gave up: write nothing
+            text_out, ids = compose(store, project, text, session_id, exclude, pending, rank=rank, late=late)
+        return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
+
+    def search(self, request: dict[str, Any]) -> dict[str, Any]:
+        from agentctx_store import resolve_project
+
+        text = str(request.get("query") or "")
+        project = resolve_project(str(request.get("cwd") or "."))
+        if request.get("project_id") and request.get("project_id") != project.project_id:
+            return {"error": "the directory resolves to another project here"}
+        types = request.get("types") or None
+        vector = self._query_vector(text)
+        with self._store() as store:
+            self.sync_new(store)
+            from agentctx_embed.hybrid import DEFAULT_FLOOR
+
+            result = hybrid_search(
+                store,
+                project,
+                text,
+                index=self.index,
+                query_vector=vector,
+                limit=int(request.get("limit") or 10),
+                types=types,
+                scope=request.get("scope") or None,
+                exclude_ids=[value for value in request.get("exclude") or [] if isinstance(value, str)],
+                floor=DEFAULT_FLOOR if request.get("floor", True) else None,
+            )
+        return {
+            "ok": True,
+            "project_id": project.project_id,
+            "mode": result.mode,
+            "degraded": result.degraded,
+            "hits": [[hit.record.record_id, hit.score, hit.relevance] for hit in result.hits],
+        }
+
+
+def compose(
+    store: Any,
+    project: Any,
+    prompt: str,
+    session_id: str,
+    exclude: list[str],
+    pending: Sequence[Any],
+    *,
+    rank: Callable[..., Any],
+    late: Callable[[], bool],
+) -> tuple[str, list[str]]:
+    """Rank, render within the budget and account, as `agentctx_hooks.prompt.handle` does."""
+    import sqlite3
+
+    from agentctx_hooks.prompt import MAX_QUERY_CHARS, PROMPT_TYPES, render
+    from agentctx_store.budget import estimate_tokens
+
+    result = rank(store, project, prompt[:MAX_QUERY_CHARS], limit=3, types=PROMPT_TYPES, exclude_ids=exclude)
+    text, ids = render([hit.record for hit in result.hits[:3]])
+    pending_tokens, pending_ids, pending_count = int(pending[0]), list(pending[1]), int(pending[2])
+    if late():
+        return "", []
+    if session_id and (ids or pending_count):
+        try:
+            with store.transaction():
+                for _ in range(max(0, pending_count - 1)):
+                    store.record_injection(project, session_id, [], 0)
+                if pending_count:
+                    store.record_injection(project, session_id, pending_ids, pending_tokens)
+                if ids:
+                    store.record_injection(project, session_id, ids, estimate_tokens(text))
+        except sqlite3.OperationalError as exc:
+            logger.warning("injection accounting skipped: %s", exc)
+    return text, ids
+
+
+def rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+# -- the socket server ---------------------------------------------------------------------
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        sock.settimeout(REQUEST_READ_S)
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > MAX_REQUEST_BYTES:
+                    self._reply({"error": "request too large"})
+                    return
+                chunks.append(chunk)
+            try:
+                request = json.loads(b"".join(chunks) or b"{}")
+            except ValueError:
+                self._reply({"error": "not JSON"})
+                return
+            if not isinstance(request, dict):
+                self._reply({"error": "not a JSON object"})
+                return
+            try:
+                reply = self.server.service.handle(request)
+            except Exception as exc:
+                logger.exception("request failed")
+                reply = {"error": f"{type(exc).__name__}: {exc}"}
+            self._reply(reply)
+        except OSError:
+            return
+
+    def _reply(self, reply: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            self.request.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8"))
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def __init__(self, path: str, service: Service) -> None:
+        self.service = service
+        self.final_path = path
+        super().__init__(path, _Handler, bind_and_activate=False)
+
+    def server_bind(self) -> None:
+        """Bind under a temporary name, make it private, then move it into place: the socket
+        is never reachable with wider permissions."""
+        directory = os.path.dirname(self.final_path)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        temp = f"{self.final_path}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        self.socket.bind(temp)
+        os.chmod(temp, 0o600)
+        os.replace(temp, self.final_path)  # we hold the lock: an existing socket file is stale
+        self.server_address = self.final_path
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        return peer_is_us(request)
+
+
+def peer_is_us(sock: socket.socket) -> bool:
+    """The connecting process runs as our user (SO_PEERCRED on Linux; the 0600 file elsewhere)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+    except OSError:
+        return False
+    if uid != os.getuid():
+        logger.warning("refused a connection from uid %d", uid)
+        return False
+    return True
+
+
+class Running:
+    """A started service: its socket server thread and background embedding thread."""
+
+    def __init__(self, service: Service, election: Election) -> None:
+        self.service = service
+        self.election = election
+        self.path = socket_path(service.home)
+        self.server = _Server(self.path, service)
+        self.server.server_bind()
+        self.server.server_activate()
+        self.threads = [
+            threading.Thread(
+                target=self.server.serve_forever, kwargs={"poll_interval": 0.25}, daemon=True, name="agentctx-service"
+            ),
+            threading.Thread(target=service.embed_loop, daemon=True, name="agentctx-service-embed"),
+        ]
+        for thread in self.threads:
+            thread.start()
+        election.describe({**service.info(), "rss_bytes": None})
+
+    def close(self) -> None:
+        self.service.stop.set()
+        self.service.wake.set()
+        self.server.shutdown()
+        self.server.server_close()
+        with contextlib.suppress(OSError):  # ours: only the lock holder binds it
+            os.unlink(self.path)
+        self.election.release()
+
+
+def start(home: str, *, loader: Callable[[], Embedder] | None = None) -> Running | None:
+    """Win the election and start serving; None when another process already serves `home`.
+
+    Raises:
+        ModelUnavailable: the model cannot be loaded (the lock is released first).
+    """
+    election = Election(home)
+    if not election.try_acquire():
+        return None
+    try:
+        embedder = loader() if loader else load_model()
+        service = Service(home, embedder)
+        service.load_stored_vectors()
+        with service._store() as store:
+            service.high_rowid = 0
+            service.sync_new(store, limit=0)  # only notes where new records start
+        return Running(service, election)
+    except BaseException:
+        election.release()
+        raise
+
+
+def load_model() -> Embedder:
+    from agentctx_store import config
+
+    settings = config.load()
+    if not settings.get("embeddings", True):
+        raise ModelUnavailable("Embeddings are off (`agentctx config --embeddings` turns them on).")
+    return load(choose_model(settings), allow_download=False)
+
+
+# -- hosting -------------------------------------------------------------------------------
+
+
+def host_in_background(home: str | None = None) -> threading.Thread:
+    """For `agentctx mcp`: serve this data dir when nobody else does, for as long as we live."""
+
+    def loop() -> None:
+        target = home or paths.home_text()
+        while True:
+            try:
+                running = start(target)
+            except ModelUnavailable as exc:
+                logger.info("warm search service not started: %s", exc)
+                time.sleep(MODEL_RETRY_S)
+                continue
+            except Exception:
+                logger.exception("warm search service failed to start")
+                time.sleep(MODEL_RETRY_S)
+                continue
+            if running is not None:
+                import atexit
+
+                atexit.register(running.close)  # a clean exit leaves no stale socket behind
+                logger.info("warm search service up: %s", running.path)
+                return  # serves until the process exits (daemon threads)
+            time.sleep(HANDOVER_RETRY_S)
+
+    thread = threading.Thread(target=loop, daemon=True, name="agentctx-service-host")
+    thread.start()
+    return thread
+
+
+def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], None] = print) -> int:
+    """`agentctx serve`: run until SIGINT/SIGTERM (or `idle_exit` seconds without a request)."""
+    configure_logging()
+    home = paths.home_text()
+    try:
+        running = start(home)
+    except ModelUnavailable as exc:
+        say(f"agentctx serve: {exc}")
+        return 1
+    if running is None:
+        other = holder(home)
+        say(f"agentctx serve: a service already runs for {home} (pid {other.get('pid', '?')}); not starting another.")
+        return 0
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, on_signal)
+    info = running.service.info()
+    say(
+        f"agentctx service ready: socket {info['socket']}, model {info['model']}, "
+        f"{info['vectors']} vectors, pid {info['pid']}"
+    )
+    sys.stdout.flush()
+    try:
+        while not stop.wait(0.5):
+            if idle_exit is not None and time.monotonic() - running.service.last_request > idle_exit:
+                break
+    finally:
+        running.close()
+    return 0
+
+
+def configure_logging() -> None:
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    try:
+        directory = paths.logs_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            directory / "service.log", maxBytes=1_000_000, backupCount=1, encoding="utf-8"
+        )
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
+__all__ = ["Election", "Running", "Service", "compose", "holder", "host_in_background", "serve_foreground", "start"]

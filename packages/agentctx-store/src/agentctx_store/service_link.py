@@ -1,0 +1,181 @@
+"""The client end of the warm search service (docs/adr-008-warm-service.md), stdlib only.
+
+The service (`agentctx_embed.service`) listens on a Unix domain socket in the data dir; this
+module knows where that socket is and how to talk to it. It imports `socket` and nothing that
+opens the store, so the prompt hook can ask the service without loading `sqlite3`.
+
+Wire format: one request per connection. The client sends one JSON object (UTF-8) and shuts its
+side down; the service answers with one JSON object and closes. Every request carries
+`PROTOCOL`; a service speaking another one answers `{"error": "protocol"}`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentctx_store.projects import Project
+    from agentctx_store.search import SearchResult
+    from agentctx_store.store import Store
+
+PROTOCOL = 1
+SOCKET_NAME = "service.sock"
+LOCK_NAME = "service.lock"
+# sockaddr_un holds 108 bytes on Linux and 104 on macOS; a longer data dir path gets its
+# socket in the private per-user temp folder instead, named after the data dir.
+MAX_SOCKET_PATH = 100
+MAX_REPLY_BYTES = 1 << 20
+
+
+class ServiceUnavailable(Exception):
+    """No answer from the service in time (absent, stale socket, hung, other version)."""
+
+
+def socket_path(home: str | None = None) -> str:
+    """Where the service of this data dir (`$AGENTCTX_HOME`) listens."""
+    from agentctx_store import paths
+
+    base = home or paths.home_text()
+    direct = os.path.join(base, SOCKET_NAME)
+    if len(direct.encode("utf-8")) <= MAX_SOCKET_PATH or not hasattr(os, "getuid"):
+        return direct
+    import hashlib
+
+    digest = hashlib.sha256(os.path.abspath(base).encode("utf-8")).hexdigest()[:20]
+    uid = os.getuid()
+    from agentctx_store.paths import session_state_dir
+
+    return os.path.join(str(session_state_dir().parent / f"agentctx-svc-{uid}"), f"{digest}.sock")
+
+
+def lock_path(home: str | None = None) -> str:
+    from agentctx_store import paths
+
+    return os.path.join(home or paths.home_text(), LOCK_NAME)
+
+
+def exchange(request: bytes, *, timeout: float, path: str | None = None) -> bytes:
+    """Send one request and read the whole answer within `timeout` seconds in total.
+
+    Raises:
+        ServiceUnavailable: no socket, nobody listening, too slow, or a truncated answer.
+    """
+    if not hasattr(socket, "AF_UNIX"):
+        raise ServiceUnavailable("no Unix domain sockets on this platform")
+    end = time.monotonic() + timeout
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(0.001, timeout))
+        sock.connect(path or socket_path())
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise ServiceUnavailable("the service did not answer in time")
+            sock.settimeout(left)
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                raise ServiceUnavailable("the service's answer is too large")
+    except OSError as exc:  # FileNotFoundError, ConnectionRefusedError, TimeoutError, ...
+        raise ServiceUnavailable(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        sock.close()
+    if not chunks:
+        raise ServiceUnavailable("the service closed the connection without an answer")
+    return b"".join(chunks)
+
+
+def notify_written(home: str | None = None) -> None:
+    """Tell the service records were written, so it embeds them now. Never blocks, never raises:
+    a service that is down finds the pending records itself when it starts or is next asked."""
+    if not hasattr(socket, "AF_UNIX"):
+        return
+    try:
+        path = socket_path(home)
+        if not os.path.exists(path):
+            return
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.setblocking(False)
+            sock.connect(path)
+            sock.send(b'{"op":"written","v":%d}' % PROTOCOL)
+            sock.shutdown(socket.SHUT_WR)
+        finally:
+            sock.close()
+    except OSError:
+        return
+
+
+def service_search(
+    store: Store,
+    project: Project,
+    text: str,
+    *,
+    limit: int,
+    types: Sequence[str] | None = None,
+    scope: str | None = None,
+    floor: bool = True,
+    timeout: float = 2.0,
+) -> tuple[SearchResult, str] | None:
+    """Hybrid search through the service (`agentctx search`, `ctx_search`): the result and its
+    mode (`hybrid`, or `keyword` when the service degraded); None when the service is down.
+
+    The service ranks; the records come from `store` with the keyword search's own filters
+    (current, visible namespaces), so what the caller shows is never staler than its store.
+    """
+    import json
+    import os
+
+    if os.environ.get("AGENTCTX_NO_SERVICE") == "1" or not os.path.exists(socket_path()):
+        return None
+    from agentctx_store.search import SearchHit, SearchResult, query_terms
+    from agentctx_store.store import RECORD_COLUMNS, row_to_record, visible_ids
+
+    request = {
+        "v": PROTOCOL,
+        "op": "search",
+        "cwd": str(project.root),
+        "project_id": project.project_id,
+        "query": text,
+        "limit": limit,
+        "types": list(types) if types else None,
+        "scope": scope,
+        "floor": floor,
+    }
+    try:
+        reply = json.loads(exchange(json.dumps(request).encode("utf-8"), timeout=timeout))
+    except (ServiceUnavailable, ValueError):
+        return None
+    if not isinstance(reply, dict) or not reply.get("ok") or reply.get("project_id") != project.project_id:
+        return None
+    ranked = [(str(item[0]), float(item[1]), float(item[2])) for item in reply.get("hits") or []]
+    namespaces = (
+        visible_ids(project)
+        if scope is None
+        else (project.project_id if scope == "project" else visible_ids(project)[1],)
+    )
+    found = {}
+    if ranked:
+        marks = ",".join("?" * len(ranked))
+        spaces = ",".join("?" * len(namespaces))
+        for row in store.conn.execute(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({marks}) AND superseded_at IS NULL "
+            f"AND project_id IN ({spaces})",
+            [item[0] for item in ranked] + list(namespaces),
+        ):
+            found[row["id"]] = row_to_record(row)
+    hits = [SearchHit(record=found[rid], score=score, relevance=rel) for rid, score, rel in ranked if rid in found]
+    result = SearchResult(hits=hits, degraded=reply.get("degraded"), terms=query_terms(text))
+    return result, str(reply.get("mode") or "hybrid")

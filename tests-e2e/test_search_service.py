@@ -1,0 +1,387 @@
+"""The warm search service through real processes: `agentctx serve` on a private Unix socket,
+`agentctx hook UserPromptSubmit` as Claude Code runs it, and the keyword path it falls back to.
+
+The model is the tiny ONNX model of `agentctx_embed.tiny`, built here, with synonyms: words that
+share a vector and no keyword, as a real model's paraphrases do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentctx_store import NewRecord, Store, resolve_project
+from agentctx_store.service_link import socket_path
+
+AGENTCTX = Path(sys.executable).with_name("agentctx")
+RunHook = Any
+pytest.importorskip("agentctx_embed")
+if not hasattr(socket, "AF_UNIX"):
+    pytest.skip("Unix domain sockets only", allow_module_level=True)
+
+from agentctx_embed.tiny import TINY_MODEL_NAME, build_tiny_model, words_of  # noqa: E402
+
+RULES = [
+    ("decision", "Use PostgreSQL as the main database", "All services store their data in PostgreSQL 16."),
+    ("decision", "Deploy to Fly.io from GitHub Actions", "Every merge to main deploys through GitHub Actions."),
+    ("convention", "Validate request bodies with zod", "Zod schemas check every body at the route boundary."),
+    ("decision", "Sessions live in Redis", "Redis keeps sessions with a TTL of one day."),
+] + [("convention", f"Widget rule {n}", f"Widget number {n} follows checklist item {n}.") for n in range(24)]
+# paraphrases: no keyword in common with the PostgreSQL decision, the same vectors
+SYNONYMS = {"relational": "postgresql", "datastore": "database", "persist": "store", "microservices": "services"}
+PARAPHRASE = "which relational datastore do the microservices persist into?"
+VOCAB = [text for rule in RULES for text in rule[1:]] + [
+    PARAPHRASE,
+    "which database do all services store their data in postgresql",
+    "banana stand kestrel weather lunch",
+    "billing export uses stripe invoices",
+]
+
+
+@pytest.fixture
+def tiny_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    folder = build_tiny_model(tmp_path / "tiny", words_of(VOCAB), synonyms=SYNONYMS)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", TINY_MODEL_NAME)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL_DIR", str(folder))
+    env = dict(os.environ)
+    env["AGENTCTX_HOOKS_NO_SPAWN"] = "1"
+    env["AGENTCTX_WARM_DEADLINE_MS"] = "5000"  # a loaded CI machine: the deadline is tested on its own
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    project = resolve_project(root)
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    ids: dict[str, str] = {}
+    with Store.open() as store:
+        for record_type, title, body in RULES:
+            ids[title] = store.add(project, NewRecord(type=record_type, title=title, body=body)).record_id
+        foreign = store.add(
+            resolve_project(other),
+            NewRecord(type="decision", title="Use PostgreSQL for the relational datastore", body="Other project."),
+        )
+        ids["foreign"] = foreign.record_id
+    return root, ids
+
+
+def start_service(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [str(AGENTCTX), "serve", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    line = _read_line(proc, 120)
+    assert line.startswith("agentctx service ready"), (line, proc.stderr.read() if proc.poll() is not None else "")
+    _wait_embedded(len(RULES) + 1)
+    return proc
+
+
+def _read_line(proc: subprocess.Popen[str], timeout: float) -> str:
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(timeout)
+    return box[0].strip() if box else ""
+
+
+def ping() -> dict[str, Any]:
+    from agentctx_store.service_link import exchange
+
+    return json.loads(exchange(b'{"v": 1, "op": "ping"}', timeout=5))
+
+
+def _wait_embedded(count: int, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if ping().get("vectors", 0) >= count:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the service did not embed {count} records in {timeout} s: {ping()}")
+
+
+@pytest.fixture
+def service(tiny_env: dict[str, str], project: Any) -> Iterator[subprocess.Popen[str]]:
+    proc = start_service(tiny_env)
+    yield proc
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(30)
+
+
+def prompt_payload(root: Path, session: str, prompt: str) -> dict[str, str]:
+    return {"session_id": session, "cwd": str(root), "prompt": prompt, "hook_event_name": "UserPromptSubmit"}
+
+
+def state_of(session: str) -> dict[str, Any]:
+    folder = Path(os.environ["TMPDIR"]) / f"agentctx-{os.getuid()}"
+    return json.loads((folder / f"{session}.json").read_text(encoding="utf-8"))
+
+
+def hooks_log_text() -> str:
+    path = Path(os.environ["AGENTCTX_HOME"]) / "logs" / "hooks.log"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def run(run_hook: RunHook, env: dict[str, str], root: Path, session: str, prompt: str, **extra: str) -> str:
+    done = run_hook("UserPromptSubmit", prompt_payload(root, session, prompt), **{**env, **extra})
+    assert done.code == 0 and not done.err.strip(), done
+    return done.out
+
+
+KEYWORD_PROMPT = "which database do all services store their data in postgresql"
+
+
+def test_warm_and_keyword_paths_answer_in_the_same_format(
+    service: Any, project: Any, tiny_env: dict[str, str], run_hook: RunHook
+) -> None:
+    root, ids = project
+    warm = run(run_hook, tiny_env, root, "warm", KEYWORD_PROMPT)
+    cold = run(run_hook, tiny_env, root, "cold", KEYWORD_PROMPT, AGENTCTX_NO_SERVICE="1")
+    assert state_of("warm")["served"]["last"] == "warm"
+    assert state_of("cold")["served"]["last"] == "keyword"
+    assert warm == cold  # same records chosen here: byte-identical hook JSON
+    assert ids["Use PostgreSQL as the main database"] in warm
+    context = json.loads(warm)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("agentctx found stored project records matching this prompt.")
+    # dedup on the warm path: the same session never gets the record twice
+    again = run(run_hook, tiny_env, root, "warm", KEYWORD_PROMPT)
+    assert ids["Use PostgreSQL as the main database"] not in again
+    # accounting: the service wrote it, as the keyword path does
+    with Store.open() as store:
+        tokens = dict(store.conn.execute("SELECT session_id, tokens_injected FROM sessions").fetchall())
+    assert tokens["warm"] == tokens["cold"] > 0
+
+
+def test_paraphrase_found_only_by_meaning_never_superseded_or_foreign(
+    service: Any, project: Any, tiny_env: dict[str, str], run_hook: RunHook
+) -> None:
+    root, ids = project
+    cold = run(run_hook, tiny_env, root, "kw", PARAPHRASE, AGENTCTX_NO_SERVICE="1")
+    assert cold == ""  # keyword path: no word in common
+    warm = run(run_hook, tiny_env, root, "hy", PARAPHRASE)
+    assert ids["Use PostgreSQL as the main database"] in warm
+    assert ids["foreign"] not in warm
+    # supersede it: the old record's vector is the nearest, but it never comes back
+    subprocess.run(
+        [
+            str(AGENTCTX),
+            "supersede",
+            ids["Use PostgreSQL as the main database"],
+            "--body",
+            "All services store their data in SQLite now.",
+            "--why",
+            "simpler",
+            "--project",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        env=tiny_env,
+        check=True,
+    )
+    out = run(run_hook, tiny_env, root, "hy2", PARAPHRASE)
+    assert ids["Use PostgreSQL as the main database"] not in out
+    assert ids["foreign"] not in out
+
+
+def test_record_written_by_the_cli_is_found_by_meaning_within_5_s(
+    service: Any, project: Any, tiny_env: dict[str, str], run_hook: RunHook
+) -> None:
+    root, _ids = project
+    prompt = "how do the billing exports handle stripe invoices"
+    done = subprocess.run(
+        [
+            str(AGENTCTX),
+            "record",
+            "-t",
+            "decision",
+            "--title",
+            "Billing export reads Stripe invoices",
+            "-b",
+            "The billing export uses stripe invoices.",
+            "-p",
+            str(root),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=tiny_env,
+        check=True,
+    )
+    new_id = json.loads(done.stdout)["id"]
+    end = time.monotonic() + 5
+    found = False
+    session = 0
+    while time.monotonic() < end and not found:
+        session += 1
+        out = run(run_hook, tiny_env, root, f"fresh{session}", prompt)
+        found = new_id in out and state_of(f"fresh{session}")["served"]["last"] == "warm"
+    assert found
+    with Store.open() as store:  # no consolidation ran: the vector lives in the service only
+        pending = store.conn.execute("SELECT pending_embedding FROM records WHERE id = ?", (new_id,)).fetchone()[0]
+    assert pending == 1
+
+
+def test_fallback_when_absent_is_silent(project: Any, tiny_env: dict[str, str], run_hook: RunHook) -> None:
+    root, ids = project
+    out = run(run_hook, tiny_env, root, "absent", KEYWORD_PROMPT)
+    assert ids["Use PostgreSQL as the main database"] in out
+    assert state_of("absent")["served"]["last"] == "keyword"
+    assert "search service" not in hooks_log_text()
+
+
+def test_fallback_on_a_stale_socket_logs_once_per_session(
+    project: Any, tiny_env: dict[str, str], run_hook: RunHook
+) -> None:
+    root, ids = project
+    path = socket_path()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(path)
+    dead.close()  # the file stays, nobody listens: what a killed service leaves behind
+    expected = run(run_hook, tiny_env, root, "reference", KEYWORD_PROMPT, AGENTCTX_NO_SERVICE="1")
+    assert run(run_hook, tiny_env, root, "stale", KEYWORD_PROMPT) == expected.replace("reference", "stale")
+    run(run_hook, tiny_env, root, "stale", "how do we deploy with github actions to fly")
+    assert hooks_log_text().count("search service did not answer") == 1
+    assert ids["Use PostgreSQL as the main database"] in expected
+
+
+def test_fallback_when_the_service_hangs_or_dies_mid_request(
+    service: subprocess.Popen[str], project: Any, tiny_env: dict[str, str], run_hook: RunHook
+) -> None:
+    root, ids = project
+    expected = run(run_hook, tiny_env, root, "ref", KEYWORD_PROMPT, AGENTCTX_NO_SERVICE="1")
+    os.kill(service.pid, signal.SIGSTOP)  # hung: connects (kernel backlog), never answers
+    started = time.monotonic()
+    hung = run(run_hook, tiny_env, root, "hung", KEYWORD_PROMPT, AGENTCTX_WARM_DEADLINE_MS="150")
+    assert hung == expected
+    assert time.monotonic() - started < 30
+    assert state_of("hung")["served"]["last"] == "keyword"
+    # killed mid-request: the request is sent, the service dies before it answers
+    proc = subprocess.Popen(
+        [str(AGENTCTX), "hook", "UserPromptSubmit"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**tiny_env, "AGENTCTX_WARM_DEADLINE_MS": "20000"},
+    )
+    proc.stdin.write(json.dumps(prompt_payload(root, "killed", KEYWORD_PROMPT)).encode())  # type: ignore[union-attr]
+    proc.stdin.close()  # type: ignore[union-attr]
+    time.sleep(1.5)
+    os.kill(service.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and not err.strip()
+    assert out.decode() == expected
+    assert state_of("killed")["served"]["last"] == "keyword"
+    assert ids["Use PostgreSQL as the main database"] in expected
+
+
+def test_another_protocol_falls_back(project: Any, tiny_env: dict[str, str], run_hook: RunHook) -> None:
+    root, _ids = project
+    path = socket_path()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(b'{"error": "protocol", "protocol": 99}')
+        conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    expected = run(run_hook, tiny_env, root, "ref2", KEYWORD_PROMPT, AGENTCTX_NO_SERVICE="1")
+    assert run(run_hook, tiny_env, root, "ref2b", KEYWORD_PROMPT) == expected.replace("ref2", "ref2b")
+    thread.join(10)
+    server.close()
+    assert "protocol" in hooks_log_text()
+
+
+def test_one_service_per_data_dir_under_a_race_of_8(tiny_env: dict[str, str], project: Any) -> None:
+    procs = [
+        subprocess.Popen(
+            [str(AGENTCTX), "serve", "--idle-exit", "30"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=tiny_env,
+        )
+        for _ in range(8)
+    ]
+    try:
+        lines = [_read_line(proc, 120) for proc in procs]
+        ready = [line for line in lines if line.startswith("agentctx service ready")]
+        others = [line for line in lines if "already runs" in line]
+        assert len(ready) == 1, lines
+        assert len(others) == 7, lines
+        pid = int(re.search(r"pid (\d+)", ready[0]).group(1))  # type: ignore[union-attr]
+        assert ping()["pid"] == pid
+        assert oct(os.stat(socket_path()).st_mode & 0o777) == "0o600"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            proc.wait(30)
+    assert not os.path.exists(socket_path())  # a clean stop removes its socket
+
+
+def test_the_warm_hook_path_imports_no_sqlite3(
+    service: Any, project: Any, tiny_env: dict[str, str], tmp_path: Path
+) -> None:
+    root, _ids = project
+    report = tmp_path / "modules.json"
+    probe = (
+        "import json, os, sys\n"
+        "report, real_exit = sys.argv[1], os._exit\n"
+        "def exit_and_report(code):\n"
+        "    with open(report, 'w', encoding='utf-8') as handle:\n"
+        "        json.dump(sorted(sys.modules), handle)\n"
+        "    real_exit(code)\n"
+        "os._exit = exit_and_report\n"
+        "sys.argv = ['agentctx', 'hook', 'UserPromptSubmit']\n"
+        "from agentctx.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(report)],
+        input=json.dumps(prompt_payload(root, "imports", KEYWORD_PROMPT)).encode(),
+        env=tiny_env,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    assert b"agentctx-record" in done.stdout
+    modules = set(json.loads(report.read_text(encoding="utf-8")))
+    assert state_of("imports")["served"]["last"] == "warm"
+    for name in ("sqlite3", "_sqlite3", "json", "numpy", "agentctx_store.search", "agentctx_store.store"):
+        assert name not in modules, name
+
+
+def test_peer_of_another_uid_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentctx_embed import service as service_module
+
+    left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        assert service_module.peer_is_us(left)
+        monkeypatch.setattr(service_module.os, "getuid", lambda: os.getuid() + 1)
+        assert not service_module.peer_is_us(left)
+    finally:
+        left.close()
+        right.close()
