@@ -37,6 +37,20 @@ def model_env() -> None:
         os.environ["AGENTCTX_EMBED_MODEL_DIR"] = str(MINILM)
 
 
+CACHE: dict[str, Any] = {}
+
+
+def cached_passages(embedder: Any, texts: list[str]) -> Any:
+    """Embeddings of `texts`, each computed once per run (shared and per-project stores)."""
+    import numpy as np
+
+    todo = [text for text in dict.fromkeys(texts) if text not in CACHE]
+    if todo:
+        for text, vector in zip(todo, embedder.passages(todo), strict=True):
+            CACHE[text] = vector
+    return np.vstack([CACHE[text] for text in texts]) if texts else np.zeros((0, embedder.dims), dtype=np.float32)
+
+
 def build_index(loaded: Any, embedder: Any) -> Any:
     from agentctx_embed.hybrid import VectorIndex
     from agentctx_embed.phase import embedding_text
@@ -45,38 +59,46 @@ def build_index(loaded: Any, embedder: Any) -> Any:
         "SELECT id, project_id, type, title, body, valid_from FROM records WHERE superseded_at IS NULL"
     ).fetchall()
     index = VectorIndex(embedder.dims)
-    vectors = embedder.passages([embedding_text(dict(row)) for row in rows])
+    vectors = cached_passages(embedder, [embedding_text(dict(row)) for row in rows])
     index.put([(row["id"], row["project_id"], row["type"], "") for row in rows], vectors)
     return index
 
 
-def run(
-    loaded: Any, index: Any, queries: list[dict[str, Any]], qvec: dict[str, Any], floor: Any, now: Any
-) -> list[dict[str, Any]]:
-    from agentctx_embed.hybrid import hybrid_search
+def gather(loaded: Any, index: Any, queries: list[dict[str, Any]], qvec: dict[str, Any], now: Any) -> list[Any]:
+    """Every query's candidates and signals, once; floors are applied to them afterwards."""
+    from agentctx_embed.hybrid import candidates
 
-    rows = []
+    found = []
     for query in queries:
         project = loaded.projects.get(query["project"])
         if project is None:
-            rows.append({"qid": query["qid"], "ids": [], "scores": []})
+            found.append(None)
             continue
-        found = hybrid_search(
-            loaded.store,
-            project,
-            query["query"],
-            index=index,
-            query_vector=qvec[query["qid"]],
-            limit=10,
-            types=PROMPT_TYPES,
-            floor=floor,
-            now=now,
+        found.append(
+            candidates(
+                loaded.store,
+                project,
+                query["query"],
+                index=index,
+                query_vector=qvec[query["qid"]],
+                types=PROMPT_TYPES,
+                now=now,
+            )
         )
+    return found
+
+
+def run(loaded: Any, queries: list[dict[str, Any]], found: list[Any], floor: Any) -> list[dict[str, Any]]:
+    from agentctx_embed.hybrid import apply_floor
+
+    rows = []
+    for query, item in zip(queries, found, strict=True):
+        hits = apply_floor(item, floor, limit=10).hits if item is not None else []
         rows.append(
             {
                 "qid": query["qid"],
-                "ids": [loaded.eval_id.get(hit.record.record_id, hit.record.record_id) for hit in found.hits],
-                "scores": [round(hit.score, 5) for hit in found.hits],
+                "ids": [loaded.eval_id.get(hit.record.record_id, hit.record.record_id) for hit in hits],
+                "scores": [round(hit.score, 5) for hit in hits],
             }
         )
     return rows
@@ -124,17 +146,33 @@ def evaluate_set(set_dir: Path, embedder: Any, grid: bool) -> dict[str, Any]:
             alone_sets.append((alone, build_index(alone, embedder), [q for q in queries if q["project"] == name]))
         try:
             index = build_index(loaded, embedder)
+            found = gather(loaded, index, queries, qvec, now)
+            alone_found = [(alone, own, gather(alone, ix, own, qvec, now)) for alone, ix, own in alone_sets]
+            out["_features"] = [
+                {
+                    "qid": q["qid"],
+                    "kind": q.get("kind"),
+                    "answerable": bool(q.get("relevant")),
+                    "keyword_pass": f.result.keyword_pass,
+                    "share": round(f.result.keyword_share, 3),
+                    "z": round(f.result.z, 3),
+                    "cos": round(f.result.best_cosine, 3),
+                }
+                for q, f in zip(queries, found, strict=True)
+                if f is not None
+            ]
             for label, floor in variants(grid):
-                rows = run(loaded, index, queries, qvec, floor, now)
+                rows = run(loaded, queries, found, floor)
                 metrics = scorer.evaluate(queries, rows, records, None, 10)
                 alone_rows = []
-                for alone, alone_index, own in alone_sets:
-                    alone_rows += run(alone, alone_index, own, qvec, floor, now)
+                for alone, own, own_found in alone_found:
+                    alone_rows += run(alone, own, own_found, floor)
                 alone_metrics = scorer.evaluate(queries, alone_rows, records, None, 10)
                 out[label] = {"shared": metrics, "per_project": alone_metrics}
                 print(
                     f"{set_dir.name:<9} {label:<44} recall@3 {metrics['recall@3']:.3f} MRR {metrics['MRR@10']:.3f} "
-                    f"empty {metrics['empty_precision']:.3f} stale {metrics['stale_rate@3']:.3f} bleed {metrics['bleed_rate']:.3f}"
+                    f"empty {metrics['empty_precision']:.3f} stale {metrics['stale_rate@3']:.3f} "
+                    f"bleed {metrics['bleed_rate']:.3f}"
                     f" | per-project {alone_metrics['recall@3']:.3f} / {alone_metrics['empty_precision']:.3f}",
                     flush=True,
                 )

@@ -283,8 +283,9 @@ def test_fallback_when_the_service_hangs_or_dies_mid_request(
     proc.stdin.close()  # type: ignore[union-attr]
     time.sleep(1.5)
     os.kill(service.pid, signal.SIGKILL)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and not err.strip()
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    err = proc.stderr.read()  # type: ignore[union-attr]
+    assert proc.wait(60) == 0 and not err.strip()
     assert out.decode() == expected
     assert state_of("killed")["served"]["last"] == "keyword"
     assert ids["Use PostgreSQL as the main database"] in expected
@@ -370,7 +371,7 @@ def test_the_warm_hook_path_imports_no_sqlite3(
     assert b"agentctx-record" in done.stdout
     modules = set(json.loads(report.read_text(encoding="utf-8")))
     assert state_of("imports")["served"]["last"] == "warm"
-    for name in ("sqlite3", "_sqlite3", "json", "numpy", "agentctx_store.search", "agentctx_store.store"):
+    for name in ("sqlite3", "_sqlite3", "socket", "numpy", "agentctx_store.search", "agentctx_store.store"):
         assert name not in modules, name
 
 
@@ -380,7 +381,8 @@ def test_peer_of_another_uid_is_refused(monkeypatch: pytest.MonkeyPatch) -> None
     left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         assert service_module.peer_is_us(left)
-        monkeypatch.setattr(service_module.os, "getuid", lambda: os.getuid() + 1)
+        real = os.getuid()
+        monkeypatch.setattr(service_module.os, "getuid", lambda: real + 1)
         assert not service_module.peer_is_us(left)
     finally:
         left.close()

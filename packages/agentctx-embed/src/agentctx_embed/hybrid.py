@@ -37,7 +37,6 @@ from agentctx_store.search import (
     TAIL_RATIO,
     SearchHit,
     relevance_gate,
-    rerank_factor,
     search,
 )
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
@@ -157,6 +156,45 @@ def hybrid_search(
     now: datetime | None = None,
 ) -> HybridResult:
     """Rank like `search()`, with vector similarity fused in; `floor=None` returns every candidate."""
+    found = candidates(
+        store,
+        project,
+        text,
+        index=index,
+        query_vector=query_vector,
+        types=types,
+        scope=scope,
+        exclude_ids=exclude_ids,
+        now=now,
+        floor_check=floor is not None,
+    )
+    return apply_floor(found, floor, limit=limit)
+
+
+@dataclass
+class Candidates:
+    """Everything the floor looks at for one query: fused hits best first, and both signals."""
+
+    result: HybridResult
+    fused: list[SearchHit]
+    cosine_of: dict[str, float]
+    relevance_of: dict[str, float]
+    best_relevance: float
+
+
+def candidates(
+    store: Store,
+    project: object,
+    text: str,
+    *,
+    index: VectorIndex,
+    query_vector: np.ndarray,
+    types: Sequence[str] | None = None,
+    scope: str | None = None,
+    exclude_ids: Sequence[str] = (),
+    now: datetime | None = None,
+    floor_check: bool = True,
+) -> Candidates:
     moment = now or datetime.now(UTC)
     keyword = search(
         store,
@@ -172,11 +210,14 @@ def hybrid_search(
     if keyword.degraded or not keyword.terms:
         # no index to trust (LIKE or pinned-only), or nothing searchable: the keyword answer stands
         fallback = (
-            search(store, project, text, limit=limit, types=types, scope=scope, exclude_ids=exclude_ids, now=moment)
-            if floor
+            search(
+                store, project, text, limit=CANDIDATES, types=types, scope=scope, exclude_ids=exclude_ids, now=moment
+            )
+            if floor_check
             else keyword
         )  # type: ignore[arg-type]
-        return HybridResult(hits=fallback.hits[:limit], mode="keyword", degraded=keyword.degraded)
+        result = HybridResult(mode="keyword", degraded=keyword.degraded, keyword_pass=bool(fallback.hits))
+        return Candidates(result=result, fused=list(fallback.hits), cosine_of={}, relevance_of={}, best_relevance=0.0)
     namespaces = _namespaces(project, scope)
     ids, cosines = index.similarities(query_vector, namespaces, types)
     excluded = set(exclude_ids)
@@ -184,7 +225,6 @@ def hybrid_search(
     vector_order = [ids[i] for i in order.tolist() if ids[i] not in excluded][:CANDIDATES]
     cosine_of = {ids[i]: float(cosines[i]) for i in order[: CANDIDATES + len(excluded)].tolist()}
     best_cosine = cosine_of[vector_order[0]] if vector_order else 0.0
-    z = _z(best_cosine, cosines)
 
     keyword_order = [hit.record.record_id for hit in keyword.hits]
     relevance_of = {hit.record.record_id: hit.relevance for hit in keyword.hits}
@@ -194,34 +234,57 @@ def hybrid_search(
         gate *= SHORT_QUERY_FLOOR_SHARE
     share = best_relevance / gate if gate > 0 else (1.0 if best_relevance > 0 else 0.0)
     keyword_pass = False
-    if floor is not None and keyword.hits:
+    if floor_check and keyword.hits:
         floored = search(store, project, text, limit=1, types=types, scope=scope, exclude_ids=exclude_ids, now=moment)  # type: ignore[arg-type]
         keyword_pass = bool(floored.hits)
-    result = HybridResult(keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=z)
-
-    if floor is not None and not _answers(floor, keyword_pass=keyword_pass, share=share, z=z):
-        return result
+    result = HybridResult(
+        keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines)
+    )
     fused = rrf([keyword_order, vector_order], k=RRF_K)
     records = {hit.record.record_id: hit.record for hit in keyword.hits}
     missing = [record_id for record_id in fused if record_id not in records]
     records.update(_fetch(store, missing, namespaces, types, excluded))
-    hits: list[SearchHit] = []
-    for record_id, value in fused.items():
-        record = records.get(record_id)
-        if record is None:
-            continue
-        if floor is not None and not _keeps(
-            floor,
-            cosine=cosine_of.get(record_id),
-            best_cosine=best_cosine,
-            relevance=relevance_of.get(record_id),
-            best_relevance=best_relevance,
-            keyword_pass=keyword_pass,
-        ):
-            continue
-        hits.append(SearchHit(record=record, relevance=value, score=value * rerank_factor(record, moment)))
+    # The keyword order already carries the rerank (type, recency, confidence, pin); multiplying
+    # RRF values (1/61, 1/62, ...) by it again would let the type weights decide the order.
+    hits = [
+        SearchHit(record=records[rid], relevance=value, score=value) for rid, value in fused.items() if rid in records
+    ]  # type: ignore[arg-type]
     hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
-    result.hits = hits[:limit]
+    return Candidates(
+        result=result, fused=hits, cosine_of=cosine_of, relevance_of=relevance_of, best_relevance=best_relevance
+    )
+
+
+def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> HybridResult:
+    """The hits `floor` lets through (all of them with `floor=None`), at most `limit`."""
+    base = found.result
+    result = HybridResult(
+        mode=base.mode,
+        degraded=base.degraded,
+        keyword_pass=base.keyword_pass,
+        keyword_share=base.keyword_share,
+        best_cosine=base.best_cosine,
+        z=base.z,
+    )
+    if base.mode == "keyword":
+        result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
+        return result
+    if floor is not None and not _answers(floor, keyword_pass=base.keyword_pass, share=base.keyword_share, z=base.z):
+        return result
+    kept = [
+        hit
+        for hit in found.fused
+        if floor is None
+        or _keeps(
+            floor,
+            cosine=found.cosine_of.get(hit.record.record_id),
+            best_cosine=base.best_cosine,
+            relevance=found.relevance_of.get(hit.record.record_id),
+            best_relevance=found.best_relevance,
+            keyword_pass=base.keyword_pass,
+        )
+    ]
+    result.hits = kept[:limit]
     return result
 
 

@@ -290,30 +290,32 @@ class Service:
         budget_s = float(request.get("budget_ms") or 1000) / 1000.0
         if not cwd or not text:
             return {"error": "prompt and cwd are required"}
-        from agentctx_hooks.prompt import MAX_QUERY_CHARS
+        from agentctx_hooks.prompt import MAX_QUERY_CHARS, compose_for_prompt
 
         project = resolve_project(cwd)
         vector = self._query_vector(text[:MAX_QUERY_CHARS])
+
+        def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
+            self.sync_new(store)  # records written since the last look are embedded first
+            return hybrid_search(
+                store,
+                project,
+                query,
+                index=self.index,
+                query_vector=vector,
+                limit=limit,
+                types=types,
+                exclude_ids=exclude_ids,
+            ).hits
+
+        def late() -> bool:  # the hook gave up waiting: it takes the keyword path, write nothing
+            return time.monotonic() - started > budget_s
+
+        pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
         with self._store() as store:
-            from agentctx_hooks.spool import flush_quietly
-
-            flush_quietly(store, "UserPromptSubmit")
-            self.sync_new(store)
-
-            def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
-                return hybrid_search(
-                    store,
-                    project,
-                    query,
-                    index=self.index,
-                    query_vector=vector,
-                    limit=limit,
-                    types=types,
-                    exclude_ids=exclude_ids,
-                )
-
-            late = lambda: time.monotonic() - started > budget_s  # noqa: E731 - the hook gave up: write nothing
-            text_out, ids = compose(store, project, text, session_id, exclude, pending, rank=rank, late=late)
+            text_out, ids = compose_for_prompt(
+                store, project, text, session_id, exclude, pending_triple, rank=rank, late=late
+            )
         return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
 
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -348,42 +350,6 @@ class Service:
             "degraded": result.degraded,
             "hits": [[hit.record.record_id, hit.score, hit.relevance] for hit in result.hits],
         }
-
-
-def compose(
-    store: Any,
-    project: Any,
-    prompt: str,
-    session_id: str,
-    exclude: list[str],
-    pending: Sequence[Any],
-    *,
-    rank: Callable[..., Any],
-    late: Callable[[], bool],
-) -> tuple[str, list[str]]:
-    """Rank, render within the budget and account, as `agentctx_hooks.prompt.handle` does."""
-    import sqlite3
-
-    from agentctx_hooks.prompt import MAX_QUERY_CHARS, PROMPT_TYPES, render
-    from agentctx_store.budget import estimate_tokens
-
-    result = rank(store, project, prompt[:MAX_QUERY_CHARS], limit=3, types=PROMPT_TYPES, exclude_ids=exclude)
-    text, ids = render([hit.record for hit in result.hits[:3]])
-    pending_tokens, pending_ids, pending_count = int(pending[0]), list(pending[1]), int(pending[2])
-    if late():
-        return "", []
-    if session_id and (ids or pending_count):
-        try:
-            with store.transaction():
-                for _ in range(max(0, pending_count - 1)):
-                    store.record_injection(project, session_id, [], 0)
-                if pending_count:
-                    store.record_injection(project, session_id, pending_ids, pending_tokens)
-                if ids:
-                    store.record_injection(project, session_id, ids, estimate_tokens(text))
-        except sqlite3.OperationalError as exc:
-            logger.warning("injection accounting skipped: %s", exc)
-    return text, ids
 
 
 def rss_bytes() -> int:
@@ -625,4 +591,4 @@ def configure_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
-__all__ = ["Election", "Running", "Service", "compose", "holder", "host_in_background", "serve_foreground", "start"]
+__all__ = ["Election", "Running", "Service", "holder", "host_in_background", "serve_foreground", "start"]

@@ -11,6 +11,13 @@ from __future__ import annotations
 from agentctx_hooks import log, state, warm
 from agentctx_hooks.payload import HookInput
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from agentctx_store import Project, Store
+    from agentctx_store.search import SearchHit
+
 MAX_QUERY_CHARS = 10_000
 # Prompts Claude Code submits on the developer's behalf: not something to search for.
 _META_PREFIXES = (
@@ -69,35 +76,65 @@ def handle(hook: HookInput) -> str:
         return served[0]
     warm.count_keyword(data)
 
-    import sqlite3
-
-    from agentctx_store import search
-    from agentctx_store.inject import PROMPT_TYPES, compose_injection
-
-    from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store, project_of
 
     project = project_of(hook.cwd)
+    pending = state.take_pending(data)
     with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
-        flush_quietly(store, hook.event)  # captures of the last turn become searchable first
-        result = search(store, project, prompt[:MAX_QUERY_CHARS], limit=3, types=PROMPT_TYPES, exclude_ids=already)
-        injection = compose_injection(result.hits, prompt, already_injected=already)
-        text, ids = injection.text, injection.ids
-        pending_tokens, pending_ids, pending_count = state.take_pending(data)
-        if hook.session_id and (ids or pending_count):
-            try:
-                with store.transaction():
-                    for _ in range(max(0, pending_count - 1)):
-                        store.record_injection(project, hook.session_id, [], 0)
-                    if pending_count:
-                        store.record_injection(project, hook.session_id, pending_ids, pending_tokens)
-                    if ids:
-                        store.record_injection(project, hook.session_id, ids, injection.tokens)
-            except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
-                log.error(hook.event, exc, session=hook.session_id)
+        text, ids = compose_for_prompt(store, project, prompt, hook.session_id, already, pending, event=hook.event)
     state.add_injected(data, ids)
     _save_state(hook, data)
     return text
+
+
+def compose_for_prompt(
+    store: Store,
+    project: Project,
+    prompt: str,
+    session_id: str,
+    already: list[str],
+    pending: tuple[int, list[str], int],
+    *,
+    event: str = "UserPromptSubmit",
+    rank: Callable[..., Sequence[SearchHit]] | None = None,
+    late: Callable[[], bool] | None = None,
+) -> tuple[str, list[str]]:
+    """The store's half of a prompt, shared by the keyword path (here) and the warm search
+    service (`agentctx_embed.service`, which passes its hybrid `rank`): flush the spool, rank,
+    compose with `agentctx_store.inject`, and account for what is injected (and for what the
+    fast SessionStart path left pending). `late()` true after ranking: the caller gave up
+    waiting, so nothing is recorded and nothing returned."""
+    import sqlite3
+
+    from agentctx_store.inject import PROMPT_TYPES, compose_injection
+
+    from agentctx_hooks.spool import flush_quietly
+
+    flush_quietly(store, event)  # captures of the last turn become searchable first
+    query = prompt[:MAX_QUERY_CHARS]
+    if rank is None:
+        from agentctx_store import search
+
+        hits = search(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already).hits
+    else:
+        hits = rank(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already)
+    injection = compose_injection(hits, prompt, already_injected=already)
+    if late is not None and late():
+        return "", []
+    text, ids = injection.text, injection.ids
+    pending_tokens, pending_ids, pending_count = pending
+    if session_id and (ids or pending_count):
+        try:
+            with store.transaction():
+                for _ in range(max(0, pending_count - 1)):
+                    store.record_injection(project, session_id, [], 0)
+                if pending_count:
+                    store.record_injection(project, session_id, pending_ids, pending_tokens)
+                if ids:
+                    store.record_injection(project, session_id, ids, injection.tokens)
+        except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
+            log.error(event, exc, session=session_id)
+    return text, ids
 
 
 def _load_state(hook: HookInput) -> dict[str, object]:

@@ -1,20 +1,80 @@
 """The agentctx record store: SQLite, typed bi-temporal records, search and budgets.
 
-Standard library only: this package is imported on every Claude Code prompt.
+Standard library only: this package is imported on every Claude Code prompt. Its names load
+lazily (PEP 562), so `agentctx_store.service_link` (the prompt hook's warm path) can be imported
+without `sqlite3` or the store.
 """
 
-from agentctx_store.errors import (
-    AgentctxError,
-    NotHeadError,
-    RecordNotFound,
-    StoreError,
-    StoreLockedError,
-    ValidationError,
-)
-from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, global_project, normalize_remote, resolve_project
-from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES, NewRecord, Record
-from agentctx_store.search import SearchHit, SearchResult, search
-from agentctx_store.store import Store
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentctx_store.errors import (
+        AgentctxError,
+        NotHeadError,
+        RecordNotFound,
+        StoreError,
+        StoreLockedError,
+        ValidationError,
+    )
+    from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, global_project, normalize_remote, resolve_project
+    from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES, NewRecord, Record
+    from agentctx_store.search import SearchHit, SearchResult, search
+    from agentctx_store.store import Store
+
+_EXPORTS = {
+    "AgentctxError": "errors",
+    "NotHeadError": "errors",
+    "RecordNotFound": "errors",
+    "StoreError": "errors",
+    "StoreLockedError": "errors",
+    "ValidationError": "errors",
+    "GLOBAL_PROJECT_ID": "projects",
+    "Project": "projects",
+    "global_project": "projects",
+    "normalize_remote": "projects",
+    "resolve_project": "projects",
+    "CONFIDENCES": "records",
+    "RECORD_TYPES": "records",
+    "SCOPES": "records",
+    "SOURCES": "records",
+    "NewRecord": "records",
+    "Record": "records",
+    "SearchHit": "search",
+    "SearchResult": "search",
+    "search": "search",
+    "Store": "store",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentctx_store' has no attribute {name!r}")
+    __import__(f"agentctx_store.{module}")  # not importlib: it costs the prompt hook its import
+    value = getattr(sys.modules[f"agentctx_store.{module}"], name)
+    globals()[name] = value  # `search` the function, as the eager package bound it
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+class _Package(type(sys)):  # type: ignore[misc]
+    """Importing the submodule `agentctx_store.search` binds it as a package attribute; the
+    eager package rebound the name to the function right after, so keep it the function."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "search" and isinstance(value, type(sys)):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "CONFIDENCES",

@@ -12,12 +12,16 @@ side down; the service answers with one JSON object and closes. Every request ca
 from __future__ import annotations
 
 import os
-import socket
 import time
+
+# The C module, not `socket`: `socket` imports `enum` and `selectors` (several ms on the prompt
+# hook's path); the client needs nothing the C type lacks.
+import _socket as socket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
     from agentctx_store.projects import Project
     from agentctx_store.search import SearchResult
@@ -95,6 +99,25 @@ def exchange(request: bytes, *, timeout: float, path: str | None = None) -> byte
     if not chunks:
         raise ServiceUnavailable("the service closed the connection without an answer")
     return b"".join(chunks)
+
+
+def service_info(timeout: float = 1.0) -> dict[str, Any] | None:
+    """The running service's own description (`ping`), None when none answers, or
+    `{"error": ...}` when a socket exists but the service does not answer properly."""
+    import json
+
+    path = socket_path()
+    if not os.path.exists(path):
+        return None
+    try:
+        reply = json.loads(exchange(b'{"v": %d, "op": "ping"}' % PROTOCOL, timeout=timeout, path=path))
+    except ServiceUnavailable as exc:
+        return {"error": f"a socket is at {path} but no service answers ({exc}); a stale file from a killed one"}
+    except ValueError:
+        return {"error": "the service's answer is not JSON"}
+    if not isinstance(reply, dict) or not reply.get("ok"):
+        return {"error": f"the service answered {reply!r} (another agentctx version?)"}
+    return reply
 
 
 def notify_written(home: str | None = None) -> None:

@@ -323,4 +323,34 @@ def run_checks(project: Project) -> list[Check]:
     )
     checks.append(check_hooks(project))
     checks.append(check_mcp_registration(project))
+    checks.append(check_search_service())
     return checks
+
+
+def check_search_service() -> Check:
+    """Whether the warm search service of this data dir is up, and which model it holds."""
+    from agentctx_store.service_link import service_info
+
+    info = service_info()
+    if info is None:
+        return Check(
+            name="search service",
+            state="ok",
+            detail="not running: prompts use keyword search (an `agentctx mcp` session or `agentctx serve` starts it)",
+        )
+    if "error" in info:
+        return Check(
+            name="search service",
+            state="warn",
+            detail=str(info["error"]),
+            fix="restart the Claude Code session or `agentctx serve`",
+        )
+    return Check(
+        name="search service",
+        state="ok",
+        detail=(
+            f"up (pid {info.get('pid')}): hybrid search with {info.get('model')}, {info.get('vectors')} vectors, "
+            f"RSS {int(info.get('rss_bytes') or 0) // 1_000_000} MB"
+        ),
+        extra={key: info.get(key) for key in ("pid", "model", "vectors", "rss_bytes", "socket", "version")},
+    )

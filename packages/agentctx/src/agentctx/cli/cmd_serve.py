@@ -7,9 +7,39 @@ this command is for setups without the MCP server, and for tests and benchmarks.
 from __future__ import annotations
 
 import typer
+from agentctx_store import Project, Store
+
+from agentctx.cli.cmd_admin import STATUS_SECTIONS, StatusSection
+
+
+def service_section(_store: Store, _project: Project) -> StatusSection:
+    """`agentctx status`: whether the warm search service is up, and which model it holds."""
+    from agentctx_store.service_link import service_info
+
+    info = service_info()
+    if info is None:
+        return StatusSection(
+            key="search_service",
+            title="Search service",
+            lines=["not running: prompts use keyword search"],
+            data={"up": False},
+        )
+    if "error" in info:
+        return StatusSection(
+            key="search_service", title="Search service", lines=[str(info["error"])], data={"up": False, **info}
+        )
+    lines = [
+        f"up, pid {info.get('pid')}, model {info.get('model')} ({info.get('dims')} dims)",
+        f"{info.get('vectors')} vectors ({int(info.get('vector_bytes') or 0) // 1_000_000} MB), "
+        f"RSS {int(info.get('rss_bytes') or 0) // 1_000_000} MB, {info.get('requests')} requests",
+        f"socket {info.get('socket')}",
+    ]
+    return StatusSection(key="search_service", title="Search service", lines=lines, data={"up": True, **info})
 
 
 def register(app: typer.Typer) -> None:
+    STATUS_SECTIONS.append(service_section)
+
     @app.command("serve")
     def serve_command(
         idle_exit: float | None = typer.Option(
