@@ -107,27 +107,45 @@ def run(loaded: Any, queries: list[dict[str, Any]], found: list[Any], floor: Any
 def variants(grid: bool) -> list[tuple[str, Any]]:
     from agentctx_embed.hybrid import DEFAULT_FLOOR, HybridFloor
 
-    out: list[tuple[str, Any]] = [("final", DEFAULT_FLOOR), ("no floor (ranking alone)", None)]
+    final = DEFAULT_FLOOR
     replace = dataclasses.replace
-    out += [
-        ("keyword floor only (no vector rescue)", replace(DEFAULT_FLOOR, z_alone=99.0, z_with_keyword=99.0)),
-        ("vector alone, no keyword support rule", replace(DEFAULT_FLOOR, z_with_keyword=99.0)),
-        ("no tail cut", replace(DEFAULT_FLOOR, tail_cosine=0.0, tail_keyword=0.0)),
+    off = 99.0
+    out: list[tuple[str, Any]] = [
+        ("final", final),
+        ("no floor (ranking alone)", None),
+        ("keyword floor only", replace(final, z_alone=off, z_with_keyword=off, weak_keyword_share=0.0)),
+        ("no vector veto on weak keyword passes", replace(final, weak_keyword_share=0.0)),
+        ("no keyword+vector rule", replace(final, z_with_keyword=off)),
+        ("no vector-alone rule", replace(final, z_alone=off)),
+        ("no tail cut", replace(final, tail_cosine=0.0, tail_keyword=0.0)),
     ]
+    for z_kw in (2.5, 3.5):
+        out.append((f"z_with_keyword {z_kw}", replace(final, z_with_keyword=z_kw)))
+    for share in (0.25, 0.75):
+        out.append((f"keyword_share {share}", replace(final, keyword_share=share)))
+    for weak, weak_z in ((1.25, 2.5), (1.5, 2.25), (1.5, 2.5)):
+        out.append(
+            (
+                f"veto below {weak} of the gate unless z ≥ {weak_z}",
+                replace(final, weak_keyword_share=weak, weak_keyword_z=weak_z),
+            )
+        )
+    for z_alone in (3.5, 4.5):
+        out.append((f"z_alone {z_alone}", replace(final, z_alone=z_alone)))
+    for tail in (0.85, 0.9):
+        out.append((f"tail_cosine {tail}", replace(final, tail_cosine=tail)))
     if grid:
-        for z_alone in (3.0, 3.5, 4.0, 4.5, 5.0, 99.0):
-            for z_kw in (1.5, 2.0, 2.5, 3.0, 99.0):
-                for share in (0.25, 0.5, 0.75):
-                    if z_kw >= z_alone:
-                        continue
+        for z_kw in (2.0, 2.5, 3.0, 3.5):
+            for share in (0.25, 0.5, 0.75):
+                for weak, weak_z in ((0.0, 0.0), (1.25, 2.25), (1.5, 2.5)):
                     out.append(
                         (
-                            f"z_alone={z_alone} z_kw={z_kw} share={share}",
-                            HybridFloor(z_alone=z_alone, z_with_keyword=z_kw, keyword_share=share),
+                            f"z_kw={z_kw} share={share} veto={weak}/{weak_z}",
+                            HybridFloor(
+                                z_with_keyword=z_kw, keyword_share=share, weak_keyword_share=weak, weak_keyword_z=weak_z
+                            ),
                         )
                     )
-        for tail in (0.0, 0.75, 0.8, 0.85, 0.9, 0.95):
-            out.append((f"tail_cosine={tail}", replace(DEFAULT_FLOOR, tail_cosine=tail)))
     return out
 
 

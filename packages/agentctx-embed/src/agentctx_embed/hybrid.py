@@ -43,16 +43,25 @@ from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_i
 
 CANDIDATES = 60
 RRF_K = 60
+MIN_POOL = 20
 
 
 @dataclass(frozen=True)
 class HybridFloor:
-    """When a query answers, and which hits it keeps (calibrated in bench/ablate_hybrid.py)."""
+    """When a query answers, and which hits it keeps (calibrated in bench/ablate_hybrid.py).
 
-    z_alone: float = 4.0  # vector evidence strong enough on its own
-    z_with_keyword: float = 2.5  # vector evidence that needs some keyword support …
-    keyword_share: float = 0.5  # … a best keyword match of at least this share of the gate
-    tail_cosine: float = 0.85  # a hit is kept when its cosine is ≥ this share of the best …
+    Units that travel: keyword evidence as a share of the store's relevance gate (1.0 = the
+    keyword floor exactly), vector evidence as `z`, how many standard deviations the best
+    cosine stands above the cosines of every visible record (not a raw cosine, whose scale
+    differs from model to model).
+    """
+
+    z_alone: float = 4.0  # vector evidence strong enough on its own (no keyword needed)
+    z_with_keyword: float = 3.0  # vector evidence that needs some keyword support …
+    keyword_share: float = 0.5  # … a best keyword match of at least half the gate
+    weak_keyword_share: float = 1.25  # a keyword pass this close to the gate …
+    weak_keyword_z: float = 2.25  # … stands only if the vector side sees something stand out
+    tail_cosine: float = 0.75  # a hit is kept when its cosine is ≥ this share of the best …
     tail_keyword: float = TAIL_RATIO  # … or its keyword relevance ≥ this share of the best
 
 
@@ -232,7 +241,8 @@ def candidates(
     gate = relevance_gate(store.conn, RELEVANCE_FLOOR)
     if len(keyword.terms) <= SHORT_QUERY_TERMS:
         gate *= SHORT_QUERY_FLOOR_SHARE
-    share = best_relevance / gate if gate > 0 else (1.0 if best_relevance > 0 else 0.0)
+    # a tiny store applies no gate (search.TINY_STORE_RECORDS): its keyword pass stands as is
+    share = best_relevance / gate if gate > 0 else (math.inf if best_relevance > 0 else 0.0)
     keyword_pass = False
     if floor_check and keyword.hits:
         floored = search(store, project, text, limit=1, types=types, scope=scope, exclude_ids=exclude_ids, now=moment)  # type: ignore[arg-type]
@@ -289,7 +299,9 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
 
 
 def _answers(floor: HybridFloor, *, keyword_pass: bool, share: float, z: float) -> bool:
-    if keyword_pass or z >= floor.z_alone:
+    if keyword_pass and (share >= floor.weak_keyword_share or z >= floor.weak_keyword_z):
+        return True
+    if z >= floor.z_alone:
         return True
     return z >= floor.z_with_keyword and share >= floor.keyword_share
 
@@ -309,8 +321,9 @@ def _keeps(
 
 
 def _z(best: float, cosines: np.ndarray) -> float:
-    """How many standard deviations the best cosine stands above the pool's mean."""
-    if len(cosines) < 3:
+    """How many standard deviations the best cosine stands above the pool's mean; 0 for a pool
+    under `MIN_POOL` records, where it cannot be told (n values cap z at (n − 1) / √n)."""
+    if len(cosines) < MIN_POOL:
         return 0.0
     spread = float(np.std(cosines))
     if not math.isfinite(spread) or spread <= 1e-6:
