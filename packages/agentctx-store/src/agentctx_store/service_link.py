@@ -11,12 +11,11 @@ side down; the service answers with one JSON object and closes. Every request ca
 
 from __future__ import annotations
 
-import os
-import time
-
 # The C module, not `socket`: `socket` imports `enum` and `selectors` (several ms on the prompt
 # hook's path); the client needs nothing the C type lacks.
 import _socket as socket
+import os
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
