@@ -17,7 +17,10 @@ message when absent) this script:
      sit in relevant records' `<agentctx-record>` blocks, the mean characters per injected
      prompt, full and title-only entries, and recall@3 of the injected ids (title-only counted).
 
-usage: .venv/bin/python bench/eval_retrieval.py [--set DIR ...] [--out DIR] [--json] [--now ISO]
+  6. with `--service`: the same through the hook with the warm search service up (hybrid), in a
+     shared store and per project (`eval_service.py`).
+
+usage: .venv/bin/python bench/eval_retrieval.py [--set DIR ...] [--out DIR] [--json] [--now ISO] [--service]
 """
 
 from __future__ import annotations
@@ -177,7 +180,7 @@ def default_now(records: list[dict[str, Any]]) -> datetime:
     return newest + timedelta(days=90)
 
 
-def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str, Any]:
+def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None, service: bool = False) -> dict[str, Any]:
     scorer = load_module(scorer_path(set_dir), f"shared_eval_{set_dir.name.replace('-', '_')}")
     records = load_jsonl(set_dir / "records.jsonl")
     queries = load_jsonl(set_dir / "queries.jsonl")
@@ -206,6 +209,10 @@ def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str
                 alone.store.close()
         runs["agentctx search, one store per project"] = scorer.evaluate(queries, rows, records, None, 10)
         hook = hook_injections(records, queries, Path(scratch) / "hook")
+        if service:
+            from eval_service import hook_with_service
+
+            hook["service"] = hook_with_service(records, queries, Path(scratch) / "service", scorer)
         baseline = baseline_results(set_dir, Path(scratch) / "baseline.jsonl")
     if baseline is not None:
         cutoff = BASELINE_CUTOFF.get(set_dir.name, 7.0)
@@ -238,6 +245,10 @@ def print_report(report: dict[str, Any]) -> None:
         f"title-only {hook['title_records']}; no-answer prompts injected "
         f"{hook['no_answer_injected']}/{hook['no_answer_prompts']}"
     )
+    if "service" in hook:
+        from eval_service import print_service_report
+
+        print_service_report(report["set"], hook["service"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where results*.jsonl go (default: a temp dir)")
     parser.add_argument("--now", help="ISO date used as 'today' for recency (default: newest record + 90 days)")
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    parser.add_argument("--service", action="store_true", help="also through the hook with the search service up")
     args = parser.parse_args(argv)
     set_dirs = args.set or [SHARED_EVAL / name for name in DEFAULT_SETS]
     out_dir = args.out or Path(tempfile.mkdtemp(prefix="agentctx-eval-results-"))
@@ -254,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (set_dir / "records.jsonl").exists() or not (set_dir / "queries.jsonl").exists():
             print(f"skipping {set_dir}: no records.jsonl/queries.jsonl there", file=sys.stderr)
             continue
-        reports.append(evaluate_set(set_dir, out_dir, args.now))
+        reports.append(evaluate_set(set_dir, out_dir, args.now, args.service))
     if not reports:
         print("no eval set found; nothing measured", file=sys.stderr)
         return 0

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -36,6 +36,7 @@ from agentctx_store.search import (
     SHORT_QUERY_TERMS,
     TAIL_RATIO,
     SearchHit,
+    _apply_floor,
     relevance_gate,
     search,
 )
@@ -156,7 +157,7 @@ def hybrid_search(
     text: str,
     *,
     index: VectorIndex,
-    query_vector: np.ndarray,
+    query_vector: np.ndarray | Callable[[], np.ndarray],
     limit: int = 10,
     types: Sequence[str] | None = None,
     scope: str | None = None,
@@ -197,7 +198,7 @@ def candidates(
     text: str,
     *,
     index: VectorIndex,
-    query_vector: np.ndarray,
+    query_vector: np.ndarray | Callable[[], np.ndarray],
     types: Sequence[str] | None = None,
     scope: str | None = None,
     exclude_ids: Sequence[str] = (),
@@ -228,6 +229,8 @@ def candidates(
         result = HybridResult(mode="keyword", degraded=keyword.degraded, keyword_pass=bool(fallback.hits))
         return Candidates(result=result, fused=list(fallback.hits), cosine_of={}, relevance_of={}, best_relevance=0.0)
     namespaces = _namespaces(project, scope)
+    if callable(query_vector):  # computed meanwhile on another thread (the service)
+        query_vector = query_vector()
     ids, cosines = index.similarities(query_vector, namespaces, types)
     excluded = set(exclude_ids)
     order = np.argsort(-cosines, kind="stable") if len(ids) else np.zeros(0, dtype=np.int64)
@@ -244,9 +247,9 @@ def candidates(
     # a tiny store applies no gate (search.TINY_STORE_RECORDS): its keyword pass stands as is
     share = best_relevance / gate if gate > 0 else (math.inf if best_relevance > 0 else 0.0)
     keyword_pass = False
-    if floor_check and keyword.hits:
-        floored = search(store, project, text, limit=1, types=types, scope=scope, exclude_ids=exclude_ids, now=moment)  # type: ignore[arg-type]
-        keyword_pass = bool(floored.hits)
+    if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
+        scored = [(hit.record, hit.relevance) for hit in keyword.hits]
+        keyword_pass = bool(_apply_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
     result = HybridResult(
         keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines)
     )

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,8 @@ HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
 MODEL_RETRY_S = 300.0  # after a failed model load
 EMBED_CHUNK = 32
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
-INLINE_EMBED_MAX = 16  # new records a query embeds itself before answering
+INLINE_EMBED_MAX = 16
+PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
 PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 
 
@@ -133,6 +134,9 @@ class Service:
         self.requests = 0
         self.high_rowid = 0
         self.loaded_from_store = 0
+        self.store_lock = threading.Lock()
+        self._open: Any = None
+        self._projects: dict[str, tuple[float, Any]] = {}
 
     # vectors ------------------------------------------------------------------------------
 
@@ -169,6 +173,46 @@ class Service:
         self.index.put([(ids[i], rows[ids[i]][1], rows[ids[i]][2], rows[ids[i]][3]) for i in keep], matrix[keep])
         self.loaded_from_store = len(keep)
         return len(keep)
+
+    @contextlib.contextmanager
+    def _serving_store(self) -> Iterator[Any]:
+        """The service's one connection for requests, kept open between them (autocommit: it
+        holds no snapshot while idle); requests take turns. After a write the digests are
+        refreshed as `Store.close()` would; a failed connection is reopened next time."""
+        import sqlite3
+
+        with self.store_lock:
+            if self._open is None:
+                self._open = self._store()
+            store = self._open
+            try:
+                yield store
+            except sqlite3.DatabaseError:
+                self._open = None
+                with contextlib.suppress(sqlite3.Error):
+                    store.conn.close()
+                raise
+            finally:
+                if store.dirty and self._open is not None:
+                    from agentctx_store import digest
+
+                    with contextlib.suppress(OSError, sqlite3.Error):
+                        digest.refresh_after_write(store, store.dirty)
+                    store.dirty.clear()
+
+    def _project(self, cwd: str) -> Any:
+        """`resolve_project(cwd)`, remembered for a few seconds (it reads git's files)."""
+        from agentctx_store import resolve_project
+
+        now = time.monotonic()
+        cached = self._projects.get(cwd)
+        if cached is not None and now - cached[0] < PROJECT_TTL_S:
+            return cached[1]
+        project = resolve_project(cwd)
+        if len(self._projects) > 256:
+            self._projects.clear()
+        self._projects[cwd] = (now, project)
+        return project
 
     def _store(self) -> Any:
         from agentctx_store.store import Store
@@ -279,7 +323,6 @@ class Service:
 
     def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
         """The prompt hook's injection, composed as the keyword path composes it."""
-        from agentctx_store import resolve_project
 
         started = time.monotonic()
         cwd = str(request.get("cwd") or "")
@@ -292,8 +335,8 @@ class Service:
             return {"error": "prompt and cwd are required"}
         from agentctx_hooks.prompt import MAX_QUERY_CHARS, compose_for_prompt
 
-        project = resolve_project(cwd)
-        vector = self._query_vector(text[:MAX_QUERY_CHARS])
+        embedding = self._embed_meanwhile(text[:MAX_QUERY_CHARS])
+        project = self._project(cwd)
 
         def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
             self.sync_new(store)  # records written since the last look are embedded first
@@ -302,7 +345,7 @@ class Service:
                 project,
                 query,
                 index=self.index,
-                query_vector=vector,
+                query_vector=embedding,
                 limit=limit,
                 types=types,
                 exclude_ids=exclude_ids,
@@ -312,22 +355,43 @@ class Service:
             return time.monotonic() - started > budget_s
 
         pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
-        with self._store() as store:
+        with self._serving_store() as store:
             text_out, ids = compose_for_prompt(
                 store, project, text, session_id, exclude, pending_triple, rank=rank, late=late
             )
         return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
 
+    def _embed_meanwhile(self, text: str) -> Callable[[], np.ndarray]:
+        """Embed the query on its own thread (onnxruntime releases the GIL) while the keyword
+        side runs; the returned callable waits for it."""
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["vector"] = self._query_vector(text)
+            except BaseException as exc:  # re-raised in the request's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=work, daemon=True, name="agentctx-service-query")
+        thread.start()
+
+        def result() -> np.ndarray:
+            thread.join()
+            if "error" in box:
+                raise box["error"]
+            return box["vector"]
+
+        return result
+
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
-        from agentctx_store import resolve_project
 
         text = str(request.get("query") or "")
-        project = resolve_project(str(request.get("cwd") or "."))
+        embedding = self._embed_meanwhile(text)
+        project = self._project(str(request.get("cwd") or "."))
         if request.get("project_id") and request.get("project_id") != project.project_id:
             return {"error": "the directory resolves to another project here"}
         types = request.get("types") or None
-        vector = self._query_vector(text)
-        with self._store() as store:
+        with self._serving_store() as store:
             self.sync_new(store)
             from agentctx_embed.hybrid import DEFAULT_FLOOR
 
@@ -336,7 +400,7 @@ class Service:
                 project,
                 text,
                 index=self.index,
-                query_vector=vector,
+                query_vector=embedding,
                 limit=int(request.get("limit") or 10),
                 types=types,
                 scope=request.get("scope") or None,
@@ -471,6 +535,11 @@ class Running:
         self.service.wake.set()
         self.server.shutdown()
         self.server.server_close()
+        with self.service.store_lock:
+            if self.service._open is not None:
+                with contextlib.suppress(Exception):
+                    self.service._open.close()
+                self.service._open = None
         with contextlib.suppress(OSError):  # ours: only the lock holder binds it
             os.unlink(self.path)
         self.election.release()
