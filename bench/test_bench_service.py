@@ -160,7 +160,7 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
         "warm": (hook, setup.env),
         "cold": (hook, {**setup.env, "AGENTCTX_NO_SERVICE": "1"}),
     }
-    for name, (command, env) in commands.items():  # warm-up: bytecode, page cache, first model call
+    for command, env in commands.values():  # warm-up: bytecode, page cache, first model call
         for index in range(3):
             _time(command, setup.payload(index), env)
     timings: dict[str, list[float]] = {name: [] for name in commands}
