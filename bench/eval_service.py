@@ -78,8 +78,9 @@ def _run_home(
             text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
             ids = _injected_ids(text, loaded.eval_id)
             rows.append({"qid": query["qid"], "ids": ids, "scores": [1.0 / (rank + 1) for rank in range(len(ids))]})
-            state = json.loads((scratch / f"agentctx-{os.getuid()}" / f"{session}.json").read_text(encoding="utf-8"))
-            served[state["served"]["last"]] += 1
+            state_file = scratch / f"agentctx-{os.getuid()}" / f"{session}.json"
+            if state_file.exists():  # none for a prompt the hook ignores (a slash command)
+                served[json.loads(state_file.read_text(encoding="utf-8"))["served"]["last"]] += 1
     finally:
         if running is not None:
             running.close()
