@@ -24,6 +24,9 @@ GAP = "…"
 # Of an excerpt's characters, at most this share goes to the decision section before the
 # pieces matching the prompt are considered (the section's first piece is always kept).
 DECISION_SHARE = 0.6
+# A piece joins the excerpt only when its match with the prompt is at least this share of the
+# best piece's: a sentence sharing one common word with the prompt is not a passage that answers.
+PIECE_RATIO = 0.5
 _SENTENCE_ENDS = ".!?"
 _CLOSERS = "\"')]*_`»”’"
 _LIST_MARKERS = ("- ", "* ", "+ ", "• ")
@@ -69,53 +72,79 @@ def stem(word: str) -> str:
 def pieces(text: str) -> list[tuple[int, int]]:
     """(start, end) spans of `text` that are never split, in order (whitespace between them is
     in none): fenced code blocks, headings, list items, table rows and sentences."""
-    spans: list[tuple[int, int]] = []
+    return [(start, end) for start, end, _ in _parse(text)]
+
+
+def _parse(text: str) -> list[tuple[int, int, int]]:
+    """`pieces`, each with the number of the paragraph it is in (a blank line, a code block, a
+    list item, a heading or a line opening with a label such as "Decision:" starts a new one)."""
+    spans: list[tuple[int, int, int]] = []
     prose = -1  # start of the prose run being read, or -1
     fence = ""  # the fence of the open code block, or ""
     code = 0
     offset = 0
+    paragraph = 0
     previous_ends = True  # the last prose line ended a sentence (or there was none)
+    in_item = False  # the prose run being read is a list item, heading, quote or table row
+
+    def flush(end: int) -> None:
+        spans.extend((first, last, paragraph) for first, last in _sentences(text, prose, end))
+
     for line in text.split("\n"):
         start, end = offset, offset + len(line)
         offset = end + 1
         stripped = line.strip()
         if fence:
             if stripped.startswith(fence):
-                spans.append((code, end))
+                paragraph += 1
+                spans.append((code, end, paragraph))
+                paragraph += 1
                 fence = ""
             continue
         if stripped.startswith(("```", "~~~")):
             if prose >= 0:
-                spans.extend(_sentences(text, prose, start))
+                flush(start)
                 prose = -1
             fence, code = stripped[:3], start
             continue
         if not stripped:
             if prose >= 0:
-                spans.extend(_sentences(text, prose, start))
+                flush(start)
                 prose = -1
+                paragraph += 1
             previous_ends = True
             continue
-        starts_block = stripped.startswith(("#", "|", ">", *_LIST_MARKERS)) or _numbered(stripped)
-        if prose >= 0 and (starts_block or previous_ends or _is_label(stripped)):
-            spans.extend(_sentences(text, prose, start))
+        item = stripped.startswith(("#", "|", ">", *_LIST_MARKERS)) or _numbered(stripped)
+        label = _is_label(stripped)
+        # a list item, heading or table row runs on only over indented lines
+        ended = previous_ends or (in_item and not line[:1].isspace())
+        if prose >= 0 and (item or ended or label):
+            flush(start)
             prose = -1
+            if item or label or in_item:
+                paragraph += 1
         if prose < 0:
-            prose = start
-        previous_ends = stripped[-1] in _SENTENCE_ENDS + ":" or stripped.startswith("#")
+            prose, in_item = start, item
+        previous_ends = stripped[-1] in _SENTENCE_ENDS + ":" or stripped.startswith(("#", "|"))
     if fence:  # an unclosed block runs to the end
-        spans.append((code, len(text)))
+        spans.append((code, len(text), paragraph + 1))
     elif prose >= 0:
-        spans.extend(_sentences(text, prose, len(text)))
-    return [(start, end) for start, end in (_trim(text, span) for span in spans) if end > start]
+        flush(len(text))
+    trimmed = ((*_trim(text, (first, last)), number) for first, last, number in spans)
+    return [(first, last, number) for first, last, number in trimmed if last > first]
 
 
 def excerpt(body: str, prompt: str, *, limit: int, terms: Sequence[str] | None = None) -> str | None:
     """The pieces of `body` that answer `prompt`, at most about `limit` characters, `…` where
-    text was left out; None when `body` already fits or no whole piece does."""
+    text was left out; None when `body` already fits or no whole piece does.
+
+    Kept, while they fit: the decision section's opening (at most DECISION_SHARE of `limit`),
+    the pieces matching the prompt best, then the sentences around those in their paragraphs.
+    """
     if len(body) <= limit:
         return None
-    spans = pieces(body)
+    parsed = _parse(body)
+    spans = [(start, end) for start, end, _ in parsed]
     if not spans:
         return None
     chosen: set[int] = set()
@@ -135,8 +164,17 @@ def excerpt(body: str, prompt: str, *, limit: int, terms: Sequence[str] | None =
             break
         if used >= DECISION_SHARE * limit:
             break
-    for index in _by_match(body, spans, query_terms(prompt) if terms is None else terms):
-        take(index)
+    matched = [
+        index for index in _by_match(body, spans, query_terms(prompt) if terms is None else terms) if take(index)
+    ]
+    for index in matched:  # the rest of their paragraphs, nearest first
+        for distance in range(1, len(spans)):
+            near = [index + distance, index - distance]
+            near = [other for other in near if 0 <= other < len(spans) and parsed[other][2] == parsed[index][2]]
+            if not near:
+                break
+            for other in near:
+                take(other)
     if not chosen:  # nothing matches and there is no decision: the opening of the record
         for index in range(len(spans)):
             if not take(index):
@@ -182,8 +220,9 @@ def _by_match(body: str, spans: list[tuple[int, int]], terms: Sequence[str]) -> 
     scores = [
         sum(math.log(1 + total / frequency[word]) for word in matched) for matched in found
     ]  # a word in every piece still counts a little
-    ranked = sorted((index for index in range(total) if scores[index] > 0), key=lambda index: (-scores[index], index))
-    return ranked
+    best = max(scores, default=0.0)
+    kept = [index for index in range(total) if scores[index] > 0 and scores[index] >= PIECE_RATIO * best]
+    return sorted(kept, key=lambda index: (-scores[index], index))
 
 
 def _join(body: str, spans: list[tuple[int, int]], chosen: list[int]) -> str:
