@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentctx_store.inject import HEADER as PROMPT_HEADER
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -415,7 +416,7 @@ def test_real_claude_code_session_is_extracted_and_the_next_one_gets_it(rig: Rig
     sent = call.text
     assert f"[DEVELOPER] {prompt}" in sent and "[CLAUDE] Agreed: PostgreSQL" in sent, sent[:2000]
     assert NEW_TITLE in sent  # the current decisions, so the model can supersede them
-    assert "agentctx found stored project records" not in sent  # our own injections are not re-extracted
+    assert PROMPT_HEADER not in sent  # our own injections are not re-extracted
     assert "exit 0" in rig.hooks_log().split("agentctx extract", 1)[1].splitlines()[0]
 
     _, requests = rig.session("What is the plan for the job queue?")

@@ -122,7 +122,9 @@ def test_the_session_counts_full_and_title_only_records_and_tokens(
     text = context(
         hook(
             "UserPromptSubmit",
-            payload("UserPromptSubmit", project_dir, "acct17", prompt="which postgresql version runs the orders database?"),
+            payload(
+                "UserPromptSubmit", project_dir, "acct17", prompt="which postgresql version runs the orders database?"
+            ),
         )
     )
     full, titles = entries(text)
@@ -137,7 +139,9 @@ def test_the_session_counts_full_and_title_only_records_and_tokens(
     again = context(
         hook(
             "UserPromptSubmit",
-            payload("UserPromptSubmit", project_dir, "acct17", prompt="which postgresql version runs the orders database?"),
+            payload(
+                "UserPromptSubmit", project_dir, "acct17", prompt="which postgresql version runs the orders database?"
+            ),
         )
     )
     assert other.record_id not in again and answer.record_id not in again  # never repeated in a session

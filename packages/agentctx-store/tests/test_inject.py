@@ -40,7 +40,9 @@ def record(index: int, title: str = "", body: str = "", **fields: object) -> Rec
 
 
 def hits(*scores: float, **fields: object) -> list[SearchHit]:
-    return [SearchHit(record=record(index, **fields), score=score, relevance=score) for index, score in enumerate(scores)]
+    return [
+        SearchHit(record=record(index, **fields), score=score, relevance=score) for index, score in enumerate(scores)
+    ]
 
 
 def blocks(text: str) -> list[str]:
@@ -53,7 +55,10 @@ def test_one_clear_best_hit_is_shown_in_full_and_the_weaker_ones_by_title() -> N
     assert injection.title_ids == ["01TESTRECORD00000000000001", "01TESTRECORD00000000000002"]
     shown = blocks(injection.text)
     assert "Body of record 0." in shown[0] and 'detail="title"' not in shown[0]
-    assert shown[1] == '<agentctx-record id="01TESTRECORD00000000000001" type="decision" detail="title">\nRecord 1\n</agentctx-record>'
+    assert (
+        shown[1]
+        == '<agentctx-record id="01TESTRECORD00000000000001" type="decision" detail="title">\nRecord 1\n</agentctx-record>'
+    )
     assert "Body of record 1." not in injection.text and "Body of record 2." not in injection.text
 
 

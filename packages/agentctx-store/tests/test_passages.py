@@ -90,7 +90,11 @@ def test_stem_joins_the_common_endings() -> None:
 
 SENTENCE = st.builds(
     lambda words, end: " ".join(words).capitalize() + end,
-    st.lists(st.sampled_from(["cluster", "queue", "cache", "retry", "the", "of", "module", "é", "x.y"]), min_size=1, max_size=12),
+    st.lists(
+        st.sampled_from(["cluster", "queue", "cache", "retry", "the", "of", "module", "é", "x.y"]),
+        min_size=1,
+        max_size=12,
+    ),
     st.sampled_from([".", "!", "?"]),
 )
 CODE = st.lists(st.sampled_from(["a = 1", "b. = 2", "", "print(x). Y"]), min_size=1, max_size=5).map(
