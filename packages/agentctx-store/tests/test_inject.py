@@ -141,3 +141,21 @@ def test_the_injection_always_fits_its_budget_and_keeps_the_fence(
         assert len(injection.ids) <= PROMPT_RECORDS
         assert injection.text.count("<agentctx-record ") == injection.text.count("</agentctx-record>")
         assert bool(injection.text) == bool(injection.ids)
+
+
+def test_a_record_over_the_token_budget_is_cut_between_sentences_not_inside_one() -> None:
+    sentences = [f"Sentence {index} says 🦀 漢字 {'🦀' * 40} and ends here." for index in range(12)]
+    body = " ".join(sentences)
+    assert len(body) < LONG_RECORD_CHARS * 2 and estimate_tokens(body) > PROMPT.tokens / 2
+    tight = Budget(tokens=PROMPT.tokens // 2, chars=PROMPT.chars)
+    injection = compose_injection(
+        [SearchHit(record=record(1, "Crabs", body), score=5.0, relevance=5.0)], "", budget=tight
+    )
+    assert tight.allows(injection.text) and injection.full_ids
+    (shown,) = blocks(injection.text)
+    kept = [line for line in shown.splitlines()[2:-2] if line != "…"]
+    assert kept and all(part in sentences for line in kept for part in _sentences_of(line))
+
+
+def _sentences_of(line: str) -> list[str]:
+    return [part if part.endswith(".") else part + "." for part in line.split(". ") if part]

@@ -167,7 +167,7 @@ def _full_block(
     )
     if room.tokens < MIN_CUT_BODY_TOKENS or room.chars < 4 * MIN_CUT_BODY_TOKENS:
         return None
-    limit = min(room.chars, EXCERPT_CHARS) if len(body) > LONG_RECORD_CHARS else room.chars
+    limit = min(room.chars, EXCERPT_CHARS if len(body) > LONG_RECORD_CHARS else len(body) - 1)
     while limit >= 4 * MIN_CUT_BODY_TOKENS:  # fewer passages until it fits the tokens too
         cut = excerpt(body, prompt, limit=limit, terms=terms)
         if cut is None:
@@ -175,7 +175,7 @@ def _full_block(
         if fits(block(cut + "\n" + EXCERPT_NOTE, True)):
             return block(cut + "\n" + EXCERPT_NOTE, True)
         limit //= 2
-    cut = truncate(body, room)  # no sentence to cut at (one unbroken run of text)
+    cut = truncate(body, room)  # no whole sentence fits (one long unbroken run of text)
     if cut and fits(block(cut + "\n" + EXCERPT_NOTE, True)):
         return block(cut + "\n" + EXCERPT_NOTE, True)
     return None
