@@ -107,37 +107,66 @@ def render(
     text), else shown by its title; the first entry that fits in no form ends the list.
     """
     terms = query_terms(prompt) if prompt else []
-    parts = [HEADER]
+    parts = _Parts(budget)
     full_ids: list[str] = []
     title_ids: list[str] = []
     for index, record in enumerate(records):
         title_line = unfence(record.title) + mark(record)
-        if full is None or full[index]:
-            block = _full_block(record, title_line, prompt, terms, parts, budget)
-            if block is not None:
-                parts.append(block)
-                full_ids.append(record.record_id)
-                continue
-        block = f'<agentctx-record id="{record.record_id}" type="{record.type}" detail="title">\n{title_line}\n{_CLOSE}'
-        if not budget.allows("\n\n".join([*parts, block])):
+        if (full is None or full[index]) and _add_full(parts, record, title_line, prompt, terms):
+            full_ids.append(record.record_id)
+            continue
+        if not parts.add(
+            f'<agentctx-record id="{record.record_id}" type="{record.type}" detail="title">\n{title_line}\n{_CLOSE}'
+        ):
             break
-        parts.append(block)
         title_ids.append(record.record_id)
     if not full_ids and not title_ids:
         return Injection()
-    text = "\n\n".join(parts)
-    if not budget.allows(text):
+    text = "\n\n".join(parts.texts)
+    tokens = estimate_tokens(text)
+    if len(text) > budget.chars or tokens > budget.tokens:  # never: `_Parts` over-counts, if anything
         text = truncate(text, budget)
-    return Injection(text=text, full_ids=full_ids, title_ids=title_ids, tokens=estimate_tokens(text))
+        tokens = estimate_tokens(text)
+    return Injection(text=text, full_ids=full_ids, title_ids=title_ids, tokens=tokens)
 
 
 _CLOSE = "</agentctx-record>"
 
 
-def _full_block(
-    record: Record, title_line: str, prompt: str, terms: list[str], parts: list[str], budget: Budget
-) -> str | None:
-    """The record with its body, or an excerpt of it, as it fits after `parts`; None if it does not."""
+class _Parts:
+    """The header and the blocks added so far, with their size kept as they grow, so a block is
+    checked against the budget without estimating the whole text again. Token estimates add
+    up to at least the estimate of the joined text (each part's is rounded up, plus one; no
+    word runs across the `\\n\\n` between parts), so the check errs on the side of the budget."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.texts = [HEADER]
+        self.chars = len(HEADER)
+        self.tokens = estimate_tokens(HEADER)
+
+    def add(self, block: str) -> bool:
+        """Add `block` if the text still fits the budget with it; say whether it did."""
+        chars = self.chars + 2 + len(block)
+        if chars > self.budget.chars:
+            return False
+        tokens = self.tokens + 1 + estimate_tokens(block)
+        if tokens > self.budget.tokens:
+            return False
+        self.texts.append(block)
+        self.chars, self.tokens = chars, tokens
+        return True
+
+    def room(self, frame: str) -> Budget:
+        """About what is left for a body inside `frame` (a block with an empty body)."""
+        return Budget(
+            tokens=self.budget.tokens - self.tokens - 1 - estimate_tokens(frame),
+            chars=self.budget.chars - self.chars - 2 - len(frame),
+        )
+
+
+def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms: list[str]) -> bool:
+    """Add the record with its body, or an excerpt of it, if either fits; say whether one did."""
 
     def block(body: str, cut: bool) -> str:
         detail = ' detail="excerpt"' if cut else ""
@@ -146,39 +175,30 @@ def _full_block(
             f'valid_from="{record.valid_from[:10]}"{detail}>\n{title_line}\n{body}\n{_CLOSE}'
         )
 
-    def fits(text: str) -> bool:
-        return budget.allows("\n\n".join([*parts, text]))
-
     body = unfence(record.body)
     if len(body) > LONG_RECORD_CHARS:
         cut = excerpt(body, prompt, limit=EXCERPT_CHARS, terms=terms)
         if (
             cut is not None
             and len(cut) <= (1 - MIN_SAVING) * len(body)
-            and fits(block(cut + "\n" + EXCERPT_NOTE, True))
+            and parts.add(block(f"{cut}\n{EXCERPT_NOTE}", True))
         ):
-            return block(cut + "\n" + EXCERPT_NOTE, True)
-    if fits(block(body, False)):
-        return block(body, False)
-    frame = "\n\n".join([*parts, block("", True)])
-    room = Budget(
-        tokens=budget.tokens - estimate_tokens(frame) - estimate_tokens(EXCERPT_NOTE) - 2,
-        chars=budget.chars - len(frame) - len(EXCERPT_NOTE) - 2,
-    )
+            return True
+    if parts.add(block(body, False)):
+        return True
+    room = parts.room(block("\n" + EXCERPT_NOTE, True))
     if room.tokens < MIN_CUT_BODY_TOKENS or room.chars < 4 * MIN_CUT_BODY_TOKENS:
-        return None
+        return False
     limit = min(room.chars, EXCERPT_CHARS if len(body) > LONG_RECORD_CHARS else len(body) - 1)
     while limit >= 4 * MIN_CUT_BODY_TOKENS:  # fewer passages until it fits the tokens too
         cut = excerpt(body, prompt, limit=limit, terms=terms)
         if cut is None:
             break
-        if fits(block(cut + "\n" + EXCERPT_NOTE, True)):
-            return block(cut + "\n" + EXCERPT_NOTE, True)
+        if parts.add(block(f"{cut}\n{EXCERPT_NOTE}", True)):
+            return True
         limit //= 2
     cut = truncate(body, room)  # no whole sentence fits (one long unbroken run of text)
-    if cut and fits(block(cut + "\n" + EXCERPT_NOTE, True)):
-        return block(cut + "\n" + EXCERPT_NOTE, True)
-    return None
+    return bool(cut) and parts.add(block(f"{cut}\n{EXCERPT_NOTE}", True))
 
 
 def mark(record: Record) -> str:

@@ -63,6 +63,8 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "e
 def stem(word: str) -> str:
     """A light suffix strip, so "deploys", "deployed" and "deploying" match "deploy" (FTS5's
     porter stemmer does the same for search; this only has to agree on the common endings)."""
+    if not word.endswith(_SUFFIXES):
+        return word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
@@ -211,7 +213,17 @@ def _by_match(body: str, spans: list[tuple[int, int]], terms: Sequence[str]) -> 
     wanted = {stem(term) for term in terms}
     if not wanted:
         return []
-    found = [{stem(word) for word in words(body[start:end].lower())} & wanted for start, end in spans]
+    stems: dict[str, str] = {}  # each distinct word of the body is stemmed once
+    found = []
+    for start, end in spans:
+        matched = set()
+        for word in set(words(body[start:end].lower())):
+            root = stems.get(word)
+            if root is None:
+                root = stems[word] = stem(word)
+            if root in wanted:
+                matched.add(root)
+        found.append(matched)
     frequency: dict[str, int] = {}
     for matched in found:
         for word in matched:
