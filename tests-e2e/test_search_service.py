@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from agentctx_store import NewRecord, Store, resolve_project
+from agentctx_store.inject import HEADER
 from agentctx_store.service_link import socket_path
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
@@ -165,7 +166,7 @@ def test_warm_and_keyword_paths_answer_in_the_same_format(
     assert warm == cold  # same records chosen here: byte-identical hook JSON
     assert ids["Use PostgreSQL as the main database"] in warm
     context = json.loads(warm)["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("agentctx found stored project records matching this prompt.")
+    assert context.startswith(HEADER)
     # dedup on the warm path: the same session never gets the record twice
     again = run(run_hook, tiny_env, root, "warm", KEYWORD_PROMPT)
     assert ids["Use PostgreSQL as the main database"] not in again

@@ -3,7 +3,9 @@
 SPEC §4: search the literal prompt (BM25 + rerank + relevance floor, `agentctx_store.search`),
 skip records already injected in this session, and inject nothing when nothing clears the floor.
 What is injected is composed by `agentctx_store.inject.compose_injection` (the one composition
-every injecting path shares): records as fenced data within 2,000 tokens and 8,000 characters.
+every injecting path shares): the best record in full (long ones cut to the passages matching
+the prompt), close runners-up in full, the others by title, as fenced data within 2,000 tokens
+and 8,000 characters. Records shown by title may still be shown in full by a later prompt.
 """
 
 from __future__ import annotations
@@ -118,23 +120,29 @@ def compose_for_prompt(
         hits = search(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already).hits
     else:
         hits = rank(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already)
-    injection = compose_injection(hits, prompt, already_injected=already)
+    injection = compose_injection(hits, query, already_injected=already)
     if late is not None and late():
         return "", []
-    text, ids = injection.text, injection.ids
     pending_tokens, pending_ids, pending_count = pending
-    if session_id and (ids or pending_count):
+    if session_id and (injection.text or pending_count):
         try:
             with store.transaction():
                 for _ in range(max(0, pending_count - 1)):
                     store.record_injection(project, session_id, [], 0)
                 if pending_count:
                     store.record_injection(project, session_id, pending_ids, pending_tokens)
-                if ids:
-                    store.record_injection(project, session_id, ids, injection.tokens)
+                if injection.text:
+                    store.record_injection(
+                        project,
+                        session_id,
+                        injection.full_ids,
+                        injection.tokens,
+                        title_ids=injection.title_ids,
+                        prompt=True,
+                    )
         except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
             log.error(event, exc, session=session_id)
-    return text, ids
+    return injection.text, injection.ids
 
 
 def _load_state(hook: HookInput) -> dict[str, object]:
