@@ -400,3 +400,41 @@ def test_peer_of_another_uid_is_refused(monkeypatch: pytest.MonkeyPatch) -> None
     finally:
         left.close()
         right.close()
+
+
+def test_search_status_and_doctor_say_hybrid_and_the_model(
+    service: Any, project: Any, tiny_env: dict[str, str]
+) -> None:
+    root, ids = project
+
+    def cli(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(AGENTCTX), *args], capture_output=True, text=True, env={**tiny_env, **extra}, check=False
+        )
+
+    hybrid = json.loads(cli("search", PARAPHRASE, "-p", str(root), "--json").stdout)
+    assert hybrid and {hit["mode"] for hit in hybrid} == {"hybrid"}
+    assert hybrid[0]["id"] == ids["Use PostgreSQL as the main database"]
+    assert ids["foreign"] not in {hit["id"] for hit in hybrid}
+    keyword = json.loads(cli("search", KEYWORD_PROMPT, "-p", str(root), "--json", AGENTCTX_NO_SERVICE="1").stdout)
+    assert keyword and {hit["mode"] for hit in keyword} == {"keyword"}
+    status = json.loads(cli("status", "-p", str(root), "--json").stdout)
+    assert status["search_service"]["up"] is True
+    assert status["search_service"]["model"] == TINY_MODEL_NAME
+    doctor = cli("doctor", "-p", str(root)).stdout
+    assert "search service: up" in doctor and TINY_MODEL_NAME in doctor
+    # ctx_search (in-process MCP tool logic, ranking through the service's socket)
+    from agentctx_mcp import tools
+
+    with Store.open() as store:
+        index = tools.search_index(store, resolve_project(root), PARAPHRASE)
+    assert index.splitlines()[0] == "mode: hybrid"
+    assert ids["Use PostgreSQL as the main database"] in index
+
+
+def test_status_says_when_the_service_is_down(project: Any, tiny_env: dict[str, str]) -> None:
+    root, _ids = project
+    done = subprocess.run(
+        [str(AGENTCTX), "status", "-p", str(root), "--json"], capture_output=True, text=True, env=tiny_env, check=True
+    )
+    assert json.loads(done.stdout)["search_service"] == {"up": False}
