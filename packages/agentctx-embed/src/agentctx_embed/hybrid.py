@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 from agentctx_store.ranking import rrf
@@ -183,13 +184,17 @@ def hybrid_search(
 
 @dataclass
 class Candidates:
-    """Everything the floor looks at for one query: fused hits best first, and both signals."""
+    """Everything the floor looks at for one query: the fused order, best first, and both
+    signals. Records found by the vector side alone are read only when the floor keeps them."""
 
     result: HybridResult
-    fused: list[SearchHit]
+    fused: list[SearchHit]  # the keyword answer as it stands (mode "keyword" only)
     cosine_of: dict[str, float]
     relevance_of: dict[str, float]
     best_relevance: float
+    order: list[tuple[str, float]] = field(default_factory=list)  # (id, fused value), best first
+    records: dict[str, Any] = field(default_factory=dict)
+    fetch: Callable[[list[str]], dict[str, Any]] | None = None
 
 
 def candidates(
@@ -254,17 +259,18 @@ def candidates(
         keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines)
     )
     fused = rrf([keyword_order, vector_order], k=RRF_K)
-    records = {hit.record.record_id: hit.record for hit in keyword.hits}
-    missing = [record_id for record_id in fused if record_id not in records]
-    records.update(_fetch(store, missing, namespaces, types, excluded))
     # The keyword order already carries the rerank (type, recency, confidence, pin); multiplying
     # RRF values (1/61, 1/62, ...) by it again would let the type weights decide the order.
-    hits = [
-        SearchHit(record=records[rid], relevance=value, score=value) for rid, value in fused.items() if rid in records
-    ]  # type: ignore[arg-type]
-    hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
+    order = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return Candidates(
-        result=result, fused=hits, cosine_of=cosine_of, relevance_of=relevance_of, best_relevance=best_relevance
+        result=result,
+        fused=[],
+        cosine_of=cosine_of,
+        relevance_of=relevance_of,
+        best_relevance=best_relevance,
+        order=order,
+        records={hit.record.record_id: hit.record for hit in keyword.hits},
+        fetch=lambda ids: _fetch(store, ids, namespaces, types, excluded),
     )
 
 
@@ -285,19 +291,31 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
     if floor is not None and not _answers(floor, keyword_pass=base.keyword_pass, share=base.keyword_share, z=base.z):
         return result
     kept = [
-        hit
-        for hit in found.fused
+        (record_id, value)
+        for record_id, value in found.order
         if floor is None
         or _keeps(
             floor,
-            cosine=found.cosine_of.get(hit.record.record_id),
+            cosine=found.cosine_of.get(record_id),
             best_cosine=base.best_cosine,
-            relevance=found.relevance_of.get(hit.record.record_id),
+            relevance=found.relevance_of.get(record_id),
             best_relevance=found.best_relevance,
             keyword_pass=base.keyword_pass,
         )
     ]
-    result.hits = kept[:limit]
+    hits: list[SearchHit] = []
+    start = 0
+    while len(hits) < limit and start < len(kept):
+        batch = kept[start : start + 2 * limit]
+        start += len(batch)
+        missing = [record_id for record_id, _ in batch if record_id not in found.records]
+        if missing and found.fetch is not None:
+            found.records.update(found.fetch(missing))
+        for record_id, value in batch:
+            record = found.records.get(record_id)
+            if record is not None:  # not current, not visible or excluded: never shown
+                hits.append(SearchHit(record=record, relevance=value, score=value))
+    result.hits = hits[:limit]
     return result
 
 

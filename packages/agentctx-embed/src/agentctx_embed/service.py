@@ -239,9 +239,17 @@ class Service:
 
     def sync_new(self, store: Any, *, limit: int | None = INLINE_EMBED_MAX) -> int:
         """Embed records added since the last look (cheap: a rowid range); at most `limit`."""
-        rows = store.conn.execute(self._SELECT + " AND rowid > ? ORDER BY rowid", (self.high_rowid,)).fetchall()
+        sql = self._SELECT + " AND rowid > ? ORDER BY rowid"
+        rows = store.conn.execute(
+            sql + (f" LIMIT {limit + 1}" if limit is not None else ""), (self.high_rowid,)
+        ).fetchall()
         if limit is not None and len(rows) > limit:
-            self.wake.set()  # too many for a query to wait on: the background thread does them
+            # too many for a query to wait on: the background pass embeds every record without
+            # a vector; queries stop looking at them
+            self.high_rowid = max(
+                self.high_rowid, store.conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
+            )
+            self.wake.set()
             return 0
         count = self._embed_rows(rows)
         if rows:
