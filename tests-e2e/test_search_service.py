@@ -438,3 +438,46 @@ def test_status_says_when_the_service_is_down(project: Any, tiny_env: dict[str, 
         [str(AGENTCTX), "status", "-p", str(root), "--json"], capture_output=True, text=True, env=tiny_env, check=True
     )
     assert json.loads(done.stdout)["search_service"] == {"up": False}
+
+
+def _wait_for(predicate: Any, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _service_pid() -> int | None:
+    try:
+        return int(ping()["pid"])
+    except Exception:
+        return None
+
+
+def test_the_mcp_server_hosts_the_service_and_the_next_one_takes_over(project: Any, tiny_env: dict[str, str]) -> None:
+    root, _ids = project
+    env = {**tiny_env, "CLAUDE_PROJECT_DIR": str(root)}
+    first = subprocess.Popen(
+        [str(AGENTCTX), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    second = None
+    try:
+        assert _wait_for(lambda: _service_pid() is not None, 120), "the first MCP server did not host the service"
+        hosted = _service_pid()
+        second = subprocess.Popen(
+            [str(AGENTCTX), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        time.sleep(8)  # the second one tried and found the lock held
+        assert _service_pid() == hosted
+        first.stdin.close()  # type: ignore[union-attr]  # the session ends: the server exits, its service with it
+        first.wait(30)
+        assert _wait_for(lambda: _service_pid() not in (None, hosted), 120), "the second MCP server did not take over"
+        assert not os.path.exists(f"/proc/{hosted}") or _wait_for(lambda: not os.path.exists(f"/proc/{hosted}"), 30)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.stdin.close()  # type: ignore[union-attr]
+                proc.wait(30)
+    assert _wait_for(lambda: _service_pid() is None, 60), "the service outlived every MCP server"

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 from agentctx_store import paths
-from agentctx_store.service_link import PROTOCOL, lock_path, socket_path
+from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, try_lock
 
 from agentctx_embed.hybrid import VectorIndex, hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
@@ -73,24 +73,16 @@ def version() -> str:
 
 
 class Election:
-    """The service lock of a data dir, held for the life of the service."""
+    """The service lock of a data dir (`service_link.try_lock`), held for the life of the service."""
 
-    def __init__(self, home: str) -> None:
+    def __init__(self, home: str, fd: int | None = None) -> None:
         self.home = home
-        self.fd: int | None = None
+        self.fd = fd  # an inherited, already locked descriptor (hosted by `agentctx mcp`)
 
     def try_acquire(self) -> bool:
-        os.makedirs(self.home, mode=0o700, exist_ok=True)
-        fd = os.open(lock_path(self.home), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self.fd = fd
-        return True
+        if self.fd is None:
+            self.fd = try_lock(self.home)
+        return self.fd is not None
 
     def describe(self, info: dict[str, Any]) -> None:
         if self.fd is None:
@@ -103,18 +95,14 @@ class Election:
         if self.fd is not None:
             with contextlib.suppress(OSError):
                 os.ftruncate(self.fd, 0)
-            os.close(self.fd)  # closing drops the flock
+            with contextlib.suppress(OSError):
+                os.close(self.fd)  # closing drops the flock
             self.fd = None
 
 
 def holder(home: str | None = None) -> dict[str, Any]:
     """What the lock file says about the running service ({} when none has written it)."""
-    try:
-        with open(lock_path(home), encoding="utf-8") as handle:
-            data = json.loads(handle.read() or "{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return lock_note(home)
 
 
 # -- the service ---------------------------------------------------------------------------
@@ -341,7 +329,7 @@ class Service:
         budget_s = float(request.get("budget_ms") or 1000) / 1000.0
         if not cwd or not text:
             return {"error": "prompt and cwd are required"}
-        from agentctx_hooks.prompt import MAX_QUERY_CHARS, compose_for_prompt
+        from agentctx_store.prompt_answer import MAX_QUERY_CHARS, compose_for_prompt
 
         embedding = self._embed_meanwhile(text[:MAX_QUERY_CHARS])
         project = self._project(cwd)
@@ -365,7 +353,7 @@ class Service:
         pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
         with self._serving_store() as store:
             text_out, ids = compose_for_prompt(
-                store, project, text, session_id, exclude, pending_triple, rank=rank, late=late
+                store, project, text, session_id, exclude, pending_triple, rank=rank, late=late, log=_log_error
             )
         return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
 
@@ -422,6 +410,10 @@ class Service:
             "degraded": result.degraded,
             "hits": [[hit.record.record_id, hit.score, hit.relevance] for hit in result.hits],
         }
+
+
+def _log_error(event: str, exc: BaseException, session: str) -> None:
+    logger.warning("%s (session %s): %s", event, session, exc)
 
 
 def rss_bytes() -> int:
@@ -553,13 +545,13 @@ class Running:
         self.election.release()
 
 
-def start(home: str, *, loader: Callable[[], Embedder] | None = None) -> Running | None:
+def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: int | None = None) -> Running | None:
     """Win the election and start serving; None when another process already serves `home`.
 
     Raises:
         ModelUnavailable: the model cannot be loaded (the lock is released first).
     """
-    election = Election(home)
+    election = Election(home, lock_fd)
     if not election.try_acquire():
         return None
     try:
@@ -587,33 +579,42 @@ def load_model() -> Embedder:
 # -- hosting -------------------------------------------------------------------------------
 
 
-def host_in_background(home: str | None = None) -> threading.Thread:
-    """For `agentctx mcp`: serve this data dir when nobody else does, for as long as we live."""
+def serve_hosted(lock_fd: int) -> int:
+    """`python -m agentctx_embed.service --hosted FD`: the service `agentctx mcp` starts for its
+    data dir, holding the lock it inherited; it ends when the MCP server does (its stdin, a pipe
+    from the server, closes) or on SIGTERM. Exit 3: the model cannot be loaded (noted in the
+    lock file, so MCP servers do not retry for `MODEL_RETRY_S`)."""
+    configure_logging()
+    home = paths.home_text()
+    try:
+        running = start(home, lock_fd=lock_fd)
+    except ModelUnavailable as exc:
+        logger.info("warm search service not started: %s", exc)
+        fd = try_lock(home)  # the inherited lock was released by start(); note why for the others
+        if fd is not None:
+            note = Election(home, fd)
+            note.describe({"unavailable": str(exc), "at": time.time()})
+            os.close(fd)
+        return 3
+    if running is None:
+        return 0
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
 
-    def loop() -> None:
-        target = home or paths.home_text()
-        while True:
-            try:
-                running = start(target)
-            except ModelUnavailable as exc:
-                logger.info("warm search service not started: %s", exc)
-                time.sleep(MODEL_RETRY_S)
-                continue
-            except Exception:
-                logger.exception("warm search service failed to start")
-                time.sleep(MODEL_RETRY_S)
-                continue
-            if running is not None:
-                import atexit
+    def parent_gone() -> None:
+        with contextlib.suppress(OSError):
+            while sys.stdin.buffer.read(4096):
+                pass
+        stop.set()
 
-                atexit.register(running.close)  # a clean exit leaves no stale socket behind
-                logger.info("warm search service up: %s", running.path)
-                return  # serves until the process exits (daemon threads)
-            time.sleep(HANDOVER_RETRY_S)
-
-    thread = threading.Thread(target=loop, daemon=True, name="agentctx-service-host")
-    thread.start()
-    return thread
+    threading.Thread(target=parent_gone, daemon=True).start()
+    logger.info("warm search service up (hosted, parent pid %d): %s", os.getppid(), running.path)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        running.close()
+    return 0
 
 
 def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], None] = print) -> int:
@@ -668,4 +669,15 @@ def configure_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
-__all__ = ["Election", "Running", "Service", "holder", "host_in_background", "serve_foreground", "start"]
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "--hosted":
+        return serve_hosted(int(args[1]))
+    print("usage: python -m agentctx_embed.service --hosted LOCK_FD (use `agentctx serve`)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+__all__ = ["Election", "Running", "Service", "holder", "serve_foreground", "start"]

@@ -13,14 +13,6 @@ from __future__ import annotations
 from agentctx_hooks import log, state, warm
 from agentctx_hooks.payload import HookInput
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from agentctx_store import Project, Store
-    from agentctx_store.search import SearchHit
-
-MAX_QUERY_CHARS = 10_000
 # Prompts Claude Code submits on the developer's behalf: not something to search for.
 _META_PREFIXES = (
     "<task-notification>",
@@ -82,67 +74,22 @@ def handle(hook: HookInput) -> str:
 
     project = project_of(hook.cwd)
     pending = state.take_pending(data)
+    from agentctx_store.prompt_answer import compose_for_prompt
+
+    from agentctx_hooks.spool import flush_quietly
+
     with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
-        text, ids = compose_for_prompt(store, project, prompt, hook.session_id, already, pending, event=hook.event)
+        flush_quietly(store, hook.event)  # captures of the last turn become searchable first
+        text, ids = compose_for_prompt(
+            store, project, prompt, hook.session_id, already, pending, event=hook.event, log=_log_error
+        )
     state.add_injected(data, ids)
     _save_state(hook, data)
     return text
 
 
-def compose_for_prompt(
-    store: Store,
-    project: Project,
-    prompt: str,
-    session_id: str,
-    already: list[str],
-    pending: tuple[int, list[str], int],
-    *,
-    event: str = "UserPromptSubmit",
-    rank: Callable[..., Sequence[SearchHit]] | None = None,
-    late: Callable[[], bool] | None = None,
-) -> tuple[str, list[str]]:
-    """The store's half of a prompt, shared by the keyword path (here) and the warm search
-    service (`agentctx_embed.service`, which passes its hybrid `rank`): flush the spool, rank,
-    compose with `agentctx_store.inject`, and account for what is injected (and for what the
-    fast SessionStart path left pending). `late()` true after ranking: the caller gave up
-    waiting, so nothing is recorded and nothing returned."""
-    import sqlite3
-
-    from agentctx_store.inject import PROMPT_TYPES, compose_injection
-
-    from agentctx_hooks.spool import flush_quietly
-
-    flush_quietly(store, event)  # captures of the last turn become searchable first
-    query = prompt[:MAX_QUERY_CHARS]
-    if rank is None:
-        from agentctx_store import search
-
-        hits = search(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already).hits
-    else:
-        hits = rank(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already)
-    injection = compose_injection(hits, query, already_injected=already)
-    if late is not None and late():
-        return "", []
-    pending_tokens, pending_ids, pending_count = pending
-    if session_id and (injection.text or pending_count):
-        try:
-            with store.transaction():
-                for _ in range(max(0, pending_count - 1)):
-                    store.record_injection(project, session_id, [], 0)
-                if pending_count:
-                    store.record_injection(project, session_id, pending_ids, pending_tokens)
-                if injection.text:
-                    store.record_injection(
-                        project,
-                        session_id,
-                        injection.full_ids,
-                        injection.tokens,
-                        title_ids=injection.title_ids,
-                        prompt=True,
-                    )
-        except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
-            log.error(event, exc, session=session_id)
-    return injection.text, injection.ids
+def _log_error(event: str, exc: BaseException, session: str) -> None:
+    log.error(event, exc, session=session)
 
 
 def _load_state(hook: HookInput) -> dict[str, object]:

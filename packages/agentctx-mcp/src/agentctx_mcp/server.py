@@ -15,6 +15,7 @@ go to `$AGENTCTX_HOME/logs/mcp.log`).
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import logging
 import logging.handlers
@@ -256,25 +257,56 @@ def configure_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
+HOST_RETRY_S = 5.0  # how often a server that does not host tries to take over
+MODEL_RETRY_S = 300.0  # after the service could not load its model
+
+
 def host_search_service() -> None:
     """Host the warm search service of this data dir when nobody does (docs/adr-008-warm-service.md).
 
-    In a background thread, after the server is up: the model loads while Claude Code talks to
-    the tools. Without the embed extra, or with `AGENTCTX_NO_SERVICE=1`, nothing happens."""
-    if os.environ.get("AGENTCTX_NO_SERVICE") == "1":
+    A background thread takes the service lock (`service_link.try_lock`) and starts the service
+    as a child process that inherits the lock and reads this server's end of a pipe on stdin, so
+    it ends with this process, however that ends. Until it gets the lock it tries again every
+    few seconds: when the hosting session ends, the next server takes over. Without the embed
+    extra, or with `AGENTCTX_NO_SERVICE=1`, nothing happens."""
+    if os.environ.get("AGENTCTX_NO_SERVICE") == "1" or importlib.util.find_spec("agentctx_embed") is None:
         return
+    import subprocess
+    import sys
     import threading
+    import time
 
-    def later() -> None:
-        try:
-            from agentctx_embed.service import host_in_background
-        except ImportError:
-            return
-        host_in_background()
+    from agentctx_store import service_link
 
-    timer = threading.Timer(1.0, later)
-    timer.daemon = True
-    timer.start()
+    def loop() -> None:
+        while True:
+            note = service_link.lock_note()
+            if note.get("unavailable") and time.time() - float(note.get("at") or 0) < MODEL_RETRY_S:
+                time.sleep(HOST_RETRY_S)
+                continue
+            fd = service_link.try_lock()
+            if fd is None:
+                time.sleep(HOST_RETRY_S)
+                continue
+            try:
+                child = subprocess.Popen(
+                    [sys.executable, "-m", "agentctx_embed.service", "--hosted", str(fd)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(fd,),
+                )
+            except OSError:
+                logger.exception("could not start the warm search service")
+                return
+            finally:
+                os.close(fd)  # the child holds the lock now
+            logger.info("warm search service started, pid %d", child.pid)
+            code = child.wait()
+            logger.info("warm search service exited with %s", code)
+            time.sleep(HOST_RETRY_S)
+
+    threading.Thread(target=loop, daemon=True, name="agentctx-service-host").start()
 
 
 def serve() -> int:

@@ -62,6 +62,38 @@ def lock_path(home: str | None = None) -> str:
     return os.path.join(home or paths.home_text(), LOCK_NAME)
 
 
+def try_lock(home: str | None = None) -> int | None:
+    """Take the service lock of a data dir (`flock`, non-blocking): the open descriptor, or None
+    when another process holds it. The kernel drops the lock when every descriptor of it is
+    closed, so a killed holder never blocks the next one."""
+    from agentctx_store import paths
+
+    base = home or paths.home_text()
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    fd = os.open(lock_path(base), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (OSError, ImportError):
+        os.close(fd)
+        return None
+    return fd
+
+
+def lock_note(home: str | None = None) -> dict[str, Any]:
+    """What the lock file says (the running service's description, or why the last one could
+    not start); {} when nothing readable is there."""
+    import json
+
+    try:
+        with open(lock_path(home), encoding="utf-8") as handle:
+            data = json.loads(handle.read() or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def exchange(request: bytes, *, timeout: float, path: str | None = None) -> bytes:
     """Send one request and read the whole answer within `timeout` seconds in total.
 
