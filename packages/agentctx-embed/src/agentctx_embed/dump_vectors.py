@@ -29,16 +29,19 @@ def main(argv: list[str]) -> int:
             if vectors.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_meta'").fetchone()
             else {}
         )
-        current = [row[0] for row in vectors.conn.execute("SELECT id FROM records WHERE superseded_at IS NULL")]
-        ids, matrix = vectors.matrix(current) if meta.get("model") else ([], None)
-    header = {
-        "model": meta.get("model", ""),
-        "dims": int(matrix.shape[1]) if matrix is not None and ids else 0,
-        "ids": ids,
-    }
+        current = {row[0] for row in vectors.conn.execute("SELECT id FROM records WHERE superseded_at IS NULL")}
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        if meta.get("model") and vectors.has_table():
+            # one pass over the table: a lookup per id is a scan per chunk on a vec0 table
+            for record_id, blob in vectors.conn.execute(f"SELECT record_id, embedding FROM {vectors._table()}"):
+                if record_id in current:
+                    ids.append(record_id)
+                    blobs.append(blob)
+    header = {"model": meta.get("model", ""), "dims": len(blobs[0]) // 4 if blobs else 0, "ids": ids}
     out.write(json.dumps(header).encode("utf-8") + b"\n")
-    if ids and matrix is not None:
-        out.write(matrix.astype("<f4").tobytes())
+    for blob in blobs:
+        out.write(blob)
     out.flush()
     return 0
 

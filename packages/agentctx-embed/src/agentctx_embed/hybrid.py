@@ -107,13 +107,23 @@ class VectorIndex:
         """`items` are (record id, project id, type, version) for the rows of `vectors`."""
         with self.lock:
             new = [index for index, item in enumerate(items) if item[0] not in self.rows]
+            if new and not self.ids and len(new) == len(items):  # the first, bulk load: no copy
+                self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+                self.namespace = np.zeros(len(items), dtype=np.int32)
+                self.kind = np.zeros(len(items), dtype=np.int32)
+                self.alive = np.zeros(len(items), dtype=bool)
+                for row, item in enumerate(items):
+                    self.rows[item[0]] = row
+                    self.ids.append(item[0])
+                new = []
             if new:
                 start = len(self.ids)
-                grow = len(new)
-                self.matrix = np.concatenate([self.matrix, np.zeros((grow, self.dims), dtype=np.float32)])
-                self.namespace = np.concatenate([self.namespace, np.zeros(grow, dtype=np.int32)])
-                self.kind = np.concatenate([self.kind, np.zeros(grow, dtype=np.int32)])
-                self.alive = np.concatenate([self.alive, np.zeros(grow, dtype=bool)])
+                if start + len(new) > len(self.matrix):  # grow by a quarter: fresh records come one by one
+                    grow = max(start + len(new), len(self.matrix) + len(self.matrix) // 4 + 256) - len(self.matrix)
+                    self.matrix = np.concatenate([self.matrix, np.zeros((grow, self.dims), dtype=np.float32)])
+                    self.namespace = np.concatenate([self.namespace, np.zeros(grow, dtype=np.int32)])
+                    self.kind = np.concatenate([self.kind, np.zeros(grow, dtype=np.int32)])
+                    self.alive = np.concatenate([self.alive, np.zeros(grow, dtype=bool)])
                 for offset, index in enumerate(new):
                     self.rows[items[index][0]] = start + offset
                     self.ids.append(items[index][0])
@@ -149,7 +159,7 @@ class VectorIndex:
         return ids, cosines
 
     def nbytes(self) -> int:
-        return int(self.matrix.nbytes)
+        return int(self.matrix.nbytes)  # with the room kept for growth
 
 
 def hybrid_search(
