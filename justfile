@@ -26,7 +26,7 @@ lint:
 
 # build every wheel and sdist into dist/
 build:
-    uv build --all-packages -o dist
+    scripts/build-dist
 
 # what CI runs, from nothing
 ci:

@@ -76,7 +76,10 @@ class RecordCreate(BaseModel):
     confidence: ConfidenceName = "explicit"
     pinned: bool = False
     valid_from: Text | None = Field(None, description="ISO 8601 date or time; default now.")
-    supersedes: Text | None = Field(None, description="Id of the current record this one replaces (same type).")
+    supersedes: Text | None = Field(
+        None,
+        description="Id of the current record this one replaces (its type may differ, except handover and profile).",
+    )
 
 
 class RecordPatch(BaseModel):
