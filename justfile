@@ -3,7 +3,7 @@
 
 # install every package and extra from the lock
 install:
-    uv sync --all-packages --all-extras --frozen
+    uv sync --all-packages --all-extras --frozen --compile-bytecode
 
 # the README's test command: every test
 test *args:

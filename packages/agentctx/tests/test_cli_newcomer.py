@@ -334,3 +334,26 @@ def test_the_docs_index_lists_each_page_once() -> None:
     pages = re.findall(r"\]\((\w[\w./-]*\.md)\)", index)
     assert pages, "docs/index.md links no page"
     assert sorted(page for page in set(pages) if pages.count(page) > 1) == []
+
+
+# -- 12. compiled bytecode for the installed tool, not on every `uv run` --------------------
+
+
+def test_bytecode_is_compiled_at_install_and_sync_not_on_every_uv_run() -> None:
+    import tomllib
+
+    from agentctx.cli._install import install_command
+
+    root = Path(__file__).resolve().parents[3]
+    workspace = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "compile-bytecode" not in workspace.get("tool", {}).get("uv", {})  # it recompiled ~7,000 files per run
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8")
+    lines = [line.split("#")[0].strip() for line in ci.splitlines()]
+    sync = lines.index("uv sync --all-packages --all-extras --frozen")
+    assert lines[sync - 1 : sync + 2] == [
+        "export UV_COMPILE_BYTECODE=1",
+        "uv sync --all-packages --all-extras --frozen",
+        "unset UV_COMPILE_BYTECODE",
+    ]
+    assert "uv tool install --compile-bytecode ./packages/agentctx" in (root / "README.md").read_text()
+    assert "--compile-bytecode" in install_command("ui")
