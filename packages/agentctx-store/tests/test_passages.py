@@ -131,3 +131,16 @@ def test_passages_do_not_import_re() -> None:
     code = "import sys, agentctx_store.passages, agentctx_store.inject\nprint('re' in sys.modules)"
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_decision_section_is_found_by_its_label_not_by_a_word_starting_with_it() -> None:
+    body = (
+        "Decisions are hard to find in our wiki, so they get lost. " * 6
+        + "\nContext: The team keeps losing track of choices made in meetings. " * 4
+        + "\nDecision Outcome: We record each decision as an ADR in the repository.\n"
+        + "Consequences: Reviews take a little longer. " * 4
+    )
+    cut = excerpt(body, "unrelated words only", limit=300)
+    assert cut is not None
+    assert "Decision Outcome: We record each decision as an ADR in the repository." in cut
+    assert "Decisions are hard" not in cut

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 GAP = "…"
 # Of an excerpt's characters, at most this share goes to the decision section before the
-# pieces matching the prompt are considered (the section's first piece is always kept).
+# pieces matching the prompt are considered (its first piece is kept whenever it fits at all).
 DECISION_SHARE = 0.6
 # A piece joins the excerpt only when its match with the prompt is at least this share of the
 # best piece's: a sentence sharing one common word with the prompt is not a passage that answers.
@@ -191,7 +191,8 @@ def _decision_section(body: str, spans: list[tuple[int, int]]) -> list[int]:
     first = -1
     for labels in (_DECISION_LABELS, _DECISION_OPENINGS):
         for index, (start, end) in enumerate(spans):
-            if body[start:end].lstrip("#*_ ").lower().startswith(labels):
+            opening = body[start:end].lstrip("#*_ ").lower()
+            if opening.startswith(labels) and _label_ends(opening, labels):
                 first = index
                 break
         if first >= 0:
@@ -206,6 +207,15 @@ def _decision_section(body: str, spans: list[tuple[int, int]]) -> list[int]:
             break
         section.append(index)
     return section
+
+
+def _label_ends(opening: str, labels: tuple[str, ...]) -> bool:
+    """The label is a word of its own: "Decision:" and "Decision Outcome", not "Decisions are…"."""
+    for label in labels:
+        if opening.startswith(label):
+            following = opening[len(label) : len(label) + 1]
+            return not following.isalpha()
+    return False
 
 
 def _by_match(body: str, spans: list[tuple[int, int]], terms: Sequence[str]) -> list[int]:
