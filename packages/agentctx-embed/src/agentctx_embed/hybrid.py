@@ -145,18 +145,24 @@ class VectorIndex:
 
     def similarities(
         self, query: np.ndarray, namespaces: Sequence[str], types: Sequence[str] | None
-    ) -> tuple[list[str], np.ndarray]:
-        """(ids, cosines) of the live rows in these namespaces and types, in row order."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, cosines) of the live rows in these namespaces and types, in row order. One
+        product over the whole matrix, then the mask: no copy of the visible rows' vectors."""
         with self.lock:
-            mask = self.alive & np.isin(self.namespace, [self._codes[n] for n in namespaces if n in self._codes])
+            size = len(self.ids)
+            mask = self.alive[:size] & np.isin(
+                self.namespace[:size], [self._codes[n] for n in namespaces if n in self._codes]
+            )
             if types is not None:
-                mask &= np.isin(self.kind, [self._codes[t] for t in types if t in self._codes])
+                mask &= np.isin(self.kind[:size], [self._codes[t] for t in types if t in self._codes])
             rows = np.flatnonzero(mask)
             if not len(rows):
-                return [], np.zeros(0, dtype=np.float32)
-            cosines = self.matrix[rows] @ np.asarray(query, dtype=np.float32)
-            ids = [self.ids[row] for row in rows.tolist()]
-        return ids, cosines
+                return rows, np.zeros(0, dtype=np.float32)
+            cosines = (self.matrix[:size] @ np.asarray(query, dtype=np.float32))[rows]
+        return rows, cosines
+
+    def ids_of(self, rows: np.ndarray) -> list[str]:
+        return [self.ids[row] for row in rows.tolist()]
 
     def nbytes(self) -> int:
         return int(self.matrix.nbytes)  # with the room kept for growth
@@ -246,11 +252,15 @@ def candidates(
     namespaces = _namespaces(project, scope)
     if callable(query_vector):  # computed meanwhile on another thread (the service)
         query_vector = query_vector()
-    ids, cosines = index.similarities(query_vector, namespaces, types)
+    rows, cosines = index.similarities(query_vector, namespaces, types)
     excluded = set(exclude_ids)
-    order = np.argsort(-cosines, kind="stable") if len(ids) else np.zeros(0, dtype=np.int64)
-    vector_order = [ids[i] for i in order.tolist() if ids[i] not in excluded][:CANDIDATES]
-    cosine_of = {ids[i]: float(cosines[i]) for i in order[: CANDIDATES + len(excluded)].tolist()}
+    wanted = min(len(rows), CANDIDATES + len(excluded))
+    # the best few of 100K: a partition, not a sort
+    top = np.argpartition(-cosines, wanted - 1)[:wanted] if 0 < wanted < len(rows) else np.arange(len(rows))
+    top = top[np.lexsort((rows[top], -cosines[top]))]  # best first, ties by row
+    top_ids = index.ids_of(rows[top])
+    vector_order = [record_id for record_id in top_ids if record_id not in excluded][:CANDIDATES]
+    cosine_of = {record_id: float(cosines[i]) for record_id, i in zip(top_ids, top.tolist(), strict=True)}
     best_cosine = cosine_of[vector_order[0]] if vector_order else 0.0
 
     keyword_order = [hit.record.record_id for hit in keyword.hits]
