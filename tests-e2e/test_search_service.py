@@ -174,6 +174,10 @@ def test_warm_and_keyword_paths_answer_in_the_same_format(
     with Store.open() as store:
         tokens = dict(store.conn.execute("SELECT session_id, tokens_injected FROM sessions").fetchall())
     assert tokens["warm"] == tokens["cold"] > 0
+    with Store.open() as store:  # the record of what was injected says which path served it
+        metas = dict(store.conn.execute("SELECT session_id, meta FROM sessions").fetchall())
+    assert json.loads(metas["warm"])["prompts_served_warm"] == 1  # the second prompt injected nothing new
+    assert "prompts_served_warm" not in json.loads(metas["cold"] or "{}")
 
 
 def test_paraphrase_found_only_by_meaning_never_superseded_or_foreign(

@@ -363,7 +363,16 @@ class Service:
         pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
         with self._serving_store() as store:
             text_out, ids = compose_for_prompt(
-                store, project, text, session_id, exclude, pending_triple, rank=rank, late=late, log=_log_error
+                store,
+                project,
+                text,
+                session_id,
+                exclude,
+                pending_triple,
+                rank=rank,
+                late=late,
+                log=_log_error,
+                served_by="warm",
             )
         return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
 

@@ -30,12 +30,15 @@ def compose_for_prompt(
     log: Callable[[str, BaseException, str], None] | None = None,
     rank: Callable[..., Sequence[SearchHit]] | None = None,
     late: Callable[[], bool] | None = None,
+    served_by: str = "",
 ) -> tuple[str, list[str]]:
     """The store's half of a prompt, shared by the keyword path (the prompt hook) and the warm
     search service (`agentctx_embed.service`, which passes its hybrid `rank`): rank, compose with
     `agentctx_store.inject`, and account for what is injected (and for what the fast
     SessionStart path left pending). `late()` true after ranking: the caller gave up waiting, so
-    nothing is recorded and nothing returned. Errors go to `log(event, exc)` when given."""
+    nothing is recorded and nothing returned. Errors go to `log(event, exc)` when given.
+    `served_by` (the service passes "warm") is counted in the session's metadata
+    (`prompts_served_warm`), so the record of what was injected says which path served it."""
     import sqlite3
 
     from agentctx_store.inject import PROMPT_TYPES, compose_injection
@@ -67,6 +70,16 @@ def compose_for_prompt(
                         title_ids=injection.title_ids,
                         prompt=True,
                     )
+                    if served_by:
+                        row = store.conn.execute(
+                            "SELECT meta FROM sessions WHERE session_id = ?", (session_id,)
+                        ).fetchone()
+                        served = 0
+                        if row is not None and row[0]:
+                            from agentctx_store._jsonc import loads as json_loads
+
+                            served = int(json_loads(row[0]).get(f"prompts_served_{served_by}", 0) or 0)
+                        store.update_session_meta(project, session_id, **{f"prompts_served_{served_by}": served + 1})
         except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
             if log is not None:
                 log(event, exc, session_id)
