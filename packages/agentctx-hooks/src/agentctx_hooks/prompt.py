@@ -83,14 +83,19 @@ def handle(hook: HookInput) -> str:
     from agentctx_store import search
     from agentctx_store.budget import estimate_tokens
 
+    from agentctx_hooks.review_gate import awaiting_review, review_required
     from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store, project_of
 
     project = project_of(hook.cwd)
     with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
-        result = search(store, project, prompt[:MAX_QUERY_CHARS], limit=3, types=PROMPT_TYPES, exclude_ids=already)
-        text, ids = render([hit.record for hit in result.hits[:3]])
+        gated = review_required()  # `review = required`: unaccepted extraction results stay out
+        result = search(
+            store, project, prompt[:MAX_QUERY_CHARS], limit=10 if gated else 3, types=PROMPT_TYPES, exclude_ids=already
+        )
+        found = [hit.record for hit in result.hits if not (gated and awaiting_review(hit.record))]
+        text, ids = render(found[:3])
         pending_tokens, pending_ids, pending_count = state.take_pending(data)
         if hook.session_id and (ids or pending_count):
             try:
