@@ -16,12 +16,12 @@ import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from agentctx_store import AgentctxError, Project, Store, config, paths, resolve_project
 from agentctx_store.records import utc_now
+from agentctx_store.spend import month_spent
 
 from agentctx_extract.ingest import IngestReport, ingest
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
@@ -94,16 +94,6 @@ def _extract_log() -> Iterator[None]:
         log.removeHandler(handler)
         log.setLevel(previous)
         handler.close()
-
-
-def month_spent(store: Store, *, now: datetime | None = None) -> float:
-    """Extraction spending of the current calendar month (UTC), over sessions started in it."""
-    moment = now or datetime.now(UTC)
-    start = moment.strftime("%Y-%m-01T00:00:00.000Z")
-    row = store.conn.execute(
-        "SELECT coalesce(sum(extraction_cost_usd), 0) FROM sessions WHERE started_at >= ?", (start,)
-    ).fetchone()
-    return float(row[0])
 
 
 def has_api_key() -> bool:
