@@ -14,10 +14,11 @@ estimated input tokens (the store's conservative estimate) and a 500-token answe
 the pipeline writes on the session is the estimated cost of what was sent. One-shot: a fresh
 store, one `agentctx extract` of the finished transcript, same server.
 
-Two sessions: the one issue 14 measured (long replies, ~16K dialogue tokens by our estimate)
-and one of ~10K dialogue tokens, the size the ~$0.015 target is stated for.
+Three sessions: the one issue 14 measured (30 turns, long replies, ~16K dialogue tokens by our
+estimate), one of ~10K dialogue tokens (the size the ~$0.015 target is stated for), and a
+90-turn one that crosses the Stop checkpoint threshold.
 
-usage: .venv/bin/python bench/extract_replay.py [--turns 30] [--json]
+usage: .venv/bin/python bench/extract_replay.py [--sessions issue-14,10k-dialogue,long-90-turns] [--json]
 (or `uv run --frozen pytest bench/test_bench_extract.py -s`)
 """
 
@@ -74,8 +75,9 @@ def price() -> tuple[float, float]:
         return PRICE_INPUT, PRICE_OUTPUT
 
 
-# two sessions: the one issue 14 measured (long replies) and one of ~10K dialogue tokens
-SIZES = {"issue-14": 5, "10k-dialogue": 2}  # name -> filler paragraphs in each of Claude's replies
+# name -> (turns, filler paragraphs in each of Claude's replies): the session issue 14 measured
+# (long replies), one of ~10K dialogue tokens, and a long one that crosses the Stop checkpoint
+SIZES = {"issue-14": (30, 5), "10k-dialogue": (30, 2), "long-90-turns": (90, 5)}
 
 
 def turns_of(index: int, reply_paragraphs: int = 5) -> list[tuple[str, Any]]:
@@ -303,16 +305,16 @@ def report(name: str, result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_all(turns: int = 30) -> dict[str, dict[str, Any]]:
-    return {name: run(turns, paragraphs) for name, paragraphs in SIZES.items()}
+def run_all(names: tuple[str, ...] = tuple(SIZES)) -> dict[str, dict[str, Any]]:
+    return {name: run(*SIZES[name]) for name in names}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--sessions", default=",".join(SIZES), help=f"any of {', '.join(SIZES)}")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = run_all(args.turns)
+    results = run_all(tuple(name.strip() for name in args.sessions.split(",") if name.strip()))
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -65,11 +65,11 @@ def event(payload: Payload, name: str, cwd: Path, session: str, transcript: Path
 def test_stops_below_the_threshold_extract_nothing_and_session_end_extracts_once(
     hook: Hook, payload: Payload, project_dir: Path, transcript: Path
 ) -> None:
-    for turn in range(30):
+    for turn in range(10):
         write_turns(transcript, 1, start=turn)
         hook("Stop", event(payload, "Stop", project_dir, "s1", transcript))
     assert spawned() == []
-    # tool output, meta entries and command echoes are not counted, the words are
+    # words and tool output (cut to the rendering's cap) count; meta entries and command echoes do not
     assert 0 < state.load("s1")["scan"]["tokens"] < extraction.CHECKPOINT_TOKENS
     assert state.load("s1")["scan"]["offset"] == transcript.stat().st_size
 
@@ -90,15 +90,15 @@ def test_clear_ends_the_session_and_extracts_it(
 def test_a_stop_past_the_threshold_checkpoints_then_counts_afresh(
     hook: Hook, payload: Payload, project_dir: Path, transcript: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(extraction, "CHECKPOINT_TOKENS", 2_000)
-    write_turns(transcript, 3)
+    monkeypatch.setattr(extraction, "CHECKPOINT_TOKENS", 5_000)
+    write_turns(transcript, 2)
     hook("Stop", event(payload, "Stop", project_dir, "s1", transcript))
     assert spawned() == []
-    write_turns(transcript, 30, start=3)
+    write_turns(transcript, 30, start=2)
     hook("Stop", event(payload, "Stop", project_dir, "s1", transcript))
     assert spawned("stop") == [f"--session-id s1 --transcript {transcript} --trigger stop"]
     # with spawns off nothing ran, so the count is kept and the next Stop asks again
-    assert state.load("s1")["scan"]["tokens"] >= 2_000
+    assert state.load("s1")["scan"]["tokens"] >= 5_000
 
 
 def test_stop_reads_only_what_the_transcript_gained(transcript: Path) -> None:
@@ -188,3 +188,27 @@ def test_a_session_idle_for_a_day_is_swept_even_if_its_pid_was_reused(project_di
     assert extraction.abandoned(project_id, "new") == []
     later = transcript.stat().st_mtime + extraction.IDLE_SWEEP_SECONDS + 60
     assert [marker["session_id"] for marker in extraction.abandoned(project_id, "new", now=later)] == ["old"]
+
+
+def test_what_counts_is_what_the_extraction_would_send() -> None:
+    def line(entry: dict[str, Any]) -> bytes:
+        return json.dumps(entry).encode("utf-8")
+
+    words = "decided to keep the queue in postgres " * 10
+    developer = extraction.rendered_tokens(line({"type": "user", "message": {"content": words}}))
+    assert developer > 0
+    claude = {"type": "assistant", "message": {"content": [{"type": "text", "text": words * 100}]}}
+    assert extraction.rendered_tokens(line(claude)) < developer * 10  # cut at 1,500 characters
+    output = {"type": "user", "message": {"content": [{"type": "tool_result", "content": "passed " * 5000}]}}
+    listed = {
+        "type": "user",
+        "message": {"content": [{"type": "tool_result", "content": [{"type": "text", "text": "passed " * 5000}]}]},
+    }
+    assert 0 < extraction.rendered_tokens(line(output)) == extraction.rendered_tokens(line(listed)) < 600
+    for skipped in (
+        {"type": "user", "isMeta": True, "message": {"content": words}},
+        {"type": "user", "isSidechain": True, "message": {"content": words}},
+        {"type": "user", "message": {"content": "<command-name>/cost</command-name>"}},
+        {"type": "last-prompt", "lastPrompt": words},
+    ):
+        assert extraction.rendered_tokens(line(skipped)) == 0, skipped

@@ -2,9 +2,11 @@
 
 - `SessionEnd` (also `/clear`, which ends the session) starts `agentctx extract` for everything
   of the session not extracted yet.
-- `Stop` fires after every assistant turn. It only counts how much the developer and Claude
-  wrote since the last extraction (reading the transcript's new bytes, nothing else) and starts
-  a checkpoint extraction once that reaches `CHECKPOINT_TOKENS`.
+- `Stop` fires after every assistant turn. It only counts what the session gained since the
+  last extraction, as the extraction would render it (the developer's and Claude's words and
+  tool output, each cut to the rendering's cap; reading the transcript's new bytes, nothing
+  else), and starts a checkpoint extraction once that reaches `CHECKPOINT_TOKENS` (about 20K
+  tokens of the developer's and Claude's words in a session with ordinary tool use).
 - `PreCompact` starts a checkpoint: the context is about to be summarised away.
 - A session that ended without `SessionEnd` (a crash, a kill, a client without that hook) is
   swept by the next `SessionStart` of its project, detached.
@@ -34,12 +36,17 @@ if TYPE_CHECKING:
 
     from agentctx_hooks.payload import HookInput
 
-CHECKPOINT_TOKENS = 20_000  # developer + Claude words not yet extracted (our estimate)
+# Not yet extracted, as rendered (our estimate). Checkpoints are a safety net for long sessions,
+# not a schedule: each one costs the fixed prompt again (~2.6K tokens). At 30K, a 30-turn session
+# with long replies (~28K rendered) is still extracted once; measured in bench/extract_replay.py,
+# where 13K (a checkpoint small enough to be sent whole) cost 1.55x a one-shot extraction.
+CHECKPOINT_TOKENS = 30_000
 EXTRACT_TIMEOUT_SECONDS = 600
 IDLE_SWEEP_SECONDS = 24 * 3600
 # what the rendering keeps of one message (agentctx_extract.transcript.LIMITS)
 DEVELOPER_CHARS = 8000
 CLAUDE_CHARS = 1500
+TOOL_OUTPUT_CHARS = 600
 MAX_SCAN_BYTES = 64 << 20  # a Stop never reads more than this of a transcript at once
 
 
@@ -209,14 +216,15 @@ def scan(transcript_path: str, data: dict[str, Any]) -> int:
         chunk = b""
     end = chunk.rfind(b"\n") + 1
     for line in chunk[:end].splitlines():
-        tokens += words_tokens(line)
+        tokens += rendered_tokens(line)
     data["scan"] = {"offset": offset + end, "tokens": tokens}
     return tokens
 
 
-def words_tokens(line: bytes) -> int:
-    """Estimated tokens of the developer's or Claude's words in one transcript line (0 for
-    tool calls and output, meta entries, sidechains and bookkeeping)."""
+def rendered_tokens(line: bytes) -> int:
+    """Estimated tokens one transcript line adds to the extraction's input: the developer's and
+    Claude's words and tool output, each cut to the rendering's cap (0 for meta entries, command
+    echoes, sidechains and bookkeeping; tool calls are short and not counted)."""
     if b'"user"' not in line and b'"assistant"' not in line:
         return 0
     try:
@@ -232,11 +240,24 @@ def words_tokens(line: bytes) -> int:
         if isinstance(content, str):
             return 0 if content.lstrip().startswith("<") else _fast.estimate_tokens(content[:DEVELOPER_CHARS])
         texts = _texts(content)
-        return _fast.estimate_tokens(texts[:DEVELOPER_CHARS]) if texts else 0
+        words = _fast.estimate_tokens(texts[:DEVELOPER_CHARS]) if texts else 0
+        return words + sum(_fast.estimate_tokens(output[:TOOL_OUTPUT_CHARS]) for output in _tool_outputs(content))
     if kind == "assistant":
         texts = _texts(content)
         return _fast.estimate_tokens(texts[:CLAUDE_CHARS]) if texts else 0
     return 0
+
+
+def _tool_outputs(content: object) -> list[str]:
+    """The text of each `tool_result` block (a string, or text blocks)."""
+    if not isinstance(content, list):
+        return []
+    found = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            found.append(inner if isinstance(inner, str) else _texts(inner))
+    return [text for text in found if text]
 
 
 def _texts(content: object) -> str:
