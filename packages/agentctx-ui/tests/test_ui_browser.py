@@ -302,9 +302,11 @@ def test_the_inbox_accepts_edits_rejects_and_skips(page: Page, live_url: str, se
         "Keep migrations in alembic",
         "Name branches by ticket",
     ]
+    ids: dict[str, str] = {}
     with Store.open() as store:
-        ids = {
-            title: store.add(
+        for title in titles:
+            time.sleep(0.003)  # newest first is by recording time: no two in the same millisecond
+            ids[title] = store.add(
                 seeded.project,
                 NewRecord(
                     type="decision",
@@ -316,8 +318,6 @@ def test_the_inbox_accepts_edits_rejects_and_skips(page: Page, live_url: str, se
                     reinforce_count=1,
                 ),
             ).record_id
-            for title in titles
-        }
     page.goto(f"{live_url}#/inbox")
     ready(page, "inbox")
     items = page.locator("ol.inbox > li h3")

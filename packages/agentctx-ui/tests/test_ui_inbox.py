@@ -3,6 +3,7 @@ and the Sessions API's extraction figures."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ WRITE = {"X-Agentctx-Token": "test-token-0123456789"}  # the token conftest give
 
 
 def extracted(project: Project, title: str, **fields: object) -> Record:
+    time.sleep(0.003)  # newest first is by recording time: no two in the same millisecond
     with Store.open() as store:
         return store.add(
             project,

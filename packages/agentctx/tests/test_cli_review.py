@@ -4,6 +4,7 @@ end of input stops, skip changes nothing, --json lists, --all widens the inbox."
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,13 +12,13 @@ from typing import Any
 import pytest
 from agentctx_store import NewRecord, Project, Record, Store, global_project, paths, resolve_project
 
-
 Cli = Callable[..., Any]
 
 
 def extracted(
     project: Project, title: str, *, type: str = "decision", scope: str = "project", **fields: object
 ) -> Record:
+    time.sleep(0.003)  # newest first is by recording time: no two in the same millisecond
     with Store.open() as store:
         owner = global_project() if scope == "global" else project
         return store.add(
