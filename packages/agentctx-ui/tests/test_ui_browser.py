@@ -373,3 +373,19 @@ def test_sessions_show_extraction_tokens_and_the_months_spend(page: Page, live_u
     assert "1 run (last: end): 9,000 in · 0 cached · 420 out" in text
     assert "Extraction this month (all projects): $0.0042 of the $5.00 cap." in text
     shot(page, "sessions-extraction")
+
+
+def test_a_long_record_list_says_how_many_are_not_shown(page: Page, live_url: str, seeded: Seeded) -> None:
+    # issue 10 item 10: 102 records used to read "100 records"
+    from agentctx_store import NewRecord
+    from playwright.sync_api import expect
+
+    with Store.open() as store, store.transaction():
+        for index in range(98):
+            store.add(seeded.project, NewRecord(type="decision", title=f"Decision number {index}", body="b"))
+    page.goto(f"{live_url}#/records")
+    ready(page, "records")
+    expect(page.locator("#result-summary")).to_have_text("Showing 100 of 102 records, newest first")
+    page.get_by_role("button", name="Show more").click()
+    expect(page.locator("#result-summary")).to_have_text("102 records, newest first")
+    expect(page.get_by_role("button", name="Show more")).to_have_count(0)
