@@ -141,3 +141,35 @@ def test_a_killed_session_is_extracted_once_by_the_next_session_starts(
     assert len(api.requests) == 1  # swept once: the marker is gone
     hooks_log = (Path(os.environ["AGENTCTX_HOME"]) / "logs" / "hooks.log").read_text(encoding="utf-8")
     assert hooks_log.count("sweeping session killed") == 1  # one of the racing starts won the spawn lock
+
+
+def test_a_long_session_checkpoints_at_a_stop_and_session_end_sends_only_the_rest(
+    api: MessagesServer, env: dict[str, str], project_dir: Path, tmp_path: Path
+) -> None:
+    answer_all(api)
+    transcript = tmp_path / "s-long.jsonl"
+    hook("SessionStart", payload("SessionStart", "s-long", transcript, project_dir, source="startup"), env)
+    long_turns: list[tuple[str, Any]] = [
+        ("developer", f"Part {index}: " + " ".join(f"detail{index}x{n}" for n in range(700))) for index in range(9)
+    ]
+    with transcript.open("a", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(line) + "\n" for line in transcript_lines(project_dir, "s-long", long_turns)))
+    hook("Stop", payload("Stop", "s-long", transcript, project_dir), env)  # past the threshold
+    wait_for_background()
+    (checkpoint,) = api.requests
+    assert "Part 0:" in checkpoint["body"]["messages"][0]["content"]
+
+    add_turns(transcript, project_dir, "s-long", 100, 2)
+    hook("Stop", payload("Stop", "s-long", transcript, project_dir), env)  # counts afresh: no checkpoint
+    wait_for_background()
+    assert len(api.requests) == 1
+    hook("SessionEnd", payload("SessionEnd", "s-long", transcript, project_dir, reason="other"), env)
+    wait_for_background()
+    rest = api.requests[1]["body"]["messages"][0]["content"]
+    assert "Rule 100:" in rest and "Rule 101:" in rest
+    new_part = rest.split("New since the last extraction", 1)[1]
+    assert "Part " not in new_part  # the checkpointed turns come only as the marked context before it
+    with Store.open() as store:
+        session = store.get_session("s-long")
+    assert session is not None
+    assert [run["trigger"] for run in session["meta"]["extraction"]["runs_log"]] == ["stop", "end"]
