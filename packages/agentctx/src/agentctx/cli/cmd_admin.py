@@ -76,6 +76,7 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
     recent = store.list_sessions(project, limit=5)
     tokens_project = store.total_tokens_injected(project)
     tokens_all = store.total_tokens_injected()
+    prompts = store.prompt_injection_totals(project)
     count, month_cost = store.conn.execute(
         "SELECT count(*), coalesce(sum(extraction_cost_usd), 0) FROM sessions WHERE started_at >= ?",
         (spend.month_start(),),
@@ -88,6 +89,7 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         for session in recent
     ] or ["(no sessions yet: hooks record them once `agentctx init` has run)"]
     lines.append(f"tokens injected: {tokens_project} in this project, {tokens_all} in all projects")
+    lines.append(prompt_injection_line(prompts))
     lines.append(
         f"this month: {count} sessions, extraction spend ${month_cost:.4f} of the ${float(cap or 0):.2f} cap"
         " (`agentctx config monthly_cap_usd` changes it)"
@@ -112,6 +114,8 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         ],
         "tokens_injected_project": tokens_project,
         "tokens_injected_total": tokens_all,
+        "prompt_injections": prompts
+        | {"tokens_per_prompt": round(prompts["tokens"] / prompts["prompts"], 1) if prompts["prompts"] else None},
         "month_sessions": count,
         "month_extraction_cost_usd": round(float(month_cost), 6),
         "monthly_cap_usd": cap,
@@ -126,6 +130,16 @@ def _usage_text(usage: dict[str, Any]) -> str:
     runs = f"{usage['runs']} run{'s' if usage['runs'] != 1 else ''}"
     tokens = f"{usage['input_tokens']:,} in, {usage['cached_tokens']:,} cached, {usage['output_tokens']:,} out"
     return f"${usage['cost_usd']:.4f} ({runs}: {tokens})"
+
+
+def prompt_injection_line(prompts: dict[str, int]) -> str:
+    """Prompts that injected records in this project: tokens per injected prompt, full vs title-only."""
+    if not prompts["prompts"]:
+        return "prompt injections: none yet in this project"
+    return (
+        f"prompt injections: {prompts['prompts']}, {prompts['tokens'] / prompts['prompts']:.0f} tokens per injected "
+        f"prompt; records shown in full {prompts['full']}, by title only {prompts['title']}"
+    )
 
 
 def digest_section(store: Store, project: Project) -> StatusSection:
