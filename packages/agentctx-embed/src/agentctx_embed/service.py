@@ -373,6 +373,7 @@ class Service:
                 late=late,
                 log=_log_error,
                 served_by="warm",
+                keep=_review_gate(),
             )
         return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
 
@@ -429,6 +430,21 @@ class Service:
             "degraded": result.degraded,
             "hits": [[hit.record.record_id, hit.score, hit.relevance] for hit in result.hits],
         }
+
+
+def _review_gate() -> Callable[[Any], bool] | None:
+    """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
+    the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
+    from agentctx_store import config
+    from agentctx_store.review import EXTRACTION_SOURCE
+
+    try:
+        required = config.load().get("review") == "required"
+    except Exception:
+        required = False
+    if not required:
+        return None
+    return lambda record: not (record.source == EXTRACTION_SOURCE and record.confidence == "inferred")
 
 
 def _log_error(event: str, exc: BaseException, session: str) -> None:

@@ -76,12 +76,22 @@ def handle(hook: HookInput) -> str:
     pending = state.take_pending(data)
     from agentctx_store.prompt_answer import compose_for_prompt
 
+    from agentctx_hooks.review_gate import awaiting_review, review_required
     from agentctx_hooks.spool import flush_quietly
 
     with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
+        gated = review_required()  # `review = required`: unaccepted extraction results stay out
         text, ids = compose_for_prompt(
-            store, project, prompt, hook.session_id, already, pending, event=hook.event, log=_log_error
+            store,
+            project,
+            prompt,
+            hook.session_id,
+            already,
+            pending,
+            event=hook.event,
+            log=_log_error,
+            keep=(lambda record: not awaiting_review(record)) if gated else None,
         )
     state.add_injected(data, ids)
     _save_state(hook, data)

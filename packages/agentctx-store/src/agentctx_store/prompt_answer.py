@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from agentctx_store.projects import Project
+    from agentctx_store.records import Record
     from agentctx_store.search import SearchHit
     from agentctx_store.store import Store
 
@@ -31,6 +32,7 @@ def compose_for_prompt(
     rank: Callable[..., Sequence[SearchHit]] | None = None,
     late: Callable[[], bool] | None = None,
     served_by: str = "",
+    keep: Callable[[Record], bool] | None = None,
 ) -> tuple[str, list[str]]:
     """The store's half of a prompt, shared by the keyword path (the prompt hook) and the warm
     search service (`agentctx_embed.service`, which passes its hybrid `rank`): rank, compose with
@@ -38,18 +40,22 @@ def compose_for_prompt(
     SessionStart path left pending). `late()` true after ranking: the caller gave up waiting, so
     nothing is recorded and nothing returned. Errors go to `log(event, exc)` when given.
     `served_by` (the service passes "warm") is counted in the session's metadata
-    (`prompts_served_warm`), so the record of what was injected says which path served it."""
+    (`prompts_served_warm`), so the record of what was injected says which path served it.
+    `keep` (the review gate, `config review = required`) filters the ranked hits before they
+    are composed; ten are ranked then, so three kept ones can remain."""
     import sqlite3
 
     from agentctx_store.inject import PROMPT_TYPES, compose_injection
 
     query = prompt[:MAX_QUERY_CHARS]
+    wanted = 10 if keep is not None else 3
     if rank is None:
         from agentctx_store import search
 
-        hits = search(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already).hits
+        hits = search(store, project, query, limit=wanted, types=PROMPT_TYPES, exclude_ids=already).hits
     else:
-        hits = rank(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already)
+        hits = rank(store, project, query, limit=wanted, types=PROMPT_TYPES, exclude_ids=already)
+    hits = [hit for hit in hits if keep is None or keep(hit.record)][:3]
     injection = compose_injection(hits, query, already_injected=already)
     if late is not None and late():
         return "", []
