@@ -485,3 +485,26 @@ def test_the_mcp_server_hosts_the_service_and_the_next_one_takes_over(project: A
                 proc.stdin.close()  # type: ignore[union-attr]
                 proc.wait(30)
     assert _wait_for(lambda: _service_pid() is None, 60), "the service outlived every MCP server"
+
+
+def test_the_review_gate_holds_on_the_warm_path(
+    service: Any, project: Any, tiny_env: dict[str, str], run_hook: RunHook
+) -> None:
+    root, _ids = project
+    with Store.open() as store:
+        pending = store.add(
+            resolve_project(root),
+            NewRecord(
+                type="decision",
+                title="Billing export reads Stripe invoices",
+                body="The billing export uses stripe invoices.",
+                source="llm_extraction",
+                confidence="inferred",
+            ),
+        ).record_id
+    prompt = "how does the billing export use stripe invoices"
+    assert pending in run(run_hook, tiny_env, root, "gate-off", prompt)
+    subprocess.run([str(AGENTCTX), "config", "review", "required"], env=tiny_env, check=True, capture_output=True)
+    out = run(run_hook, tiny_env, root, "gate-on", prompt)
+    assert pending not in out
+    assert state_of("gate-on")["served"]["last"] == "warm"
