@@ -258,6 +258,7 @@ def configure_logging() -> None:
 
 
 HOST_RETRY_S = 5.0  # how often a server that does not host tries to take over
+HOST_DELAY_S = 3.0  # after start-up, before the service (and its model load) competes for the cores
 MODEL_RETRY_S = 300.0  # after the service could not load its model
 
 
@@ -279,6 +280,7 @@ def host_search_service() -> None:
     from agentctx_store import service_link
 
     def loop() -> None:
+        time.sleep(HOST_DELAY_S)  # the server answers `initialize` first; the model loads after
         while True:
             note = service_link.lock_note()
             if note.get("unavailable") and time.time() - float(note.get("at") or 0) < MODEL_RETRY_S:
