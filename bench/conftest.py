@@ -1,0 +1,132 @@
+"""Fixtures of the benchmark suite (bench/README.md): cached synthetic stores, the shared
+folder when it is there, whole-process timing next to a bare interpreter.
+
+Fixtures for any bench file:
+
+- `bench_store(size)` (session): a `_corpus.BenchStore` of 1K / 10K / 100K records, built once
+  per session under pytest's temp dir and shared by every test that asks for that size. Treat
+  it as read-only; `hook_site(size)` is a private copy for things that write.
+- `_harness.size_param`: parametrize a test over the store sizes (`@size_param`); a size not
+  selected (`--bench-sizes` / `AGENTCTX_BENCH_SIZES`) is skipped, not failed. Without either,
+  all three run, except under `--benchmark-disable` (CI), where 100K is skipped: building it
+  costs ~20 s and a run that times nothing does not need it.
+- `shared_dir`: `../shared` (or `AGENTCTX_BENCH_SHARED`); the test is skipped when absent.
+- `bench_mode`: `.disabled` is true under `--benchmark-disable`; `.scale(full, cheap)` picks a
+  smaller workload there, so CI runs every body once, quickly.
+
+Helpers that are not fixtures live in `_harness.py` (sizes, the shared folder, `Floor` and
+`run_process` for whole-process timing against `python -c pass`) and `_corpus.py` (the
+synthetic records and prompts, the bulk store builder). Test modules import them by name
+(`import _harness`): this file puts bench/ on `sys.path`, which `--import-mode=importlib`
+does not do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parent
+if str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+import _corpus  # noqa: E402 (needs the path above)
+from _harness import (  # noqa: E402
+    SHARED_ENV,
+    SIZE_IDS,
+    SIZES,
+    SIZES_ENV,
+    BenchMode,
+    shared_root,
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentctx bench")
+    group.addoption(
+        "--bench-sizes",
+        default=None,
+        help=f"comma-separated store sizes to run, e.g. 1000,10000 (default: all; env {SIZES_ENV}; "
+        "under --benchmark-disable: 1000,10000)",
+    )
+
+
+@pytest.fixture(scope="session")
+def bench_mode(pytestconfig: pytest.Config) -> BenchMode:
+    return BenchMode(disabled=bool(pytestconfig.getoption("benchmark_disable", False)))
+
+
+def selected_sizes(config: pytest.Config) -> set[int]:
+    text = config.getoption("--bench-sizes") or os.environ.get(SIZES_ENV, "")
+    if not text.strip():
+        disabled = bool(config.getoption("benchmark_disable", False))
+        return {size for size in SIZES if not (disabled and size > 10_000)}
+    try:
+        return {int(part.strip().upper().replace("K", "000")) for part in text.split(",") if part.strip()}
+    except ValueError:
+        raise pytest.UsageError(
+            f"--bench-sizes / {SIZES_ENV}: {text!r} is not a comma-separated list like 1000,10000"
+        ) from None
+
+
+@pytest.fixture(scope="session")
+def bench_store(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[int], _corpus.BenchStore]:
+    """`bench_store(size)`: the store of that size, built on first use, then cached for the session."""
+    built: dict[int, _corpus.BenchStore] = {}
+    chosen = selected_sizes(pytestconfig)
+
+    def get(size: int) -> _corpus.BenchStore:
+        if size not in chosen:
+            pytest.skip(f"{SIZE_IDS.get(size, size)} store not selected (--bench-sizes / {SIZES_ENV})")
+        if size not in built:
+            built[size] = _corpus.build(tmp_path_factory.mktemp(f"store-{size}"), size)
+        return built[size]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def hook_site(
+    bench_store: Callable[[int], _corpus.BenchStore], tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[int], _corpus.BenchStore]:
+    """`hook_site(size)`: a copy of the store of that size (home and project directory) that
+    hooks and other writers may change; one copy per size per session."""
+    copies: dict[int, _corpus.BenchStore] = {}
+
+    def get(size: int) -> _corpus.BenchStore:
+        if size not in copies:
+            source = bench_store(size)
+            root = tmp_path_factory.mktemp(f"site-{size}")
+            shutil.copytree(source.home, root / "home")
+            shutil.copytree(source.project_dir, root / "project")
+            project = _corpus.resolve_project(root / "project")
+            assert project.project_id == source.project.project_id, "the copy must be the same project"
+            copies[size] = _corpus.BenchStore(
+                size=size,
+                root=root,
+                home=root / "home",
+                project_dir=root / "project",
+                project=project,  # same id: it comes from the git origin
+                others=source.others,
+                own_words=source.own_words,
+                prompts=source.prompts,
+                build_s=source.build_s,
+            )
+        return copies[size]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    root = shared_root()
+    if not root.is_dir():
+        pytest.skip(f"{root} not found (the shared folder beside the clone, or {SHARED_ENV})")
+    return root
