@@ -84,3 +84,22 @@ class Floor:
         ordered = sorted(self.times)
         middle = len(ordered) // 2
         return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+# -- the embedding model ---------------------------------------------------------------------
+
+REAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+REAL_MODEL_DIR = "models/all-MiniLM-L6-v2-onnx-int8"  # under the shared folder
+
+
+@dataclass(frozen=True)
+class EmbedModel:
+    """A model folder that loads offline through `AGENTCTX_EMBED_MODEL(_DIR)`, as a user's would."""
+
+    name: str
+    folder: Path
+    real: bool  # False: the tiny test model (its figures say nothing about a real model)
+
+    def select(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("AGENTCTX_EMBED_MODEL", self.name)
+        monkeypatch.setenv("AGENTCTX_EMBED_MODEL_DIR", str(self.folder))

@@ -11,6 +11,10 @@ Fixtures for any bench file:
   all three run, except under `--benchmark-disable` (CI), where 100K is skipped: building it
   costs ~20 s and a run that times nothing does not need it.
 - `shared_dir`: `../shared` (or `AGENTCTX_BENCH_SHARED`); the test is skipped when absent.
+- `eval_set(name)` (session): `shared/eval/<name>` loaded into a store (`_eval.EvalSet`: records,
+  queries, the set's scorer, `.score(rows)`); skipped when absent.
+- `embed_model` / `tiny_model` (session): an `_harness.EmbedModel` (the real all-MiniLM-L6-v2
+  int8 from the shared folder when there, else the tiny test model); `.select(monkeypatch)`.
 - `bench_mode`: `.disabled` is true under `--benchmark-disable`; `.scale(full, cheap)` picks a
   smaller workload there, so CI runs every body once, quickly.
 
@@ -26,7 +30,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,12 +40,16 @@ if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
 import _corpus  # noqa: E402 (needs the path above)
+import _eval  # noqa: E402
 from _harness import (  # noqa: E402
+    REAL_MODEL_DIR,
+    REAL_MODEL_NAME,
     SHARED_ENV,
     SIZE_IDS,
     SIZES,
     SIZES_ENV,
     BenchMode,
+    EmbedModel,
     shared_root,
 )
 
@@ -130,3 +138,42 @@ def shared_dir() -> Path:
     if not root.is_dir():
         pytest.skip(f"{root} not found (the shared folder beside the clone, or {SHARED_ENV})")
     return root
+
+
+@pytest.fixture(scope="session")
+def eval_set(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], _eval.EvalSet]]:
+    """`eval_set("adr-dev")`: that set of `shared/eval/` loaded into its own store (once per
+    session; read-only). Skips when the set is absent."""
+    loaded: dict[str, _eval.EvalSet] = {}
+
+    def get(name: str) -> _eval.EvalSet:
+        folder = shared_dir / "eval" / name
+        if not (folder / "records.jsonl").is_file() or not (folder / "queries.jsonl").is_file():
+            pytest.skip(f"{folder}: no records.jsonl/queries.jsonl there")
+        if name not in loaded:
+            loaded[name] = _eval.load_set(folder, tmp_path_factory.mktemp(f"eval-{name}"))
+        return loaded[name]
+
+    yield get
+    for item in loaded.values():
+        item.loaded.store.close()
+
+
+@pytest.fixture(scope="session")
+def embed_model(tiny_model: EmbedModel) -> EmbedModel:
+    """The real model (`shared/models/all-MiniLM-L6-v2-onnx-int8`) when present, else the tiny
+    test model built over the synthetic corpus' words. Select it in a test with
+    `embed_model.select(monkeypatch)`."""
+    folder = shared_root() / REAL_MODEL_DIR
+    if (folder / "model.onnx").is_file():
+        return EmbedModel(REAL_MODEL_NAME, folder, real=True)
+    return tiny_model
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> EmbedModel:
+    """The tiny test model (agentctx_embed.tiny), whatever the shared folder holds."""
+    from agentctx_embed.tiny import TINY_MODEL_NAME, build_tiny_model
+
+    folder = build_tiny_model(tmp_path_factory.mktemp("tiny-model"), _corpus.Corpus().general)
+    return EmbedModel(TINY_MODEL_NAME, folder, real=False)

@@ -1,0 +1,108 @@
+"""What session-end extraction sends, and redaction throughput.
+
+Per captured Claude Code transcript (`tests-e2e/fixtures/claude-code/transcripts/`, in the
+repo) and one synthetic long session (900 turns, the map-reduce path): the time to read,
+render and redact it, and as `extra_info` the estimated tokens of the rendered session, the
+input policy chosen (SPEC §6), the calls, the estimated tokens of the whole request (system
+prompt + tool schema + message) and its cost at Claude Haiku 4.5 prices for an assumed
+500-token answer per call. Estimates use the store's conservative token estimate, so real
+counts are lower.
+
+Redaction throughput: `redact()` on a 1 MB mix of prose, logs and secrets (`mb_per_s` from the
+median).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _harness import REPO_ROOT
+from agentctx_extract.llm import PRICE_CACHE_READ, PRICE_INPUT, PRICE_OUTPUT
+from agentctx_extract.prompt import SYSTEM_PROMPT, TOOL, session_message, synthesis_message
+from agentctx_extract.redact import redact
+from agentctx_extract.sizing import plan_input
+from agentctx_extract.transcript import read_transcript, render
+from agentctx_store.budget import estimate_tokens
+
+TRANSCRIPTS = REPO_ROOT / "tests-e2e" / "fixtures" / "claude-code" / "transcripts"
+ANSWER_TOKENS = 500
+FIXED_TOKENS = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(json.dumps(TOOL))
+SYNTHETIC = "synthetic-long.jsonl"
+
+
+def cost(input_tokens: int, output_tokens: int, cached: int = 0) -> float:
+    return (input_tokens * PRICE_INPUT + cached * PRICE_CACHE_READ + output_tokens * PRICE_OUTPUT) / 1_000_000
+
+
+def synthetic_long_session(folder: Path) -> Path:
+    rng = random.Random(7)
+    words = (
+        "queue",
+        "worker",
+        "retry",
+        "postgres",
+        "migration",
+        "schema",
+        "cache",
+        "index",
+        "test",
+        "deploy",
+        "config",
+        "lint",
+    )
+    lines = []
+    for index in range(900):
+        text = " ".join(rng.choice(words) for _ in range(60))
+        role = "user" if index % 2 == 0 else "assistant"
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        lines.append(json.dumps({"type": role, "cwd": "/src/app", "message": {"role": role, "content": content}}))
+    path = folder / SYNTHETIC
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def rendered(path: Path) -> str:
+    return redact(render(read_transcript(path))).text
+
+
+@pytest.mark.parametrize("transcript", [*sorted(p.name for p in TRANSCRIPTS.glob("*.jsonl")), SYNTHETIC])
+def test_extraction_input(benchmark, tmp_path, transcript: str) -> None:
+    path = synthetic_long_session(tmp_path) if transcript == SYNTHETIC else TRANSCRIPTS / transcript
+    benchmark.group = "extraction input per session"
+    text = benchmark(rendered, path)
+    plan = plan_input(text)
+    calls = len(plan.parts) + (1 if plan.mode == "map_reduce" else 0)
+    request_tokens = sum(FIXED_TOKENS + estimate_tokens(session_message(part, [])) for part in plan.parts)
+    if plan.mode == "map_reduce":  # the synthesis call reads one small answer per part
+        request_tokens += FIXED_TOKENS + estimate_tokens(synthesis_message([{"gotchas": []}] * len(plan.parts), []))
+    benchmark.extra_info.update(
+        file_kb=round(path.stat().st_size / 1024, 1),
+        rendered_chars=len(text),
+        rendered_tokens=plan.tokens,
+        mode=plan.mode,
+        calls=calls,
+        request_tokens=request_tokens,
+        fixed_request_tokens=FIXED_TOKENS,
+        cost_usd=round(cost(request_tokens, ANSWER_TOKENS * calls), 5),
+    )
+
+
+def test_redaction_throughput(benchmark, bench_mode) -> None:
+    chunk = (
+        "We decided to keep the queue in Postgres. export GITHUB_TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a\n"
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 passed 12 tests in 0.3s; NODE_ENV=production\n"
+        "curl -H 'Authorization: Bearer 7f3kQ9zLm2Xv8Rt1Wp4Ys6Bn0Cd5Ef' https://api.example.com/v1/items?id=42\n"
+    )
+    text = chunk * (bench_mode.scale(1_000_000, 20_000) // len(chunk))
+    benchmark.group = "redaction"
+    result = benchmark.pedantic(
+        redact, args=(text,), rounds=bench_mode.scale(5, 1), warmup_rounds=bench_mode.scale(1, 0)
+    )
+    assert "ghp_16C7e42F292c6912E7710c838347Ae178B4a" not in result.text
+    benchmark.extra_info.update(mb=round(len(text) / 1e6, 2), redactions=result.count)
+    if benchmark.enabled:
+        benchmark.extra_info["mb_per_s"] = round(len(text) / 1e6 / benchmark.stats.stats.median, 2)
