@@ -274,6 +274,7 @@ class BenchStore:
     project: Project
     others: list[Project]
     own_words: list[str]
+    titles: list[str] = field(default_factory=list)  # titles of some of `project`'s records
     prompts: dict[str, list[str]] = field(default_factory=dict)
     build_s: float = 0.0
 
@@ -364,6 +365,7 @@ def build(root: Path, size: int, *, seed: int = 1) -> BenchStore:
         project=project,
         others=[other for other, _words in others],
         own_words=own,
+        titles=titles,
         prompts=prompts,
         build_s=time.perf_counter() - started,
     )

@@ -5,7 +5,8 @@ Fixtures for any bench file:
 
 - `bench_store(size)` (session): a `_corpus.BenchStore` of 1K / 10K / 100K records, built once
   per session under pytest's temp dir and shared by every test that asks for that size. Treat
-  it as read-only; `hook_site(size)` is a private copy for things that write.
+  it as read-only; `hook_site(size)` (one copy per session, for the hooks) and
+  `fresh_site(size)` (a copy per test) are for things that write.
 - `_harness.size_param`: parametrize a test over the store sizes (`@size_param`); a size not
   selected (`--bench-sizes` / `AGENTCTX_BENCH_SIZES`) is skipped, not failed. Without either,
   all three run, except under `--benchmark-disable` (CI), where 100K is skipped: building it
@@ -27,6 +28,7 @@ does not do.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -100,36 +102,35 @@ def bench_store(
     return get
 
 
+def copy_site(source: _corpus.BenchStore, root: Path) -> _corpus.BenchStore:
+    """A copy of a built store (home and project directory) under `root`: the same project."""
+    shutil.copytree(source.home, root / "home")
+    shutil.copytree(source.project_dir, root / "project")
+    project = _corpus.resolve_project(root / "project")
+    assert project.project_id == source.project.project_id, "the copy must be the same project (git origin)"
+    return dataclasses.replace(source, root=root, home=root / "home", project_dir=root / "project", project=project)
+
+
 @pytest.fixture(scope="session")
 def hook_site(
     bench_store: Callable[[int], _corpus.BenchStore], tmp_path_factory: pytest.TempPathFactory
 ) -> Callable[[int], _corpus.BenchStore]:
-    """`hook_site(size)`: a copy of the store of that size (home and project directory) that
-    hooks and other writers may change; one copy per size per session."""
+    """`hook_site(size)`: a copy of the store of that size that hooks may change (sessions,
+    injections, captures); one copy per size per session."""
     copies: dict[int, _corpus.BenchStore] = {}
 
     def get(size: int) -> _corpus.BenchStore:
         if size not in copies:
-            source = bench_store(size)
-            root = tmp_path_factory.mktemp(f"site-{size}")
-            shutil.copytree(source.home, root / "home")
-            shutil.copytree(source.project_dir, root / "project")
-            project = _corpus.resolve_project(root / "project")
-            assert project.project_id == source.project.project_id, "the copy must be the same project"
-            copies[size] = _corpus.BenchStore(
-                size=size,
-                root=root,
-                home=root / "home",
-                project_dir=root / "project",
-                project=project,  # same id: it comes from the git origin
-                others=source.others,
-                own_words=source.own_words,
-                prompts=source.prompts,
-                build_s=source.build_s,
-            )
+            copies[size] = copy_site(bench_store(size), tmp_path_factory.mktemp(f"site-{size}"))
         return copies[size]
 
     return get
+
+
+@pytest.fixture
+def fresh_site(bench_store: Callable[[int], _corpus.BenchStore], tmp_path: Path) -> Callable[[int], _corpus.BenchStore]:
+    """`fresh_site(size)`: a private copy of the store of that size for this test alone."""
+    return lambda size: copy_site(bench_store(size), tmp_path / f"site-{size}")
 
 
 @pytest.fixture(scope="session")
