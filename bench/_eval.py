@@ -203,9 +203,12 @@ class EvalSet:
     loaded: LoadedSet
     now: datetime
 
-    def score(self, rows: list[dict[str, Any]], cutoff: float | None = None) -> dict[str, Any]:
-        """The set's own `eval.py` metrics for result rows (`{"qid", "ids", "scores"}`)."""
-        return self.scorer.evaluate(self.queries, rows, self.records, cutoff, 10)
+    def score(
+        self, rows: list[dict[str, Any]], cutoff: float | None = None, *, queries: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The set's own `eval.py` metrics for result rows (`{"qid", "ids", "scores"}`) of
+        `queries` (default: all of the set's)."""
+        return self.scorer.evaluate(self.queries if queries is None else queries, rows, self.records, cutoff, 10)
 
 
 def load_set(folder: Path, scratch: Path) -> EvalSet:

@@ -131,18 +131,21 @@ def patched(**values: Any) -> Iterator[None]:
 
 @pytest.mark.parametrize("variant", list(ABLATIONS))
 @pytest.mark.parametrize("set_name", _eval.SETS)
-def test_ablation(benchmark, eval_set, set_name: str, variant: str) -> None:
+def test_ablation(benchmark, eval_set, bench_mode, set_name: str, variant: str) -> None:
     data = eval_set(set_name)
+    queries = data.queries[: bench_mode.scale(len(data.queries), 20)]  # CI: each row works, cheaply
     changes, floor_on = ABLATIONS[variant]
     explicit = None if isinstance(floor_on, bool) else float(floor_on)
     benchmark.group = f"ablation {set_name}"
     with patched(**changes):
         rows = benchmark.pedantic(
             _eval.run_queries,
-            args=(data.loaded, data.queries),
+            args=(data.loaded, queries),
             kwargs={"floor_on": bool(floor_on), "now": data.now, "floor": explicit},
         )
-    metrics = data.score(rows)
+    metrics = data.score(rows, queries=queries)
     benchmark.extra_info.update(
-        variant=variant, **{key: round(metrics[key], 3) for key in ("recall@3", "MRR@10", "empty_precision")}
+        variant=variant,
+        queries=len(queries),
+        **{key: round(metrics[key], 3) for key in ("recall@3", "MRR@10", "empty_precision")},
     )
