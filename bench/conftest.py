@@ -178,3 +178,18 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> EmbedModel:
 
     folder = build_tiny_model(tmp_path_factory.mktemp("tiny-model"), _corpus.Corpus().general)
     return EmbedModel(TINY_MODEL_NAME, folder, real=False)
+
+
+# -- the machine's load, saved with each run (2 shared cores make it the biggest source of noise) --
+
+
+_LOAD_AT_START: list[float] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _LOAD_AT_START[:] = [round(value, 2) for value in os.getloadavg()]
+
+
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output_json: dict) -> None:
+    output_json["machine_info"]["loadavg_start"] = _LOAD_AT_START
+    output_json["machine_info"]["loadavg_end"] = [round(value, 2) for value in os.getloadavg()]

@@ -41,11 +41,23 @@ def flatten(info: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
+def number(value: float) -> str:
+    """Three significant figures or so, never in exponent form: 1,112 / 90.6 / 2.43 / 0.0241."""
+    size = abs(value)
+    if size >= 100 or value == int(value):
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
 def cell(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:g}"
+        return number(value)
     return str(value).replace("|", "\\|")
 
 
@@ -60,14 +72,18 @@ def table(group: str, benchmarks: list[dict[str, Any]]) -> str:
         stats = bench["stats"]
         row = [
             f"`{bench['name'].removeprefix('test_')}`",
-            f"{stats['median'] / scale:.3g}",
-            f"{stats['iqr'] / scale:.2g}",
-            f"{stats['min'] / scale:.3g}",
+            number(stats["median"] / scale),
+            number(stats["iqr"] / scale),
+            number(stats["min"] / scale),
             str(stats["rounds"]),
             *(cell(info.get(column, "")) for column in columns),
         ]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def load(values: list[float] | None) -> str:
+    return " / ".join(f"{value:.1f}" for value in values) if values else "not recorded"
 
 
 def render(run: dict[str, Any], source: str) -> str:
@@ -78,7 +94,9 @@ def render(run: dict[str, Any], source: str) -> str:
     intro = (
         f"Run `{source}` of {run.get('datetime', '?')[:19]} UTC, commit {str(commit.get('id', '?'))[:10]}"
         f"{' (dirty)' if commit.get('dirty') else ''}; {machine.get('cpu', {}).get('count', '?')} CPUs "
-        f"({machine.get('cpu', {}).get('brand_raw', '?')}), Python {machine.get('python_version', '?')}."
+        f"({machine.get('cpu', {}).get('brand_raw', '?')}), Python {machine.get('python_version', '?')}; "
+        f"load average (1/5/15 min) {load(machine.get('loadavg_start'))} at the start, "
+        f"{load(machine.get('loadavg_end'))} at the end."
     )
     return "\n\n".join([intro, *(table(group, benches) for group, benches in sorted(groups.items()))])
 

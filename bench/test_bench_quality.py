@@ -145,7 +145,6 @@ def test_ablation(benchmark, eval_set, bench_mode, set_name: str, variant: str) 
         )
     metrics = data.score(rows, queries=queries)
     benchmark.extra_info.update(
-        variant=variant,
         queries=len(queries),
         **{key: round(metrics[key], 3) for key in ("recall@3", "MRR@10", "empty_precision")},
     )

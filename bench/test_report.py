@@ -16,7 +16,11 @@ def saved_run(path: Path) -> Path:
 
     run = {
         "datetime": "2026-12-02T01:00:00.000000+00:00",
-        "machine_info": {"cpu": {"count": 2, "brand_raw": "Test CPU"}, "python_version": "3.11.9"},
+        "machine_info": {
+            "cpu": {"count": 2, "brand_raw": "Test CPU"},
+            "python_version": "3.11.9",
+            "loadavg_start": [1.02, 0.5, 0.2],
+        },
         "commit_info": {"id": "0123456789abcdef", "dirty": False},
         "benchmarks": [
             bench("hooks 10K", "test_floor[10K]", 0.009),
@@ -37,11 +41,14 @@ def saved_run(path: Path) -> Path:
 def test_tables_per_group_with_extra_info(tmp_path: Path) -> None:
     text = report.render(json.loads(saved_run(tmp_path / "run.json").read_text()), "run.json")
     assert "### hooks 10K" in text and "### quality adr-dev" in text
-    assert "| `hook[UserPromptSubmit-10K]` | 24 | 2.4 | 21.6 | 30 | 8.6 | 2.81 |" in text
+    assert "| `hook[UserPromptSubmit-10K]` | 24 | 2.40 | 21.6 | 30 | 8.60 | 2.81 |" in text
     assert "median (ms)" in text and "median (s)" not in text.split("### mcp")[0]
     assert "recall@3" in text and "by_kind" not in text  # nested breakdowns stay in the JSON
     assert "per_tool_estimated_tokens.ctx_search" in text
     assert "2 CPUs (Test CPU)" in text
+    assert "1.0 / 0.5 / 0.2 at the start, not recorded at the end" in text
+    assert "e+" not in text  # no exponent form in a table a person reads
+    assert report.number(1112.25) == "1,112" and report.number(0.02413) == "0.0241" and report.number(90.61) == "90.6"
 
 
 def test_write_replaces_only_the_marked_section(tmp_path: Path) -> None:
