@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agentctx_store import RECORD_TYPES, NewRecord, Project, Store
+from agentctx_store import RECORD_TYPES, NewRecord, Project, Store, resolve_project
 from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS, parse_time
 from agentctx_store.search import search
 
@@ -59,7 +61,9 @@ def eval_project(name: str) -> Project:
     return Project(project_id=f"eval-{name}", root=Path("/eval") / name, name=name)
 
 
-def load_into_store(records: list[dict[str, Any]], db_path: Path) -> LoadedSet:
+def load_into_store(
+    records: list[dict[str, Any]], db_path: Path, project_of: Callable[[str], Project] = eval_project
+) -> LoadedSet:
     """Insert every eval record through `Store.add`; successors supersede through the store.
 
     Predecessors go in first so that `add(..., supersedes=)` sets `superseded_at` and
@@ -78,7 +82,7 @@ def load_into_store(records: list[dict[str, Any]], db_path: Path) -> LoadedSet:
     store_id: dict[str, str] = {}
     adjusted = 0
     for record in _predecessors_first(records, predecessors):
-        project = projects.setdefault(record["project"], eval_project(record["project"]))
+        project = projects.setdefault(record["project"], project_of(record["project"]))
         olds = [store_id[old] for old in predecessors.get(record["id"], []) if old in store_id]
         new, changed = _contract_record(record, store.get(project, olds[0]).type if olds else None)
         adjusted += changed
@@ -179,6 +183,79 @@ def baseline_results(set_dir: Path, out: Path) -> list[dict[str, Any]] | None:
         text=True,
     )
     return load_jsonl(out)
+
+
+def hook_injections(records: list[dict[str, Any]], queries: list[dict[str, Any]], scratch: Path) -> dict[str, Any]:
+    """Every query through the prompt hook's entry point (`agentctx_hooks.__main__.run`, a fresh
+    session per query), the set loaded once more under a temp `AGENTCTX_HOME` (one directory per
+    eval project); what it injected, measured: over answerable prompts, the share of injected
+    characters inside relevant records' `<agentctx-record>` blocks, mean characters per injected
+    prompt, full and title-only entries, recall@3 of the injected ids (title-only counted)."""
+    from agentctx_hooks.__main__ import run
+
+    home, roots = scratch / "home", scratch / "projects"
+    saved = {name: os.environ.get(name) for name in ("AGENTCTX_HOME", "TMPDIR", "AGENTCTX_HOOKS_NO_SPAWN")}
+    os.environ.update(AGENTCTX_HOME=str(home), TMPDIR=str(scratch), AGENTCTX_HOOKS_NO_SPAWN="1")
+    try:
+        for name in {record["project"] for record in records}:
+            (roots / name).mkdir(parents=True, exist_ok=True)
+        loaded = load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots / name))
+        loaded.store.close()
+        rows = []
+        for query in queries:
+            payload = {
+                "session_id": f"eval-{query['qid']}",
+                "cwd": str(roots / query["project"]),
+                "prompt": query["query"],
+            }
+            out = run("UserPromptSubmit", json.dumps(payload).encode())
+            text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+            rows.append((query, text, injected_blocks(text, loaded.eval_id)))
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return injection_figures(rows)
+
+
+def injected_blocks(text: str, eval_id: dict[str, str]) -> list[tuple[str, bool, int]]:
+    """(eval id, title only?, characters) of each `<agentctx-record>` block of an injection."""
+    blocks = []
+    start = text.find("<agentctx-record ")
+    while start >= 0:
+        end = text.find("</agentctx-record>", start)
+        end = len(text) if end < 0 else end + len("</agentctx-record>")
+        head = text[start : text.find(">", start)]
+        record_id = head.split('id="', 1)[1].split('"', 1)[0]
+        blocks.append((eval_id.get(record_id, record_id), 'detail="title"' in head, end - start))
+        start = text.find("<agentctx-record ", end)
+    return blocks
+
+
+def injection_figures(rows: list[tuple[dict[str, Any], str, list[tuple[str, bool, int]]]]) -> dict[str, Any]:
+    answerable = [(query, text, blocks) for query, text, blocks in rows if query["relevant"]]
+    injected = [(query, text, blocks) for query, text, blocks in answerable if text]
+    chars = sum(len(text) for _, text, _ in injected)
+    relevant_chars = sum(size for query, _, blocks in injected for rid, _, size in blocks if rid in query["relevant"])
+    recalls = [
+        len(set(query["relevant"]) & {rid for rid, _, _ in blocks[:3]}) / len(set(query["relevant"]))
+        for query, _, blocks in answerable
+    ]
+    full = sum(1 for _, _, blocks in injected for _, title, _ in blocks if not title)
+    titles = sum(1 for _, _, blocks in injected for _, title, _ in blocks if title)
+    return {
+        "answerable": len(answerable),
+        "injected_prompts": len(injected),
+        "relevant_char_share": relevant_chars / chars if chars else float("nan"),
+        "mean_chars": chars / len(injected) if injected else float("nan"),
+        "full_records": full,
+        "title_records": titles,
+        "hook_recall@3": sum(recalls) / len(recalls) if recalls else float("nan"),
+        "no_answer_injected": sum(1 for query, text, _ in rows if not query["relevant"] and text),
+        "no_answer_prompts": sum(1 for query, _, _ in rows if not query["relevant"]),
+    }
 
 
 def scorer_path(set_dir: Path) -> Path:

@@ -13,6 +13,11 @@ Runs per set:
 - `fts5-baseline` / `fts5-baseline-cutoff`: the set's `baseline_fts5.py` (a subprocess),
   without and with its dev-tuned cut-off.
 
+`test_hook_injection` sends every query through the prompt hook's entry point (a fresh session
+per query) and measures what it injected (`_eval.hook_injections`: relevant share of the injected
+characters, mean characters, full and title-only records, recall@3 of the injected ids, no-answer
+prompts injected into; docs/retrieval.md, "What a prompt injects").
+
 `test_ablation` re-scores the production run with one idea of the pipeline switched off (or
 one setting changed) per row: the "What we tried" table of docs/retrieval.md. It patches
 constants of `agentctx_store.search` in-process and restores them after each row.
@@ -72,6 +77,19 @@ def per_project(data: _eval.EvalSet, scratch) -> list[dict[str, Any]]:
         finally:
             alone.store.close()
     return rows
+
+
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_hook_injection(benchmark, shared_dir, tmp_path, set_name: str) -> None:
+    """What the prompt hook injects for each query of the set (its entry point, in-process)."""
+    folder = shared_dir / "eval" / set_name
+    if not (folder / "records.jsonl").is_file():
+        pytest.skip(f"{folder} not found")
+    records, queries = _eval.load_jsonl(folder / "records.jsonl"), _eval.load_jsonl(folder / "queries.jsonl")
+    benchmark.group = f"quality {set_name}"
+    figures = benchmark.pedantic(_eval.hook_injections, args=(records, queries, tmp_path / "hook"), rounds=1)
+    benchmark.extra_info.update(_eval.rounded(figures))
+    assert figures["injected_prompts"] > 0, "the hook injected nothing for any answerable prompt"
 
 
 # -- ablations -------------------------------------------------------------------------------

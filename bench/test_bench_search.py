@@ -12,8 +12,8 @@ import itertools
 import _corpus
 import pytest
 from _harness import SIZE_IDS, size_param
-from agentctx_hooks.prompt import render
 from agentctx_store import digest, search
+from agentctx_store.inject import PROMPT_TYPES, compose_injection
 
 SEARCH_ROUNDS = 150
 
@@ -52,16 +52,19 @@ def test_search(benchmark, bench_store, bench_mode, size: int, prompt_class: str
 
 @size_param
 def test_prompt_budget(benchmark, bench_store, size: int) -> None:
-    """The prompt hook's composition of the injected text (top 3 hits, ≤ 2,000 tokens)."""
+    """The prompt hook's composition of the injected text from its hits (≤ 2,000 tokens)."""
     site = bench_store(size)
     with site.open() as store:
-        ranked = [search(store, site.project, prompt, limit=3).hits for prompt in site.prompts["topic"][:40]]
-    batches = [[hit.record for hit in hits] for hits in ranked if hits]
+        ranked = [
+            (search(store, site.project, prompt, limit=3, types=PROMPT_TYPES).hits, prompt)
+            for prompt in site.prompts["topic"][:40]
+        ]
+    batches = [(hits, prompt) for hits, prompt in ranked if hits]
     assert batches, "no topic prompt found anything: the corpus or search is broken"
     cycle = itertools.cycle(batches)
     benchmark.group = "budget and digest"
-    text, ids = benchmark.pedantic(render, setup=lambda: ((next(cycle),), {}), rounds=200, warmup_rounds=5)
-    benchmark.extra_info.update(records=size, last_ids=len(ids), last_chars=len(text))
+    injection = benchmark.pedantic(compose_injection, setup=lambda: (next(cycle), {}), rounds=200, warmup_rounds=5)
+    benchmark.extra_info.update(records=size, last_ids=len(injection.ids), last_tokens=injection.tokens)
 
 
 @size_param
