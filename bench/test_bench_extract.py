@@ -1,4 +1,14 @@
-"""What session-end extraction sends, and redaction throughput.
+"""What extraction sends: a whole session as the hooks run it (issue 14), each captured
+transcript, and redaction throughput.
+
+`test_extraction_as_the_hooks_run_it` replays a synthetic session through real `agentctx hook`
+processes and the detached extractions they start, against a Messages API server on 127.0.0.1
+(`extract_replay.py`), next to one `agentctx extract` of the whole transcript: requests,
+characters and tokens sent, estimated cost, in `extra_info` (`report` prints them with `-s`). It
+asserts the structural target (the hooks send at most 1.5× the one-shot input, and the 90-turn
+session checkpoints on the way); the ~$0.015 cost target for ~10K dialogue tokens is printed, not
+asserted (it depends on the token estimate, see docs/extraction.md). Under `--benchmark-disable`
+only the 10K-dialogue session runs (each takes tens of seconds).
 
 Per captured Claude Code transcript (`tests-e2e/fixtures/claude-code/transcripts/`, in the
 repo) and one synthetic long session (900 turns, the map-reduce path): the time to read,
@@ -19,6 +29,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import extract_replay
 import pytest
 from _harness import REPO_ROOT
 from agentctx_extract.llm import PRICE_CACHE_READ, PRICE_INPUT, PRICE_OUTPUT
@@ -106,3 +117,27 @@ def test_redaction_throughput(benchmark, bench_mode) -> None:
     benchmark.extra_info.update(mb=round(len(text) / 1e6, 2), redactions=result.count)
     if benchmark.enabled:
         benchmark.extra_info["mb_per_s"] = round(len(text) / 1e6 / benchmark.stats.stats.median, 2)
+
+
+RATIO_TARGET = 1.5
+COST_TARGET_USD = 0.015
+
+
+@pytest.mark.parametrize("session", list(extract_replay.SIZES))
+def test_extraction_as_the_hooks_run_it(benchmark, bench_mode, session: str) -> None:
+    if bench_mode.disabled and session != "10k-dialogue":
+        pytest.skip("--benchmark-disable: the 10K-dialogue session keeps the replay working; the others take minutes")
+    benchmark.group = "extraction as the hooks run it"
+    result = benchmark.pedantic(extract_replay.run, args=extract_replay.SIZES[session], rounds=1)
+    print()
+    print(extract_replay.report(session, result))
+    benchmark.extra_info.update(result)
+    if session == "10k-dialogue":
+        print(
+            f"target: hooks <= {RATIO_TARGET}x one-shot input; <= ${COST_TARGET_USD} for ~10K dialogue tokens "
+            f"(measured ${result['hooks']['estimated_cost_usd']:.4f} by our estimate, "
+            f"${result['hooks_cost_at_4_chars_usd']:.4f} at 4 chars a token)"
+        )
+    assert result["input_ratio"] <= RATIO_TARGET, result
+    if session == "long-90-turns":
+        assert result["hooks"]["requests"] > 1  # the long one checkpointed on the way
