@@ -234,6 +234,17 @@ def codex_user_texts(request: Recorded) -> list[str]:
     return found
 
 
+def codex_call_outputs(request: Recorded, name: str) -> list[str]:
+    """The outputs of the function calls named `name` in a Responses request's history."""
+    items = [item for item in request.body.get("input") or [] if isinstance(item, dict)]
+    calls = {item.get("call_id") for item in items if item.get("type") == "function_call" and item.get("name") == name}
+    return [
+        json.dumps(item.get("output"))
+        for item in items
+        if item.get("type") == "function_call_output" and item.get("call_id") in calls
+    ]
+
+
 def codex_tool_outputs(request: Recorded) -> list[str]:
     return [
         json.dumps(item.get("output"))

@@ -106,7 +106,7 @@ def init(
     """
     from agentctx_hooks import install, profile
 
-    from agentctx.cli import cmd_clients
+    from agentctx.cli import _clients as cmd_clients
 
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
@@ -189,7 +189,7 @@ def _init_other_clients(
     """init for Codex CLI / Gemini CLI (`cmd_clients`), then the shared profile and store."""
     from agentctx_hooks import install, profile
 
-    from agentctx.cli import cmd_clients
+    from agentctx.cli import _clients as cmd_clients
 
     base = install.agentctx_command()
     data_home = paths.home()
@@ -325,7 +325,7 @@ def uninstall(
     """
     from agentctx_hooks import install
 
-    from agentctx.cli import cmd_clients
+    from agentctx.cli import _clients as cmd_clients
 
     data_home = paths.home()
     manifest = install.load_manifest(data_home)
@@ -508,7 +508,7 @@ def register(app: typer.Typer) -> None:
 
     if hooks_status not in cmd_admin.STATUS_SECTIONS:
         cmd_admin.STATUS_SECTIONS.append(hooks_status)
-    from agentctx.cli.cmd_clients import clients_status
+    from agentctx.cli._clients import clients_status
 
     if clients_status not in cmd_admin.STATUS_SECTIONS:
         cmd_admin.STATUS_SECTIONS.append(clients_status)
