@@ -37,8 +37,10 @@ def stop(hook: HookInput) -> str:
         return ""
     from agentctx_hooks.spawn import spawn_agentctx
 
+    client = hook.get_text("agentctx_client")
     spawn_agentctx(
-        ["extract", "--session-id", hook.session_id, "--transcript", transcript],
+        ["extract", "--session-id", hook.session_id, "--transcript", transcript]
+        + (["--client", client] if client and client != "claude" else []),
         lock_name=f"extract-{hook.session_id}",
         timeout_seconds=EXTRACT_TIMEOUT_SECONDS,
         cwd=hook.cwd,

@@ -43,8 +43,6 @@ REGISTERED = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "Session
 TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
 MATCHERS = {"AfterTool": "^(run_shell_command|write_file|replace)$"}
 _TIMEOUTS_MS = {"SessionEnd": 5000}
-HOOK_CONTEXT_OPEN = "<hook_context>"
-HOOK_CONTEXT_CLOSE = "</hook_context>"
 _EXIT_MARK = "Exit Code: "
 
 
@@ -54,14 +52,10 @@ def timeout(event: str) -> int:
 
 def typed_prompt(prompt: str) -> str:
     """What the developer typed: BeforeAgent's `prompt` without the hook contexts Gemini put in
-    front of it. Our own context cannot close the element early: its `<` `>` arrive escaped."""
-    text = prompt
-    while text.lstrip().startswith(HOOK_CONTEXT_OPEN):
-        head, closed, rest = text.partition(HOOK_CONTEXT_CLOSE)
-        if not closed:
-            break
-        text = rest
-    return text.lstrip("\n") if text is not prompt else prompt
+    front of it (`agentctx_store.client_text`, shared with extraction)."""
+    from agentctx_store.client_text import strip_hook_context
+
+    return strip_hook_context(prompt)
 
 
 def normalise(native_event: str, data: dict) -> tuple[str, dict]:

@@ -25,6 +25,13 @@ def extract(
     force: Annotated[
         bool, typer.Option("--force", help="Extract again even if this transcript was already extracted.")
     ] = False,
+    client: Annotated[
+        str,
+        typer.Option(
+            "--client",
+            help="Whose transcript: claude (a session .jsonl), codex (a rollout), gemini (a chat recording).",
+        ),
+    ] = "claude",
     as_json: bool = JsonOption,
 ) -> None:
     """Turn a session transcript into decisions, preferences, conventions, gotchas and a handover.
@@ -43,7 +50,9 @@ def extract(
         raise ValidationError(f"No transcript at {str(transcript)!r}; pass the session's .jsonl file to --transcript.")
     if project is not None and not project.exists():
         raise ValidationError(f"No such directory {str(project)!r}; pass an existing project directory to --project.")
-    outcome = extract_session(session_id, transcript, project_path=project, force=force)
+    if client not in ("claude", "codex", "gemini"):
+        raise ValidationError(f"Unknown client {client!r}; supported: claude, codex, gemini.")
+    outcome = extract_session(session_id, transcript, project_path=project, force=force, client=client)
     if as_json:
         report = outcome.report
         print_json(
