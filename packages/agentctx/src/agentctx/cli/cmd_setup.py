@@ -195,6 +195,8 @@ def _init_other_clients(
     data_home = paths.home()
     manifest = install.load_manifest(data_home)
     project_root = project_for(directory).root if project else None
+    for name in clients:  # a malformed config of any of them refuses before anything is written
+        cmd_clients.plan_only(name, base=base, no_mcp=no_mcp, project_root=project_root)
     for name in clients:
         cmd_clients.init_client(
             name, base=base, manifest=manifest, dry_run=dry_run, no_mcp=no_mcp, project_root=project_root
