@@ -219,3 +219,27 @@ def test_stop_asks_extraction_for_the_client_transcript(project_dir: Path) -> No
     run("AfterAgent", json.dumps(data).encode(), "gemini")
     line = [line for line in hook_log().splitlines() if "agentctx extract" in line][-1]
     assert "--client gemini" in line and data["session_id"] in line
+
+
+def test_records_and_injections_say_which_client_and_hook(project_dir: Path) -> None:
+    from agentctx_hooks.provenance import of_record
+
+    project = resolve_project(project_dir)
+    with Store.open() as store:
+        store.add(project, NewRecord(type="decision", title="Use SQLite for the job queue", body="Jobs in a table."))
+    prompt = fixture("gemini", "BeforeAgent", project_dir)
+    prompt["prompt"] = "What about the sqlite job queue?"
+    assert run("BeforeAgent", json.dumps(prompt).encode(), "gemini")
+    failed = fixture("gemini", "AfterTool.run_shell_command", project_dir)
+    failed["tool_input"] = {"command": "python3 -c 'import redis'"}
+    failed["tool_response"] = {"llmContent": "ModuleNotFoundError: No module named 'redis'\nExit Code: 1\n"}
+    run("AfterTool", json.dumps(failed).encode(), "gemini")
+    with Store.open() as store:
+        spool.flush(store)
+        session = store.get_session(prompt["session_id"])
+        (stub,) = store.list_records(project, types=["bugfix"])
+    assert session is not None and session["meta"]["client"] == "gemini"
+    (injection,) = session["meta"]["injections"]
+    assert (injection["client"], injection["hook"], len(injection["ids"])) == ("gemini", "BeforeAgent", 1)
+    assert of_record(session, stub.record_id) == {"client": "gemini", "hook": "AfterTool"}
+    assert of_record(None, stub.record_id) == {}

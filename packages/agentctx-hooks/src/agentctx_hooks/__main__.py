@@ -70,6 +70,7 @@ def run(event: str, raw: bytes, client: str = "claude") -> str:
         session = hook.session_id
         ours, data = module.normalise(event, hook.data)
         data["agentctx_client"] = client
+        data["agentctx_hook"] = event
         hook = HookInput(event=ours, data=data)
         return module.render(ours, event, _handler(ours)(hook))
     except Exception as exc:  # the process boundary: log, print nothing, exit 0

@@ -101,6 +101,10 @@ def handle(hook: HookInput) -> str:
                         store.record_injection(project, hook.session_id, pending_ids, pending_tokens)
                     if ids:
                         store.record_injection(project, hook.session_id, ids, estimate_tokens(text))
+                        from agentctx_hooks._fast import time_now
+                        from agentctx_hooks.provenance import note_injection
+
+                        note_injection(store, project, hook, ids, estimate_tokens(text), time_now())
             except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
                 log.error(hook.event, exc, session=hook.session_id)
     state.add_injected(data, ids)
