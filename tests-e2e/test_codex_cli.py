@@ -282,3 +282,56 @@ def test_init_refuses_a_malformed_codex_config(rig: Rig) -> None:
     assert "config.toml" in done.stderr + done.stdout and "line" in done.stderr + done.stdout, done
     assert (rig.codex_home / "config.toml").read_text(encoding="utf-8") == broken
     assert not (rig.codex_home / "hooks.json").exists()
+
+
+def codex_hooks(rig: Rig) -> list[dict]:
+    """The hooks as Codex's app server reports them (`hooks/list`): what the interactive TUI's
+    `/hooks` and the IDE extension show, with each hook's trust status."""
+    process = subprocess.Popen(
+        [str(CODEX), "app-server"],
+        cwd=rig.project,
+        env=rig.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+
+        def send(message: dict) -> None:
+            process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+
+        send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "agentctx-test", "version": "0"}}})
+        send({"method": "initialized"})
+        send({"id": 2, "method": "hooks/list", "params": {"cwds": [str(rig.project)]}})
+        for line in process.stdout:
+            message = json.loads(line)
+            if message.get("id") == 2:
+                return [hook for entry in message["result"]["data"] for hook in entry["hooks"]]
+        raise AssertionError("codex app-server answered no hooks/list")
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def test_real_codex_interactive_sees_our_hooks_trusted(rig: Rig) -> None:
+    """Interactive Codex (TUI, IDE) reads trust through the same app server: after init every
+    agentctx hook is `trusted`; one edited by hand is `modified` (and skipped), and doctor says so."""
+    rig.agentctx("init", "--client", "codex")
+    hooks = [hook for hook in codex_hooks(rig) if "--client codex" in hook.get("command", "")]
+    assert sorted(hook["eventName"] for hook in hooks) == sorted(
+        ["sessionStart", "userPromptSubmit", "postToolUse", "preCompact", "stop", "sessionEnd"]
+    )
+    assert {hook["trustStatus"] for hook in hooks} == {"trusted"}, hooks
+
+    path = rig.codex_home / "hooks.json"
+    path.write_text(path.read_text(encoding="utf-8").replace("--client codex Stop", "--client codex Stop "))
+    status = {
+        hook["eventName"]: hook["trustStatus"] for hook in codex_hooks(rig) if "agentctx" in hook.get("command", "")
+    }
+    assert status["stop"] == "modified" and status["sessionStart"] == "trusted", status
+    doctor = json.loads(agentctx(rig.env, rig.project, "doctor", "--json", ok=False).stdout)
+    assert {check["name"]: check["state"] for check in doctor}["codex cli hooks"] == "fail"
+    rig.agentctx("init", "--client", "codex")  # what doctor says to do
+    assert {hook["trustStatus"] for hook in codex_hooks(rig) if "agentctx" in hook.get("command", "")} == {"trusted"}
