@@ -243,3 +243,27 @@ def test_records_and_injections_say_which_client_and_hook(project_dir: Path) -> 
     assert (injection["client"], injection["hook"], len(injection["ids"])) == ("gemini", "BeforeAgent", 1)
     assert of_record(session, stub.record_id) == {"client": "gemini", "hook": "AfterTool"}
     assert of_record(None, stub.record_id) == {}
+
+
+@pytest.mark.parametrize(("client", "event"), [("codex", "UserPromptSubmit"), ("gemini", "BeforeAgent")])
+def test_ten_prompts_of_one_session_never_repeat_a_record(client: str, event: str, project_dir: Path) -> None:
+    """Issue 20 target: 0 repeats in a 10-prompt session, in each client (dedup is shared)."""
+    import re
+
+    project = resolve_project(project_dir)
+    topics = ["sqlite job queue", "stripe webhook", "redis cache", "deploy script", "logging format"]
+    with Store.open() as store:
+        for topic in topics:
+            for variant in range(3):
+                store.add(project, NewRecord(type="decision", title=f"{topic} rule {variant}", body=f"About {topic}."))
+    data = fixture(client, "UserPromptSubmit" if client == "codex" else "BeforeAgent", project_dir)
+    seen: list[str] = []
+    for number in range(10):
+        typed = f"What did we decide about the {topics[number % len(topics)]}?"
+        data["prompt"] = typed if client == "codex" else f"<hook_context>## Project: x</hook_context>\n\n{typed}"
+        out = run(event, json.dumps(data).encode(), client)
+        if out:
+            context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+            seen += re.findall(r'agentctx-record id="([0-9A-Z]{26})"', context)
+            assert len(context) <= 8_000
+    assert seen and len(seen) == len(set(seen)), seen
