@@ -112,3 +112,39 @@ def assert_never(raw_requests: list[str], *leaks: str) -> None:
     for raw in raw_requests:
         for leak in leaks:
             assert leak not in raw, f"{leak!r} reached the model"
+
+
+BACKGROUND_TIMEOUT_S = 120
+POSTGRES = "Use PostgreSQL with SKIP LOCKED for the job queue"
+DECISION_PROMPT = (
+    "Workers keep hitting 'database is locked'. Decision: move the job queue to PostgreSQL with SKIP LOCKED."
+)
+
+
+def extraction_answer(supersedes: str) -> dict:
+    """What the mocked Claude Haiku answers `record_session_context` with: a decision that
+    supersedes the current job-queue decision."""
+    return {
+        "decisions": [
+            {"what": POSTGRES, "rationale": "SQLite locks.", "supersedes": supersedes, "confidence": "explicit"}
+        ],
+        "preferences": [],
+        "conventions": [],
+        "active_work": {"current_task": "", "blockers": [], "next_steps": [], "open_questions": []},
+        "gotchas": [],
+        "flush_ok": False,
+    }
+
+
+def wait_for_background(log_path: Path, *commands: str) -> str:
+    """hooks.log once every named background run (`extract`, `consolidate`) has logged its exit."""
+    import time
+
+    deadline = time.monotonic() + BACKGROUND_TIMEOUT_S
+    while True:
+        log = log_path.read_text(encoding="utf-8") if log_path.exists() else ""
+        finished = [line for line in log.splitlines() if " background " in line and ": exit " in line]
+        if all(any(f"agentctx {command} " in line for line in finished) for command in commands):
+            return log
+        assert time.monotonic() < deadline, f"background {commands} did not finish:\n{log}"
+        time.sleep(0.3)

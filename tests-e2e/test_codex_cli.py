@@ -335,3 +335,34 @@ def test_real_codex_interactive_sees_our_hooks_trusted(rig: Rig) -> None:
     assert {check["name"]: check["state"] for check in doctor}["codex cli hooks"] == "fail"
     rig.agentctx("init", "--client", "codex")  # what doctor says to do
     assert {hook["trustStatus"] for hook in codex_hooks(rig) if "agentctx" in hook.get("command", "")} == {"trusted"}
+
+
+def test_real_codex_session_is_extracted_from_its_rollout(rig: Rig) -> None:
+    """Background work on: Stop starts `agentctx extract --client codex` on the rollout the real
+    client wrote; the extraction call (to a Messages API mock) carries the developer's words and
+    not our injected context; its decision supersedes the stored one and the next Codex session's
+    digest has it."""
+    from claude_code_mock import Answer as MessagesAnswer
+    from claude_code_mock import MessagesMock
+    from client_rig import DECISION_PROMPT, POSTGRES, extraction_answer, wait_for_background
+
+    rig.agentctx("init", "--client", "codex")
+    ids = seed(rig.env, rig.project, rig.other)
+    answer = MessagesAnswer(tool_uses=[{"name": "record_session_context", "input": extraction_answer(ids["new"])}])
+    with MessagesMock(responder=lambda _body: answer) as haiku:
+        rig.env.pop("AGENTCTX_HOOKS_NO_SPAWN")
+        rig.env.update(ANTHROPIC_BASE_URL=haiku.url, ANTHROPIC_API_KEY="test-key")
+        try:
+            rig.session(DECISION_PROMPT)
+            log = wait_for_background(rig.home / ".agentctx" / "logs" / "hooks.log", "extract", "consolidate")
+        finally:
+            rig.env["AGENTCTX_HOOKS_NO_SPAWN"] = "1"  # nothing may outlive the test
+        (call,) = [request for request in haiku.messages_requests() if "record_session_context" in request.tool_names]
+    extract_line = [line for line in log.splitlines() if "agentctx extract" in line and "--client codex" in line]
+    assert extract_line and "exit 0" in log.split("agentctx extract", 1)[1].splitlines()[0], log
+    sent = call.text
+    assert f"[DEVELOPER] {DECISION_PROMPT}" in sent and "[CLAUDE] Noted." in sent, sent[:3000]
+    assert "agentctx found stored project records" not in sent and "## Project: shop" not in sent
+    requests = rig.session("What is the plan for the job queue?")
+    developer = "\n".join(codex_developer_texts(requests[0]))
+    assert POSTGRES in developer and NEW_TITLE not in developer

@@ -285,3 +285,32 @@ def test_init_refuses_a_malformed_gemini_settings(rig: Rig) -> None:
     message = done.stderr + done.stdout
     assert done.returncode != 0 and "settings.json, line " in message, message
     assert rig.settings.read_text(encoding="utf-8") == broken
+
+
+def test_real_gemini_session_is_extracted_from_its_chat_recording(rig: Rig) -> None:
+    """Background work on: AfterAgent starts `agentctx extract --client gemini` on the chat
+    recording the real client wrote; the extraction call carries what the developer typed (not the
+    SessionStart context Gemini put in front of it); its decision reaches the next session."""
+    from claude_code_mock import Answer as MessagesAnswer
+    from claude_code_mock import MessagesMock
+    from client_rig import DECISION_PROMPT, POSTGRES, extraction_answer, wait_for_background
+
+    rig.agentctx("init", "--client", "gemini")
+    ids = seed(rig.env, rig.project, rig.other)
+    answer = MessagesAnswer(tool_uses=[{"name": "record_session_context", "input": extraction_answer(ids["new"])}])
+    with MessagesMock(responder=lambda _body: answer) as haiku:
+        rig.env.pop("AGENTCTX_HOOKS_NO_SPAWN")
+        rig.env.update(ANTHROPIC_BASE_URL=haiku.url, ANTHROPIC_API_KEY="test-key")
+        try:
+            rig.session(DECISION_PROMPT)
+            log = wait_for_background(rig.home / ".agentctx" / "logs" / "hooks.log", "extract", "consolidate")
+        finally:
+            rig.env["AGENTCTX_HOOKS_NO_SPAWN"] = "1"
+        calls = [request for request in haiku.messages_requests() if "record_session_context" in request.tool_names]
+    assert calls, log
+    sent = calls[0].text
+    assert f"[DEVELOPER] {DECISION_PROMPT}" in sent and "[CLAUDE] Noted." in sent, sent[:3000]
+    assert "hook_context" not in sent and "agentctx found stored project records" not in sent
+    _, requests = rig.session("What is the plan for the job queue?")
+    digest = hook_contexts(requests[0])[0]
+    assert POSTGRES in digest and NEW_TITLE not in digest
