@@ -136,15 +136,16 @@ def extraction_answer(supersedes: str) -> dict:
     }
 
 
-def wait_for_background(log_path: Path, *commands: str) -> str:
-    """hooks.log once every named background run (`extract`, `consolidate`) has logged its exit."""
+def wait_for_background(log_path: Path, *commands: str, runs: int = 1) -> str:
+    """hooks.log once every named background run (`extract`, `consolidate`) has logged its exit
+    (`runs` times each)."""
     import time
 
     deadline = time.monotonic() + BACKGROUND_TIMEOUT_S
     while True:
         log = log_path.read_text(encoding="utf-8") if log_path.exists() else ""
         finished = [line for line in log.splitlines() if " background " in line and ": exit " in line]
-        if all(any(f"agentctx {command} " in line for line in finished) for command in commands):
+        if all(sum(f"agentctx {command} " in line for line in finished) >= runs for command in commands):
             return log
         assert time.monotonic() < deadline, f"background {commands} did not finish:\n{log}"
         time.sleep(0.3)

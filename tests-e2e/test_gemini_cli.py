@@ -301,16 +301,22 @@ def test_real_gemini_session_is_extracted_from_its_chat_recording(rig: Rig) -> N
     with MessagesMock(responder=lambda _body: answer) as haiku:
         rig.env.pop("AGENTCTX_HOOKS_NO_SPAWN")
         rig.env.update(ANTHROPIC_BASE_URL=haiku.url, ANTHROPIC_API_KEY="test-key")
+        log_path = rig.home / ".agentctx" / "logs" / "hooks.log"
         try:
             rig.session(DECISION_PROMPT)
-            log = wait_for_background(rig.home / ".agentctx" / "logs" / "hooks.log", "extract", "consolidate")
+            wait_for_background(log_path, "extract", "consolidate")
+            # Resumed, Gemini 0.61.0 points transcript_path at a new, nearly empty recording and
+            # appends the conversation to the old one: the extraction must find the new turn there.
+            rig.session("Also: retries back off exponentially, capped at one minute.", "--resume", "latest")
+            log = wait_for_background(log_path, "extract", "consolidate", runs=2)
         finally:
             rig.env["AGENTCTX_HOOKS_NO_SPAWN"] = "1"
         calls = [request for request in haiku.messages_requests() if "record_session_context" in request.tool_names]
-    assert calls, log
+    assert len(calls) == 2, log
     sent = calls[0].text
     assert f"[DEVELOPER] {DECISION_PROMPT}" in sent and "[CLAUDE] Noted." in sent, sent[:3000]
     assert "hook_context" not in sent and "agentctx found stored project records" not in sent
+    assert "[DEVELOPER] Also: retries back off exponentially" in calls[1].text, calls[1].text[:3000]
     _, requests = rig.session("What is the plan for the job queue?")
     digest = hook_contexts(requests[0])[0]
     assert POSTGRES in digest and NEW_TITLE not in digest

@@ -72,3 +72,30 @@ def test_gemini_resume_reads_the_file_that_holds_the_session(tmp_path: Path) -> 
 def test_unknown_client() -> None:
     with pytest.raises(ValueError, match="supported"):
         read_for_client(CHAT, "cursor")
+
+
+def test_gemini_resume_in_the_same_file_keeps_every_turn_in_order(tmp_path: Path) -> None:
+    """As Gemini 0.61.0 wrote it in tests-e2e/test_gemini_cli.py: on resume a second header and a
+    `$set.messages` history without the first prompt, the earlier reply now a list of parts.
+    Turns only ever grow, so incremental extraction picks up exactly the new prompt."""
+    header = {"sessionId": "s1", "projectHash": "h", "startTime": "t0", "lastUpdated": "t0", "kind": "main"}
+    context = {"id": "ctx", "type": "user", "content": [{"text": "<session_context>\n…</session_context>"}]}
+    lines = [
+        header,
+        {"$set": {"messages": [context]}},
+        {"id": "u1", "type": "user", "content": [{"text": "<hook_context>digest</hook_context>\n\nfirst prompt"}]},
+        {"id": "g1", "type": "gemini", "content": "First answer."},
+        header,
+        {"$set": {"messages": [context, {"id": "g1", "type": "gemini", "content": [{"text": "First answer."}]}]}},
+        {"id": "u2", "type": "user", "content": [{"text": "<hook_context>digest</hook_context>\n\nsecond prompt"}]},
+        {"id": "g2", "type": "gemini", "content": "Second answer."},
+    ]
+    path = tmp_path / "session-x.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    turns = [(turn.kind, turn.text) for turn in read_gemini_chat(path).turns]
+    assert turns == [
+        ("developer", "first prompt"),
+        ("assistant", "First answer."),
+        ("developer", "second prompt"),
+        ("assistant", "Second answer."),
+    ]

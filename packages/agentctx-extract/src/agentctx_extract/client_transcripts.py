@@ -54,7 +54,8 @@ def read_for_client(path: Path, client: str, *, session_id: str | None = None) -
 # -- Codex -------------------------------------------------------------------------------------
 
 
-def _codex_text(content: Any) -> str:
+def _parts_text(content: Any) -> str:
+    """A string, or the `text` of a list of parts (both clients use both)."""
     if isinstance(content, str):
         return content
     parts = []
@@ -75,7 +76,7 @@ def _codex_turns(entries: list[dict[str, Any]]) -> Iterator[Turn]:
             continue
         kind = payload.get("type")
         if kind == "message":
-            text = _codex_text(payload.get("content"))
+            text = _parts_text(payload.get("content"))
             role = payload.get("role")
             if role == "user":
                 stripped = text.lstrip()
@@ -95,7 +96,7 @@ def _codex_turns(entries: list[dict[str, Any]]) -> Iterator[Turn]:
             text = f"{name}: {shown if isinstance(shown, str) else json.dumps(parsed, ensure_ascii=False)}"
             yield Turn(kind="tool_call", text=text, detail=name)
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            yield Turn(kind="tool_output", text=_codex_text(payload.get("output")))
+            yield Turn(kind="tool_output", text=_parts_text(payload.get("output")))
 
 
 def read_codex_rollout(path: Path) -> Transcript:
@@ -133,13 +134,16 @@ def _gemini_messages(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
         if "sessionId" in entry and "type" not in entry:
             header = entry
         elif isinstance(entry.get("$set"), dict):
+            # `$set.messages` rewrites the history: on resume, Gemini 0.61.0 writes it without the
+            # earlier run's first prompt. Nothing said is forgotten here: messages are merged, so
+            # the turns only ever grow (extraction resumes from the turns it has done).
             messages = entry["$set"].get("messages")
-            if isinstance(messages, list):
-                order, by_id = [], {}
-                for message in messages:
-                    if isinstance(message, dict) and message.get("id"):
-                        order.append(str(message["id"]))
-                        by_id[str(message["id"])] = message
+            for message in messages if isinstance(messages, list) else []:
+                if isinstance(message, dict) and message.get("id"):
+                    key = str(message["id"])
+                    if key not in by_id:
+                        order.append(key)
+                    by_id[key] = message
         elif entry.get("id") and entry.get("type"):
             key = str(entry["id"])
             if key not in by_id:
@@ -186,8 +190,9 @@ def _gemini_turns(message: dict[str, Any]) -> Iterator[Turn]:
             elif isinstance(part.get("functionResponse"), dict):
                 continue  # the result is shown with the call (toolCalls), once
     elif message.get("type") == "gemini":
-        if isinstance(content, str) and content.strip():
-            yield Turn(kind="assistant", text=content)
+        text = _parts_text(content)  # a string, or (as a resume rewrites it) a list of `{text}` parts
+        if text.strip():
+            yield Turn(kind="assistant", text=text)
         for call in message.get("toolCalls") or []:
             if not isinstance(call, dict):
                 continue
