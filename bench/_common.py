@@ -11,6 +11,7 @@ import importlib.util
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -52,7 +53,9 @@ def eval_project(name: str) -> Project:
     return Project(project_id=f"eval-{name}", root=Path("/eval") / name, name=name)
 
 
-def load_into_store(records: list[dict[str, Any]], db_path: Path) -> LoadedSet:
+def load_into_store(
+    records: list[dict[str, Any]], db_path: Path, project_of: Callable[[str], Project] = eval_project
+) -> LoadedSet:
     """Insert every eval record through `Store.add`; successors supersede through the store.
 
     Predecessors go in first so that `add(..., supersedes=)` sets `superseded_at` and
@@ -71,7 +74,7 @@ def load_into_store(records: list[dict[str, Any]], db_path: Path) -> LoadedSet:
     store_id: dict[str, str] = {}
     adjusted = 0
     for record in _predecessors_first(records, predecessors):
-        project = projects.setdefault(record["project"], eval_project(record["project"]))
+        project = projects.setdefault(record["project"], project_of(record["project"]))
         olds = [store_id[old] for old in predecessors.get(record["id"], []) if old in store_id]
         new, changed = _contract_record(record, store.get(project, olds[0]).type if olds else None)
         adjusted += changed

@@ -9,7 +9,13 @@ message when absent) this script:
      alone in its own store (a new user's store: small, one project);
   3. writes `results.jsonl` files and scores them with the set's own `eval.py`;
   4. runs the set's `baseline_fts5.py` into a temp file and scores it the same way, with and
-     without its dev-tuned cut-off.
+     without its dev-tuned cut-off;
+  5. loads the set once more into a store under a temp `AGENTCTX_HOME` (one directory per eval
+     project) and sends every query through the prompt hook's entry point
+     (`agentctx_hooks.__main__.run("UserPromptSubmit", payload)`, a fresh session per query), then
+     measures what it injected: over answerable prompts, the share of injected characters that
+     sit in relevant records' `<agentctx-record>` blocks, the mean characters per injected
+     prompt, full and title-only entries, and recall@3 of the injected ids (title-only counted).
 
 usage: .venv/bin/python bench/eval_retrieval.py [--set DIR ...] [--out DIR] [--json] [--now ISO]
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import SHARED_EVAL, LoadedSet, load_into_store, load_jsonl, load_module  # bench/ is on sys.path
+from agentctx_store import resolve_project
 from agentctx_store.records import parse_time
 from agentctx_store.search import search
 
@@ -65,6 +73,75 @@ def top3_load(queries: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict
     shown = [(row["qid"], record_id) for row in rows for record_id in row["ids"][:3]]
     useful = sum(1 for qid, record_id in shown if record_id in relevant.get(qid, set()))
     return {"top3_records": len(shown), "top3_precision": useful / len(shown) if shown else float("nan")}
+
+
+def hook_injections(records: list[dict[str, Any]], queries: list[dict[str, Any]], scratch: Path) -> dict[str, Any]:
+    """Every query through the prompt hook's entry point; what it injected, measured (module doc, 5)."""
+    from agentctx_hooks.__main__ import run
+
+    home, roots = scratch / "home", scratch / "projects"
+    saved = {name: os.environ.get(name) for name in ("AGENTCTX_HOME", "TMPDIR", "AGENTCTX_HOOKS_NO_SPAWN")}
+    os.environ.update(AGENTCTX_HOME=str(home), TMPDIR=str(scratch), AGENTCTX_HOOKS_NO_SPAWN="1")
+    try:
+        for name in {record["project"] for record in records}:
+            (roots / name).mkdir(parents=True, exist_ok=True)
+        loaded = load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots / name))
+        loaded.store.close()
+        rows = []
+        for query in queries:
+            payload = {
+                "session_id": f"eval-{query['qid']}",
+                "cwd": str(roots / query["project"]),
+                "prompt": query["query"],
+            }
+            out = run("UserPromptSubmit", json.dumps(payload).encode())
+            text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+            rows.append((query, text, injected_blocks(text, loaded.eval_id)))
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return injection_figures(rows)
+
+
+def injected_blocks(text: str, eval_id: dict[str, str]) -> list[tuple[str, bool, int]]:
+    """(eval id, title only?, characters) of each `<agentctx-record>` block of an injection."""
+    blocks = []
+    start = text.find("<agentctx-record ")
+    while start >= 0:
+        end = text.find("</agentctx-record>", start)
+        end = len(text) if end < 0 else end + len("</agentctx-record>")
+        head = text[start : text.find(">", start)]
+        record_id = head.split('id="', 1)[1].split('"', 1)[0]
+        blocks.append((eval_id.get(record_id, record_id), 'detail="title"' in head, end - start))
+        start = text.find("<agentctx-record ", end)
+    return blocks
+
+
+def injection_figures(rows: list[tuple[dict[str, Any], str, list[tuple[str, bool, int]]]]) -> dict[str, Any]:
+    answerable = [(query, text, blocks) for query, text, blocks in rows if query["relevant"]]
+    injected = [(query, text, blocks) for query, text, blocks in answerable if text]
+    chars = sum(len(text) for _, text, _ in injected)
+    relevant_chars = sum(size for query, _, blocks in injected for rid, _, size in blocks if rid in query["relevant"])
+    recalls = [
+        len(set(query["relevant"]) & {rid for rid, _, _ in blocks[:3]}) / len(set(query["relevant"]))
+        for query, _, blocks in answerable
+    ]
+    full = sum(1 for _, _, blocks in injected for _, title, _ in blocks if not title)
+    titles = sum(1 for _, _, blocks in injected for _, title, _ in blocks if title)
+    return {
+        "answerable": len(answerable),
+        "injected_prompts": len(injected),
+        "relevant_char_share": relevant_chars / chars if chars else float("nan"),
+        "mean_chars": chars / len(injected) if injected else float("nan"),
+        "full_records": full,
+        "title_records": titles,
+        "hook_recall@3": sum(recalls) / len(recalls) if recalls else float("nan"),
+        "no_answer_injected": sum(1 for query, text, _ in rows if not query["relevant"] and text),
+        "no_answer_prompts": sum(1 for query, _, _ in rows if not query["relevant"]),
+    }
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -128,12 +205,13 @@ def evaluate_set(set_dir: Path, out_dir: Path, now_text: str | None) -> dict[str
             finally:
                 alone.store.close()
         runs["agentctx search, one store per project"] = scorer.evaluate(queries, rows, records, None, 10)
+        hook = hook_injections(records, queries, Path(scratch) / "hook")
         baseline = baseline_results(set_dir, Path(scratch) / "baseline.jsonl")
     if baseline is not None:
         cutoff = BASELINE_CUTOFF.get(set_dir.name, 7.0)
         runs["shared FTS5 baseline, no cut-off"] = scorer.evaluate(queries, baseline, records, None, 10)
         runs[f"shared FTS5 baseline, cut-off {cutoff}"] = scorer.evaluate(queries, baseline, records, cutoff, 10)
-    return {"set": set_dir.name, "now": now.isoformat(), "queries": len(queries), "runs": runs}
+    return {"set": set_dir.name, "now": now.isoformat(), "queries": len(queries), "runs": runs, "hook": hook}
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -150,6 +228,15 @@ def print_report(report: dict[str, Any]) -> None:
     print(
         f"top 3 (what the prompt hook injects): {production['top3_records']} records over {report['queries']} "
         f"prompts, {production['top3_precision']:.3f} of them relevant"
+    )
+    hook = report["hook"]
+    print(
+        f"through the prompt hook (answerable prompts; recency 'now' = today): injected into "
+        f"{hook['injected_prompts']}/{hook['answerable']}, recall@3 {hook['hook_recall@3']:.3f} "
+        f"(title-only counted), relevant share of injected chars {hook['relevant_char_share']:.3f}, "
+        f"mean chars per injected prompt {hook['mean_chars']:.0f}, records full {hook['full_records']} / "
+        f"title-only {hook['title_records']}; no-answer prompts injected "
+        f"{hook['no_answer_injected']}/{hook['no_answer_prompts']}"
     )
 
 

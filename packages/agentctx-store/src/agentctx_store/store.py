@@ -25,6 +25,7 @@ from agentctx_store.records import (
     check_text,
     check_type,
     normalize_time,
+    supersession_error,
     utc_now,
     validate,
 )
@@ -116,14 +117,15 @@ class Store:
         return self._path
 
     @classmethod
-    def open(cls, path: Path | None = None, *, create: bool = True) -> Store:
-        """Open the store (default `$AGENTCTX_HOME/agentctx.db`), creating it if needed.
+    def open(cls, path: Path | None = None, *, create: bool = True, readonly: bool = False) -> Store:
+        """Open the store (default `$AGENTCTX_HOME/agentctx.db`), creating it if needed;
+        `readonly` opens an existing one for reading only (any write then fails).
 
         Raises:
             StoreError: the file is not ours, corrupt, too new, or not writable.
         """
         target = path or paths.db_path_text()
-        return cls(connect(target, create=create), target)
+        return cls(connect(target, create=create, readonly=readonly), target)
 
     def close(self) -> None:
         """Refresh the digests of projects this connection changed, then close."""
@@ -196,10 +198,8 @@ class Store:
         with self.transaction() as conn:
             if supersedes is not None:
                 old = self._require_head(project, supersedes)
-                if old.type != new.type:
-                    raise ValidationError(
-                        f"Record {supersedes} is a {old.type}; a {new.type} cannot supersede it. Use type {old.type!r}."
-                    )
+                if (why := supersession_error(old.type, old.key, new.type, new.key)) is not None:
+                    raise ValidationError(f"Record {supersedes} is a {old.type}; {why}. Use type {old.type!r}.")
             conn.execute(
                 f"""INSERT INTO records ({RECORD_COLUMNS})
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, NULL, 1.0, 0.0, ?, ?, 1, ?, NULL)""",
@@ -238,8 +238,10 @@ class Store:
         source: str = "cli",
         confidence: str = "explicit",
         session_id: str | None = None,
+        record_type: str | None = None,
     ) -> tuple[Record, Record]:
-        """Replace the current head `old_id` with a new record of the same type and scope.
+        """Replace the current head `old_id` with a new record of the same scope, and of the same
+        type unless `record_type` names another (a convention replaced by a decision).
 
         The rationale, when given, is appended to the new body. Returns (old, new).
 
@@ -252,7 +254,7 @@ class Store:
         if rationale and rationale.strip():
             text = f"{text}\n\nWhy: {rationale.strip()}"
         new = NewRecord(
-            type=old.type,
+            type=record_type or old.type,
             title=(title or old.title),
             body=text,
             scope=old.scope,
@@ -577,14 +579,33 @@ class Store:
                 (session_id, project.project_id, utc_now()),
             )
 
-    def record_injection(self, project: Project, session_id: str, record_ids: Sequence[str], tokens: int) -> None:
-        """Self-accounting (ADR-007): what a hook injected and its token estimate."""
+    def record_injection(
+        self,
+        project: Project,
+        session_id: str,
+        record_ids: Sequence[str],
+        tokens: int,
+        *,
+        title_ids: Sequence[str] = (),
+        prompt: bool = False,
+    ) -> None:
+        """Self-accounting (ADR-007): what a hook injected and its token estimate.
+
+        `record_ids` were shown in full (their access count goes up), `title_ids` by their title
+        only; `prompt=True` for a prompt's injection (counted apart from the session-start digest).
+        """
         self.touch_session(project, session_id)
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE sessions SET tokens_injected = tokens_injected + ?, injections = injections + 1 WHERE session_id = ?",
                 (tokens, session_id),
             )
+            if prompt:
+                conn.execute(
+                    "UPDATE sessions SET prompt_injections = prompt_injections + 1, prompt_tokens = prompt_tokens + ?, "
+                    "records_full = records_full + ?, records_title = records_title + ? WHERE session_id = ?",
+                    (tokens, len(record_ids), len(title_ids), session_id),
+                )
             if record_ids:
                 now = utc_now()
                 conn.executemany(
@@ -646,3 +667,15 @@ class Store:
                 "SELECT coalesce(sum(tokens_injected), 0) FROM sessions WHERE project_id = ?", (project.project_id,)
             ).fetchone()
         return int(row[0])
+
+    def prompt_injection_totals(self, project: Project | None = None) -> dict[str, int]:
+        """Prompts that injected records, their tokens, records shown in full and by title only."""
+        columns = "coalesce(sum(prompt_injections), 0), coalesce(sum(prompt_tokens), 0), "
+        columns += "coalesce(sum(records_full), 0), coalesce(sum(records_title), 0)"
+        if project is None:
+            row = self.conn.execute(f"SELECT {columns} FROM sessions").fetchone()
+        else:
+            row = self.conn.execute(
+                f"SELECT {columns} FROM sessions WHERE project_id = ?", (project.project_id,)
+            ).fetchone()
+        return dict(zip(("prompts", "tokens", "full", "title"), (int(value) for value in row), strict=True))

@@ -18,7 +18,7 @@ import typer
 from agentctx_store import Project, Store, config, digest, paths
 from agentctx_store.errors import ValidationError
 
-from agentctx.cli._common import JsonOption, ProjectOption, print_json, project_for
+from agentctx.cli._common import JsonOption, ProjectOption, cannot_write, print_json, project_for
 from agentctx.cli._health import Check, active_rungs, check_config, run_checks
 
 __all__ = ["STATUS_SECTIONS", "Check", "StatusProvider", "StatusSection", "register"]
@@ -82,6 +82,7 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
     recent = store.list_sessions(project, limit=5)
     tokens_project = store.total_tokens_injected(project)
     tokens_all = store.total_tokens_injected()
+    prompts = store.prompt_injection_totals(project)
     count, month_cost = store.conn.execute(
         "SELECT count(*), coalesce(sum(extraction_cost_usd), 0) FROM sessions WHERE started_at >= ?",
         (month_start(),),
@@ -94,6 +95,7 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         for session in recent
     ] or ["(no sessions yet: hooks record them once `agentctx init` has run)"]
     lines.append(f"tokens injected: {tokens_project} in this project, {tokens_all} in all projects")
+    lines.append(prompt_injection_line(prompts))
     lines.append(f"this month: {count} sessions, extraction ${month_cost:.2f} (cap ${float(cap or 0):.2f})")
     data = {
         "recent": [
@@ -112,11 +114,23 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         ],
         "tokens_injected_project": tokens_project,
         "tokens_injected_total": tokens_all,
+        "prompt_injections": prompts
+        | {"tokens_per_prompt": round(prompts["tokens"] / prompts["prompts"], 1) if prompts["prompts"] else None},
         "month_sessions": count,
         "month_extraction_cost_usd": round(float(month_cost), 6),
         "monthly_cap_usd": cap,
     }
     return StatusSection(key="sessions", title="Sessions", lines=lines, data=data)
+
+
+def prompt_injection_line(prompts: dict[str, int]) -> str:
+    """Prompts that injected records in this project: tokens per injected prompt, full vs title-only."""
+    if not prompts["prompts"]:
+        return "prompt injections: none yet in this project"
+    return (
+        f"prompt injections: {prompts['prompts']}, {prompts['tokens'] / prompts['prompts']:.0f} tokens per injected "
+        f"prompt; records shown in full {prompts['full']}, by title only {prompts['title']}"
+    )
 
 
 def digest_section(store: Store, project: Project) -> StatusSection:
@@ -156,7 +170,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
         typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
         return
-    with Store.open(path, create=False) as store:
+    with Store.open(path, create=False, readonly=cannot_write(path)) as store:
         sections = [section for provider in STATUS_SECTIONS if (section := provider(store, target)) is not None]
     if json:
         print_json(header | {section.key: section.data for section in sections})
