@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from agentctx_store.inject import HEADER as INJECTION_HEADER
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -56,7 +57,7 @@ from client_rig import (
 )
 
 CODEX_VERSION = "0.171.0"
-HEADER = "agentctx found stored project records matching this prompt"
+HEADER = INJECTION_HEADER  # what opens every prompt injection
 
 
 def codex_binary() -> Path | None:
@@ -362,7 +363,7 @@ def test_real_codex_session_is_extracted_from_its_rollout(rig: Rig) -> None:
     assert extract_line and "exit 0" in log.split("agentctx extract", 1)[1].splitlines()[0], log
     sent = call.text
     assert f"[DEVELOPER] {DECISION_PROMPT}" in sent and "[CLAUDE] Noted." in sent, sent[:3000]
-    assert "agentctx found stored project records" not in sent and "## Project: shop" not in sent
+    assert HEADER not in sent and "## Project: shop" not in sent
     requests = rig.session("What is the plan for the job queue?")
     developer = "\n".join(codex_developer_texts(requests[0]))
     assert POSTGRES in developer and NEW_TITLE not in developer

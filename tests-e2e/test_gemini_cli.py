@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from agentctx_store.inject import HEADER as INJECTION_HEADER
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -58,7 +59,7 @@ from client_rig import (
 )
 
 GEMINI_VERSION = "0.61.0"
-HEADER = "agentctx found stored project records matching this prompt"
+HEADER = INJECTION_HEADER  # what opens every prompt injection
 USER_SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "checkpointing": {"enabled": False}},
@@ -315,7 +316,7 @@ def test_real_gemini_session_is_extracted_from_its_chat_recording(rig: Rig) -> N
     assert len(calls) == 2, log
     sent = calls[0].text
     assert f"[DEVELOPER] {DECISION_PROMPT}" in sent and "[CLAUDE] Noted." in sent, sent[:3000]
-    assert "hook_context" not in sent and "agentctx found stored project records" not in sent
+    assert "hook_context" not in sent and HEADER not in sent
     assert "[DEVELOPER] Also: retries back off exponentially" in calls[1].text, calls[1].text[:3000]
     _, requests = rig.session("What is the plan for the job queue?")
     digest = hook_contexts(requests[0])[0]
