@@ -214,11 +214,14 @@ def test_gemini_write_file_is_captured(project_dir: Path) -> None:
     assert session is not None and session["meta"]["files"] == ["src/app.py"]
 
 
-def test_stop_asks_extraction_for_the_client_transcript(project_dir: Path) -> None:
-    data = fixture("gemini", "AfterAgent", project_dir)
-    run("AfterAgent", json.dumps(data).encode(), "gemini")
+def test_session_end_asks_extraction_for_the_client_transcript(project_dir: Path) -> None:
+    turn = fixture("gemini", "AfterAgent", project_dir)
+    run("AfterAgent", json.dumps(turn).encode(), "gemini")  # an ordinary turn end: no extraction yet
+    assert "agentctx extract" not in hook_log()
+    data = fixture("gemini", "SessionEnd.exit", project_dir)
+    run("SessionEnd", json.dumps(data).encode(), "gemini")
     line = [line for line in hook_log().splitlines() if "agentctx extract" in line][-1]
-    assert "--client gemini" in line and data["session_id"] in line
+    assert "--client gemini" in line and data["session_id"] in line and "--trigger end" in line
 
 
 def test_records_and_injections_say_which_client_and_hook(project_dir: Path) -> None:
