@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import REPO_ROOT, load_into_store, load_jsonl, load_module  # bench/ is on sys.path
-from eval_retrieval import default_now, scorer_path
+from _eval import default_now, load_into_store, load_jsonl, load_module, scorer_path  # bench/ is on sys.path
+from _harness import REPO_ROOT
 
 SHARED = (REPO_ROOT.parent / "shared").resolve()
 for candidate in (SHARED, Path("/work/shared")):

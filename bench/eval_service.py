@@ -1,6 +1,6 @@
 """Ranking through the prompt hook's entry point with the warm search service up (issue 12).
 
-Used by `eval_retrieval.py --service`: the set is loaded into a store under a temp
+`.venv/bin/python bench/eval_service.py [--set DIR ...]`: the set is loaded into a store under a temp
 `AGENTCTX_HOME` (one directory per eval project), the service of that data dir is started in this
 process (`agentctx_embed.service.start`, the real socket server, the real model: MiniLM int8 from
 ../shared/models unless `AGENTCTX_EMBED_MODEL[_DIR]` say otherwise), every current record is
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import load_into_store
+from _eval import load_into_store, load_jsonl, load_module, scorer_path
 from agentctx_store import resolve_project
 
 
@@ -123,3 +123,29 @@ def print_service_report(name: str, report: dict[str, Any]) -> None:
             f"empty-prec {metrics['empty_precision']:.3f}  stale@3 {metrics['stale_rate@3']:.3f}  "
             f"bleed {metrics['bleed_rate']:.3f}  served {metrics['served']}"
         )
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    from ablate_hybrid import SHARED
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", type=Path)
+    args = parser.parse_args(argv)
+    for set_dir in args.set or [SHARED / "eval" / "adr-dev", SHARED / "eval" / "conv-dev"]:
+        if not (set_dir / "records.jsonl").exists():
+            print(f"skipping {set_dir}: no records.jsonl")
+            continue
+        scorer = load_module(scorer_path(set_dir), f"eval_{set_dir.name.replace('-', '_')}")
+        records, queries = load_jsonl(set_dir / "records.jsonl"), load_jsonl(set_dir / "queries.jsonl")
+        with tempfile.TemporaryDirectory(prefix="agentctx-eval-service-") as scratch:
+            report = hook_with_service(records, queries, Path(scratch), scorer)
+        print(f"== {set_dir.name}: {len(queries)} queries")
+        print_service_report(set_dir.name, report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -34,10 +34,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import median
+from statistics import median
+
+from _corpus import build
 from ablate_hybrid import MINILM
-from bench_hooks import _build
-from bench_search import Corpus
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 SIZES = [int(size) for size in os.environ.get("AGENTCTX_BENCH_SIZES", "10000,100000").split(",") if size]
@@ -70,16 +70,10 @@ class Setup:
     def __init__(self, size: int) -> None:
         self.size = size
         self.scratch = Path(tempfile.mkdtemp(prefix="agentctx-bench-service-"))
-        self.home, self.project, temp = self.scratch / "home", self.scratch / "project", self.scratch / "tmp"
-        self.project.mkdir()
+        built = build(self.scratch / "store", size)
+        self.home, self.project, temp = built.home, built.project_dir, self.scratch / "tmp"
         temp.mkdir()
-        (self.project / "pyproject.toml").write_text('[project]\nname = "bench"\n', encoding="utf-8")
-        saved = os.environ.get("AGENTCTX_HOME")
-        self.prompts = _build(self.home, self.project, size, Corpus())
-        if saved is None:
-            os.environ.pop("AGENTCTX_HOME", None)
-        else:
-            os.environ["AGENTCTX_HOME"] = saved
+        self.prompts = built.prompts["topic"] + built.prompts["nothing"]
         self.vectors = _write_vectors(self.home / "agentctx.db")
         self.env = {
             **os.environ,

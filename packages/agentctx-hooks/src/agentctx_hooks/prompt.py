@@ -76,6 +76,8 @@ def handle(hook: HookInput) -> str:
     pending = state.take_pending(data)
     from agentctx_store.prompt_answer import compose_for_prompt
 
+    from agentctx_hooks._fast import time_now
+    from agentctx_hooks.provenance import note_injection
     from agentctx_hooks.review_gate import awaiting_review, review_required
     from agentctx_hooks.spool import flush_quietly
 
@@ -92,6 +94,7 @@ def handle(hook: HookInput) -> str:
             event=hook.event,
             log=_log_error,
             keep=(lambda record: not awaiting_review(record)) if gated else None,
+            noted=lambda ids, tokens: note_injection(store, project, hook, ids, tokens, time_now()),
         )
     state.add_injected(data, ids)
     _save_state(hook, data)

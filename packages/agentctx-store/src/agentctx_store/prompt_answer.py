@@ -33,6 +33,7 @@ def compose_for_prompt(
     late: Callable[[], bool] | None = None,
     served_by: str = "",
     keep: Callable[[Record], bool] | None = None,
+    noted: Callable[[list[str], int], None] | None = None,
 ) -> tuple[str, list[str]]:
     """The store's half of a prompt, shared by the keyword path (the prompt hook) and the warm
     search service (`agentctx_embed.service`, which passes its hybrid `rank`): rank, compose with
@@ -42,7 +43,8 @@ def compose_for_prompt(
     `served_by` (the service passes "warm") is counted in the session's metadata
     (`prompts_served_warm`), so the record of what was injected says which path served it.
     `keep` (the review gate, `config review = required`) filters the ranked hits before they
-    are composed; ten are ranked then, so three kept ones can remain."""
+    are composed; ten are ranked then, so three kept ones can remain. `noted(ids, tokens)` runs in
+    the accounting transaction when something was injected (the hook's provenance note)."""
     import sqlite3
 
     from agentctx_store.inject import PROMPT_TYPES, compose_injection
@@ -76,6 +78,8 @@ def compose_for_prompt(
                         title_ids=injection.title_ids,
                         prompt=True,
                     )
+                    if noted is not None:
+                        noted(list(injection.ids), injection.tokens)
                     if served_by:
                         row = store.conn.execute(
                             "SELECT meta FROM sessions WHERE session_id = ?", (session_id,)

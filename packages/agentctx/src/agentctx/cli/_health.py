@@ -328,6 +328,9 @@ def run_checks(project: Project) -> list[Check]:
     checks.append(check_hooks(project))
     checks.append(check_mcp_registration(project))
     checks.append(check_search_service())
+    from agentctx.cli._clients import client_checks  # Codex CLI, Gemini CLI
+
+    checks.extend(client_checks(project))
     return checks
 
 
