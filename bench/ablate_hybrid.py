@@ -1,6 +1,6 @@
 """Calibrate and ablate the hybrid floor (`agentctx_embed.hybrid.HybridFloor`) on the eval sets.
 
-Each set is loaded into a throwaway store (as `eval_retrieval.py` does), every current record is
+Each set is loaded into a throwaway store (`_eval.load_into_store`), every current record is
 embedded once with the real model (default: the MiniLM int8 export in ../shared/models, else
 `AGENTCTX_EMBED_MODEL[_DIR]`), and every query runs through `hybrid_search()` for each floor
 variant, in a shared store and with each project alone in its own store.

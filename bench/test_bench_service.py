@@ -6,7 +6,7 @@ Run: `.venv/bin/python -m pytest bench/test_bench_service.py -p no:cacheprovider
 (`AGENTCTX_BENCH_SIZES=10000` for one size). Needs the MiniLM int8 export of
 ../shared/models (skipped without it).
 
-Stores are synthetic (`bench_search.Corpus`, as `bench_hooks.py` builds them: half the records in
+Stores are synthetic (`_corpus.build`, as the hook benchmarks build them: half the records in
 the hook's project, half in two others). Their vectors are random unit vectors written straight
 into the vector table under the real model's name: embedding 100K records with MiniLM on two
 cores takes hours and changes neither the timings nor the memory measured here; the queries are
