@@ -82,7 +82,17 @@ def _search(root: Path, top: Path) -> list[Source]:
         here = Path(directory)
         for name in sorted(files):
             path = here / name
-            if name in INSTRUCTION_NAMES or here.name == ".github" and name == "copilot-instructions.md" or here.parent.name == ".github" and here.name == "instructions" and name.endswith(".instructions.md") or here.name == "rules" and here.parent.name == ".cursor" and name.endswith((".mdc", ".md")):
+            if (
+                name in INSTRUCTION_NAMES
+                or here.name == ".github"
+                and name == "copilot-instructions.md"
+                or here.parent.name == ".github"
+                and here.name == "instructions"
+                and name.endswith(".instructions.md")
+                or here.name == "rules"
+                and here.parent.name == ".cursor"
+                and name.endswith((".mdc", ".md"))
+            ):
                 sources.append(Source(path=path, rel=_rel(root, path), kind="rules"))
     return sources
 

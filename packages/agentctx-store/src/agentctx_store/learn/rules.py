@@ -265,7 +265,7 @@ def split_rules(text: str) -> list[Rule]:
         if block.kind == "heading":
             index += 1
             continue
-        if _skippable(block, index, first_section):
+        if _skippable(block, index, first_section, lines):
             index += 1
             continue
         following = blocks[index + 1] if index + 1 < len(blocks) else None
@@ -295,7 +295,7 @@ def split_rules(text: str) -> list[Rule]:
     return [rule for rule in rules if rule.body.strip()]
 
 
-def _skippable(block: _Block, index: int, first_section: int) -> bool:
+def _skippable(block: _Block, index: int, first_section: int, lines: Sequence[str]) -> bool:
     text = block.text.strip()
     if block.kind == "code" or block.kind == "table":
         return False
@@ -303,11 +303,14 @@ def _skippable(block: _Block, index: int, first_section: int) -> bool:
         return True
     if _BOILERPLATE.match(text):
         return True
-    if block.kind == "item" and all(_LINK_ONLY.match(line) for line in text.split("\n")):
+    if block.kind == "item" and all(_LINK_ONLY.match(_unbullet(line)) for line in lines[block.start : block.end + 1]):
         return True
-    if block.kind == "para" and index < first_section and (len(text.split()) < 6 or _DESCRIPTION.match(text)):
-        return True
-    return False
+    return bool(block.kind == "para" and index < first_section and (len(text.split()) < 6 or _DESCRIPTION.match(text)))
+
+
+def _unbullet(line: str) -> str:
+    item = _ITEM.match(line)
+    return item.group(3) if item else line
 
 
 def _short_list(items: Sequence[_Block]) -> bool:
@@ -322,7 +325,7 @@ def _adjacent(first: _Block, second: _Block, gap: int = 3) -> bool:
 def _list_run(blocks: Sequence[_Block], start: int) -> list[_Block]:
     run = [blocks[start]]
     for block in blocks[start + 1 :]:
-        if block.kind != "item" or block.start - run[-1].end > 2:
+        if block.kind != "item" or block.start - run[-1].end > 1:
             break
         run.append(block)
     return run

@@ -22,6 +22,7 @@ from agentctx_store import paths
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import open_store, project_for
+from agentctx.cli.cmd_learn import offer_learn
 
 DirOption = typer.Option(
     "--dir", "-C", help="The project directory (default: the current directory).", show_default=False
@@ -79,6 +80,14 @@ def init(
             show_default=False,
         ),
     ] = None,
+    learn: Annotated[
+        bool | None,
+        typer.Option(
+            "--learn/--no-learn",
+            help="Learn records from the project's ADRs and instruction files now (default: ask when interactive).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Set agentctx up for Claude Code: data dir, hooks, MCP server, project profile.
 
@@ -121,6 +130,7 @@ def init(
             typer.echo(mcp_plan["preview"])
         for entry in detected:
             typer.echo(f"profile {entry.key}: {entry.body}")
+        offer_learn(project_for(directory), learn, dry_run=True)
         typer.echo("Dry run: nothing was written.")
         return
 
@@ -151,6 +161,7 @@ def init(
             typer.echo(f"Profile of {root_project.name}: {shown}")
         else:
             typer.echo(f"Profile: {root_project.root} is not a project (no repository, no manifest); skipped")
+    offer_learn(root_project, learn)
     typer.echo(f"Data: {data_home}")
 
 
