@@ -54,8 +54,15 @@ HEADER = (
     "(a `### title` and its text under a section), or delete one, then run `agentctx team import`. "
     "Keep the agentctx comments. -->"
 )
-_META = re.compile(r"^<!-- agentctx (\{.*\}) -->$")
+_META = re.compile(r"^(?P<title>.*?)\s*<!-- agentctx (?P<json>\{.*\}) -->$")
 _END = re.compile(r"^<!-- /agentctx ([0-9A-Za-z]{26}) -->$")
+
+# Written once beside the team file: git keeps both sides of a clash in it (two people adding
+# or superseding next to each other) instead of stopping the merge; `team import` then sees
+# both blocks, and two successors of one record become two heads to choose from.
+GITATTRIBUTES = (
+    "# written by agentctx: merge the team file by keeping both sides (docs/team.md)\ncontext.md merge=union\n"
+)
 
 SecretCheck = Callable[[str], bool]
 
@@ -103,7 +110,7 @@ def _position(record_id: str) -> str:
 def render_team(store: Store, project: Project, records: Sequence[Record]) -> str:
     """The file's text: stable for the same records, whatever the time or the store's order."""
     predecessors = _predecessors(store, [record.record_id for record in records])
-    out = [f"# Team context: {project.name}", "", HEADER, ""]
+    out = ["# Team context", "", HEADER, ""]  # no clone-specific name: every clone writes the same file
     for kind in TEAM_TYPES:
         of_type = sorted((r for r in records if r.type == kind), key=lambda record: _position(record.record_id))
         if not of_type:
@@ -115,12 +122,11 @@ def render_team(store: Store, project: Project, records: Sequence[Record]) -> st
                 meta["supersedes"] = predecessors[record.record_id]
             text = json.dumps(meta, ensure_ascii=False, separators=(", ", ": "))
             text = text.replace("<", "\\u003c").replace(">", "\\u003e")
+            # no blank line inside a block and the id on every line but the text's: git cannot
+            # align one block's lines with another's, so a union merge keeps blocks whole
             out += [
-                f"### {record.title}",
-                f"<!-- agentctx {text} -->",
-                "",
+                f"### {record.title} <!-- agentctx {text} -->",
                 record.body,
-                "",
                 f"<!-- /agentctx {record.record_id} -->",
                 "",
             ]
@@ -161,6 +167,9 @@ def export_team(store: Store, project: Project, root: Path, *, is_secret: Secret
         current = None
     if current != text:
         atomic_write(target, text)
+    attributes = target.parent / ".gitattributes"
+    if not attributes.exists():  # ours, beside the file: never the repository's own
+        atomic_write(attributes, GITATTRIBUTES)
     save_state(project.project_id, str(root), [record.record_id for record in records])
     return TeamReport(unchanged=[record.record_id for record in records], withheld=withheld)
 
@@ -190,17 +199,17 @@ def parse_team(text: str) -> list[TeamBlock]:
             continue
         title, start = line[4:].strip(), index + 1
         meta: dict[str, object] = {}
-        index += 1
-        if index < len(lines) and lines[index].startswith("<!-- agentctx"):
-            match = _META.match(lines[index].strip())
+        if "<!-- agentctx" in title:
+            match = _META.match(title)
             if match is None:
-                raise ValidationError(f"Line {index + 1}: the agentctx comment is damaged; restore it from git.")
+                raise ValidationError(f"Line {start}: the agentctx comment is damaged; restore it from git.")
             try:
-                loaded = json.loads(match.group(1))
+                loaded = json.loads(match.group("json"))
             except ValueError:
-                raise ValidationError(f"Line {index + 1}: the agentctx comment is not valid JSON.") from None
+                raise ValidationError(f"Line {start}: the agentctx comment is not valid JSON.") from None
             meta = loaded if isinstance(loaded, dict) else {}
-            index += 1
+            title = match.group("title").strip()
+        index += 1
         record_id = meta.get("id")
         if record_id is not None and (not isinstance(record_id, str) or not is_ulid(record_id)):
             raise ValidationError(
@@ -262,8 +271,9 @@ def _stored(store: Store, record_id: str) -> Record | None:
     return row_to_record(row) if row is not None else None
 
 
-def import_team(store: Store, project: Project, root: Path) -> TeamReport:
-    """Bring the file's edits into the store (one transaction), then remember the file as synced.
+def import_team(store: Store, project: Project, root: Path, *, is_secret: SecretCheck | None = None) -> TeamReport:
+    """Bring the file's edits into the store (one transaction), then write the file again from
+    the store so it names the new ids (a hand-written block gets its id) and remember it as synced.
 
     Raises:
         ValidationError: no team file, or a damaged block (nothing written).
@@ -306,8 +316,15 @@ def import_team(store: Store, project: Project, root: Path) -> TeamReport:
             if stored is not None and stored.project_id == project.project_id and stored.superseded_at is None:
                 retire(store, project, record_id)
                 report.retired.append(record_id)
-    save_state(project.project_id, str(root), sorted(in_file))
-    return report
+    exported = export_team(store, project, root, is_secret=is_secret)
+    return TeamReport(
+        created=report.created,
+        superseded=report.superseded,
+        retired=report.retired,
+        unchanged=report.unchanged,
+        conflicts=report.conflicts,
+        withheld=exported.withheld,
+    )
 
 
 def _create(store: Store, project: Project, block: TeamBlock, new_id: str, report: TeamReport) -> None:

@@ -68,8 +68,7 @@ def import_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
     target = project_for(project)
     root = _root(target)
     with open_store() as store:
-        report = team.import_team(store, target, root)
-        team.export_team(store, target, root, is_secret=is_secret)  # the file names the new ids
+        report = team.import_team(store, target, root, is_secret=is_secret)  # rewrites the file with the new ids
     summary = {
         "created": len(report.created),
         "superseded": len(report.superseded),
