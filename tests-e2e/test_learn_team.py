@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from agentctx_store import Store, resolve_project
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
@@ -213,7 +212,8 @@ def test_learn_cli_dry_run_then_learn_then_nothing_new(tmp_path: Path) -> None:
     assert "Would learn from 5 files" in out and "apps/webapp/CLAUDE.md:" in out
     assert not (home / "agentctx.db").exists() or records(repo, home) == {}
     assert "Learned from 5 files" in agentctx(repo, home, "learn").stdout
-    assert "nothing new" in agentctx(repo, home, "learn").stdout
+    again = agentctx(repo, home, "learn").stdout.strip()
+    assert again.startswith("Learned from 5 files: ") and again.endswith(" unchanged.") and "new" not in again
     bad = agentctx(repo, home, "learn", "no/such/file.md", check=False)
     assert bad.returncode == 1 and "No such file or folder" in bad.stderr and "Traceback" not in bad.stderr
 

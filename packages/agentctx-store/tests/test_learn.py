@@ -156,8 +156,8 @@ def test_a_rule_already_recorded_by_hand_is_not_learned_again(store: Store, tmp_
     root = tmp_path / "proj"
     root.mkdir()
     (root / "CLAUDE.md").write_text(
-        "# Rules\n\n- Never use request.signal to detect client disconnects; use getRequestAbortSignal().\n"
-        "- Keep every database migration small enough to review in one sitting, one table change per file.\n",
+        "# Rules\n\n## Requests\n\n- Never use request.signal to detect client disconnects; use getRequestAbortSignal().\n\n"
+        "## Migrations\n\n- Keep every database migration small enough to review in one sitting, one table change per file.\n",
         encoding="utf-8",
     )
     project = resolve_project(root)
@@ -244,6 +244,12 @@ def test_learn_never_touches_another_projects_records(store: Store, tmp_path: Pa
     assert not any(r.project_id == other_project.project_id for r in store.list_records(project, limit=None))
 
 
+LONG = (
+    "The integration suite starts a real server on a free port and talks to it over HTTP; it needs Docker for the database an"
+    "d takes about four minutes, so run it before you push rather than on every change, and read its log under build/integration when it fails."
+)
+
+
 def test_rules_split_one_per_bullet_with_lead_ins_and_skip_navigation() -> None:
     text = (
         "# Guide\n\nThis file provides guidance to Claude Code when working with this repository.\n\n"
@@ -251,7 +257,9 @@ def test_rules_split_one_per_bullet_with_lead_ins_and_skip_navigation() -> None:
         "## Testing\n\nOnly use dynamic import() when:\n- cycles cannot be broken\n- the module is optional\n\n"
         "- Tests must be deterministic and never sleep for a fixed time; wait on an event instead, with a timeout.\n"
         "- Use anyio, not asyncio, for every async test in this repository, including the integration ones.\n\n"
+        f"{LONG}\n\n"
         "Run the suite with:\n\n```bash\nuv run --frozen pytest\n```\n"
+        "\n## Style\n\nWe use ruff.\n\nRun it with:\n\n```bash\nuv run ruff check\n```\n"
     )
     rules = split_rules(text)
     bodies = [rule.body for rule in rules]
@@ -259,9 +267,19 @@ def test_rules_split_one_per_bullet_with_lead_ins_and_skip_navigation() -> None:
         "Only use dynamic import() when:\ncycles cannot be broken\nthe module is optional",
         "Tests must be deterministic and never sleep for a fixed time; wait on an event instead, with a timeout.",
         "Use anyio, not asyncio, for every async test in this repository, including the integration ones.",
+        LONG,
         "Run the suite with:\nuv run --frozen pytest",
+        "We use ruff.\nRun it with:\nuv run ruff check",  # a small section is one rule
     ]
-    assert [(rule.line_start, rule.line_end) for rule in rules] == [(14, 16), (18, 18), (19, 19), (21, 25)]
+    assert [(rule.line_start, rule.line_end) for rule in rules] == [
+        (14, 16),
+        (18, 18),
+        (19, 19),
+        (21, 21),
+        (23, 27),
+        (31, 37),
+    ]
+    assert rule_title(rules[-1].body, rules[-1].headings) == "Style: We use ruff"
     assert rule_type(bodies[1]) == "convention"
     assert rule_type("We use vitest exclusively.") == "decision"
     assert rule_type("Open PRs against main and ask a maintainer before merging.") == "preference"

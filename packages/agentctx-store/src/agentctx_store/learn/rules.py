@@ -251,6 +251,7 @@ _SHORT_ITEM = 110
 _GROUP_ITEM = 90
 _GROUP_MAX = 700
 _CODE_SPLIT = 600
+_SECTION_MAX = 450
 
 
 def split_rules(text: str) -> list[Rule]:
@@ -267,6 +268,11 @@ def split_rules(text: str) -> list[Rule]:
             continue
         if _skippable(block, index, first_section, lines):
             index += 1
+            continue
+        section = _small_section(blocks, index, lines, first_section)
+        if section:
+            rules.append(_rule(lines, section, "\n".join(part.text for part in section)))
+            index += len(section)
             continue
         following = blocks[index + 1] if index + 1 < len(blocks) else None
         if block.kind in ("para", "item") and block.text.endswith(":") and following is not None:
@@ -293,6 +299,24 @@ def split_rules(text: str) -> list[Rule]:
             rules.append(_rule(lines, [block], block.text))
         index += 1
     return [rule for rule in rules if rule.body.strip()]
+
+
+def _small_section(blocks: Sequence[_Block], start: int, lines: Sequence[str], first_section: int) -> list[_Block]:
+    """The blocks from `start` to the next heading when they are several and short together:
+    a small section says one thing (a tool and how to run it), so it is one rule."""
+    if start > 0 and blocks[start - 1].kind != "heading":
+        return []
+    run: list[_Block] = []
+    for index in range(start, len(blocks)):
+        block = blocks[index]
+        if block.kind == "heading":
+            break
+        if block.kind == "table" or _skippable(block, index, first_section, lines):
+            return []
+        run.append(block)
+    if len(run) < 2 or sum(len(block.text) for block in run) > _SECTION_MAX:
+        return []
+    return run
 
 
 def _skippable(block: _Block, index: int, first_section: int, lines: Sequence[str]) -> bool:
@@ -335,7 +359,7 @@ def _lead_in(lines: Sequence[str], lead: _Block, items: list[_Block], rules: lis
     """A lead-in paragraph and its list: one rule when the items are short, else one per item
     with the lead-in in front."""
     whole = lead.text + "\n" + "\n".join(item.text for item in items)
-    if all(len(item.text) <= _SHORT_ITEM for item in items) and len(whole) <= _GROUP_MAX:
+    if len(whole) <= _GROUP_MAX:
         rules.append(_rule(lines, [lead, *items], whole))
     else:
         short_lead = len(lead.text) <= 120
@@ -408,6 +432,11 @@ def trim(text: str, limit: int) -> str:
 
 # -- typing and titles -------------------------------------------------------------------
 
+_GENERIC = re.compile(
+    r"^(overview|notes?|general|guidelines|rules|important|misc|other|tips|introduction|summary|"
+    r"development guidelines|code style|code quality|code conventions|project practices|anti-patterns)$",
+    re.IGNORECASE,
+)
 _PREFERENCE = re.compile(
     r"\b(pull requests?|PRs?|commits?|committing|amend|changesets?|reviewers?|reviews?|ask (first|a maintainer|clarifying)|"
     r"unless (explicitly )?asked|gh (issue|pr)|before (writing|making) code|--no-verify|issue number|in the background)\b",
@@ -458,8 +487,11 @@ def rule_title(body: str, headings: Sequence[str] = ()) -> str:
         first = f"{first[:-1]}: {second}" if len(first) < 50 else first[:-1]
     sentence = re.split(r"(?<=[.!?])\s+", first, maxsplit=1)[0].rstrip(".:;, ")
     sentence = sentence.lstrip("#-*> ").strip()
-    if len(sentence) < 12 and headings:
-        sentence = f"{headings[-1]}: {sentence}" if sentence else headings[-1]
+    topic = headings[-1] if headings else ""
+    if len(sentence) < 12 and topic:
+        sentence = f"{topic}: {sentence}" if sentence else topic
+    elif topic and topic.lower() not in sentence.lower() and len(topic) <= 40 and not _GENERIC.match(topic):
+        sentence = f"{topic}: {sentence}"  # the section names the subject the sentence assumes
     if len(sentence) > MAX_TITLE:
         sentence = sentence[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(",;:—-– ") + "…"
     return sentence or (headings[-1] if headings else "Rule")
