@@ -116,12 +116,13 @@ def test_content_hash_ignores_line_endings_and_trailing_blanks_but_not_words() -
     assert normalize_anchor_path("./docs/adr/0001.md") == "docs/adr/0001.md"
 
 
-def test_a_version_5_store_gets_the_anchor_table_and_keeps_its_records(project: Project) -> None:
+def test_a_store_from_before_anchors_gets_the_table_and_keeps_its_records(project: Project) -> None:
+    before = next(index for index, step in enumerate(MIGRATIONS) if step.__name__.endswith("_record_anchors"))
     path = db_path()
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
-    for migrate in MIGRATIONS[:5]:
+    for migrate in MIGRATIONS[:before]:
         migrate(conn, True)
     conn.execute(
         """INSERT INTO records (id, project_id, type, title, body, valid_from, recorded_at, source)
@@ -129,7 +130,7 @@ def test_a_version_5_store_gets_the_anchor_table_and_keeps_its_records(project: 
                    '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z', 'cli')"""
     )
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 5")
+    conn.execute(f"PRAGMA user_version = {before}")
     conn.close()
     with Store.open(path) as store:
         assert anchors_of(store, project, "01JOLDRECORD0000000000000B") == []

@@ -6,7 +6,7 @@ learn` anchors every record it writes to the lines it read them from, and re-run
 hashes to tell which records' sources changed; freshness checks use the same rows to notice
 that the evidence behind a record has moved on.
 
-Anchors are kept in `record_anchors` (migration `m006_record_anchors`); deleting a record drops
+Anchors are kept in `record_anchors` (migration `m007_record_anchors`); deleting a record drops
 its anchors with it. A superseded record keeps its anchors (its history says where it came from).
 """
 

@@ -200,7 +200,15 @@ def m005_fts_namespace_column(conn: sqlite3.Connection, fts5: bool) -> None:
 
 
 @migration
-def m006_record_anchors(conn: sqlite3.Connection, fts5: bool) -> None:
+def m006_prompt_injection_accounting(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Per session: prompts that injected records, their tokens, and records shown in full or by
+    title only (`injections` and `tokens_injected` also count the SessionStart digest)."""
+    for column in ("prompt_injections", "prompt_tokens", "records_full", "records_title"):
+        conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} INTEGER DEFAULT 0")
+
+
+@migration
+def m007_record_anchors(conn: sqlite3.Connection, fts5: bool) -> None:
     """Where a record came from in the project's files (`agentctx_store.anchors`): a
     project-relative path, an optional line range or symbol, and the hash of what it covered.
     `learn` writes them; freshness reads them to tell when the evidence changed.
