@@ -37,10 +37,12 @@ def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def agentctx(cwd: Path, home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def agentctx(
+    cwd: Path, home: Path, *args: str, check: bool = True, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "AGENTCTX_HOME": str(home), "AGENTCTX_HOOKS_NO_SPAWN": "1"}
     done = subprocess.run(
-        [str(AGENTCTX), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120, check=False
+        [str(AGENTCTX), *args], cwd=cwd, input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False
     )
     if check:
         assert done.returncode == 0, f"agentctx {' '.join(args)}: {done.stdout}{done.stderr}"
@@ -162,8 +164,12 @@ def test_team_round_trip_on_two_clones(clones: tuple[Path, Path, Path, Path]) ->
     assert f"two heads for {redis}" in status
     heads = json.loads(agentctx(bob, bob_home, "team", "status", "--json").stdout)["conflicts"][0]["heads"]
     assert len(heads) == 2
-    agentctx(bob, bob_home, "team", "resolve", heads[0])
+    listed = json.loads(agentctx(bob, bob_home, "review", "--json").stdout)["two_heads"]
+    assert listed == [{"record": redis, "heads": heads}]
+    shown = agentctx(bob, bob_home, "review", stdin="1\n").stdout
+    assert "superseded twice" in shown and f"kept {heads[0]}" in shown
     assert "two heads" not in agentctx(bob, bob_home, "status").stdout
+    assert "two_heads" not in json.loads(agentctx(bob, bob_home, "review", "--json").stdout)
     for home, repo in ((alice_home, alice), (bob_home, bob)):
         text = (repo / ".agentctx" / "context.md").read_text(encoding="utf-8")
         assert not any(corpus_secret in text for _, _, corpus_secret in SECRETS), home
