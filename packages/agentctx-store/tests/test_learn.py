@@ -92,6 +92,17 @@ def test_rejected_and_superseded_adrs_are_never_current(store: Store, tmp_path: 
     assert store.get(project, notify.superseded_by or "").title == "Use Amazon SES"
 
 
+def test_an_adr_rejected_later_is_retired(store: Store, tmp_path: Path) -> None:
+    root = _copy("alphagov-forms", tmp_path)
+    project = resolve_project(root)
+    learn(store, project, root)
+    path = root / "ADR" / "ADR019-use-amazon-ses.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("Accepted", "Rejected", 1), encoding="utf-8")
+    plan = learn(store, project, root)
+    assert (plan.count("retire"), plan.count("add"), plan.count("supersede")) == (1, 0, 0)
+    assert "Use Amazon SES" not in {record.title for record in store.list_records(project, limit=None)}
+
+
 def test_an_adr_keeps_title_date_and_its_decision_within_the_limit(tmp_path: Path) -> None:
     path = FIXTURES / "alphagov-forms" / "ADR" / "ADR019-use-amazon-ses.md"
     adr = parse_adr(path, path.read_text(encoding="utf-8"))

@@ -211,9 +211,9 @@ def plan_learn(
         r for r in store.list_records(project, limit=None) if r.source != SOURCE and r.project_id == project.project_id
     ]
     actions: list[Action] = []
-    for path, path_items in items_by_path.items():
-        actions += _plan_file(path_items, by_path.get(path, []), others)
     scanned = {source.rel for source in sources}
+    for path in sorted(set(items_by_path) | (scanned & set(by_path))):  # a file read but now empty of rules too
+        actions += _plan_file(items_by_path.get(path, []), by_path.get(path, []), others)
     for path, records in by_path.items():
         if path in scanned or not _gone(root, path, paths, home):
             continue
