@@ -63,6 +63,7 @@ def handle(hook: HookInput) -> str:
     from agentctx_hooks.extraction import sweep
 
     sweep(hook, project_id)  # sessions of this project that ended without SessionEnd
+    text = _with_team_line(hook, project_id, text)
     if refresh:
         from agentctx_hooks.spawn import spawn_agentctx
 
@@ -73,6 +74,18 @@ def handle(hook: HookInput) -> str:
             cwd=hook.cwd,
         )
     return text
+
+
+def _with_team_line(hook: HookInput, project_id: str, text: str) -> str:
+    """The digest and, when the committed team file changed, one line saying so."""
+    from agentctx_hooks import team_notice
+
+    try:
+        notice = team_notice.line(hook.cwd, project_id)
+    except Exception as exc:  # the notice is a courtesy: never cost the session its digest
+        log.error(hook.event, exc, session=hook.session_id)
+        return text
+    return f"{text.rstrip()}\n\n{notice}\n" if notice else text
 
 
 def _is_old(written_at: str) -> bool:

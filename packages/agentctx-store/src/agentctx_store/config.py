@@ -92,6 +92,12 @@ SETTINGS: dict[str, Setting] = {
     ),
     "embed_model": Setting(default="", parse=_text, help="fastembed model name (empty: BAAI/bge-small-en-v1.5)."),
     "embed_model_dir": Setting(default="", parse=_text, help="Local model folder loaded with no network."),
+    "team_autoimport": Setting(
+        default=False, parse=_bool, help="SessionStart imports a changed .agentctx/context.md (else it says so)."
+    ),
+    "team_autoexport": Setting(
+        default=False, parse=_bool, help="Consolidation rewrites .agentctx/context.md from the store."
+    ),
 }
 
 

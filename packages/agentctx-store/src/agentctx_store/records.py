@@ -10,7 +10,7 @@ from agentctx_store.errors import ValidationError
 RECORD_TYPES: tuple[str, ...] = ("decision", "convention", "preference", "discovery", "bugfix", "handover", "profile")
 CONFIDENCES: tuple[str, ...] = ("explicit", "inferred", "reinforced")
 SCOPES: tuple[str, ...] = ("project", "global")
-SOURCES: tuple[str, ...] = ("llm_extraction", "hook_observation", "mcp_tool", "cli", "import")
+SOURCES: tuple[str, ...] = ("llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "learn")
 
 # The same choices as `Literal` types (the MCP server builds its tool schemas from them). They
 # are made on first use: `typing` costs ~2 ms, and the prompt hook imports this module.
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
     Confidence = Literal["explicit", "inferred", "reinforced"]
     Scope = Literal["project", "global"]
-    Source = Literal["llm_extraction", "hook_observation", "mcp_tool", "cli", "import"]
+    Source = Literal["llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "learn"]
 
 _LITERALS = {"RecordType": RECORD_TYPES, "Confidence": CONFIDENCES, "Scope": SCOPES, "Source": SOURCES}
 

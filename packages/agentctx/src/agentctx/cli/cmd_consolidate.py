@@ -95,6 +95,10 @@ def consolidate_cmd(
     except consolidate.ConsolidationRunning as exc:
         typer.echo(str(exc))
         return
+    if settings.get("team_autoexport"):
+        from agentctx.cli.cmd_team import autoexport
+
+        autoexport(targets)
     if json:
         print_json(result.to_dict())
         return

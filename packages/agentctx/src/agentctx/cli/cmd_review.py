@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import typer
-from agentctx_store import Project, Record, Store, review
+from agentctx_store import Project, Record, Store, review, team
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 from agentctx.cli.cmd_records import record_json
@@ -67,10 +67,15 @@ def review_cmd(
     target = project_for(project)
     with open_store() as store:
         pending = review.inbox(store, target, everything=everything, limit=limit)
+        conflicts = team.heads_conflicts(store, target)
     if json:
+        heads = [{"record": old.record_id, "heads": [head.record_id for head in now]} for old, now in conflicts]
         print_json(
             {"project_id": target.project_id, "count": len(pending), "records": [record_json(r) for r in pending]}
+            | ({"two_heads": heads} if heads else {})
         )
+        return
+    if conflicts and not _review_conflicts(target, conflicts):
         return
     if not pending:
         typer.echo(f"Nothing to review in {target.name}: no unconfirmed records.")
@@ -104,6 +109,31 @@ def review_cmd(
         left = len(review.inbox(store, target, everything=everything))
     done = ", ".join(f"{count} {name}" for name, count in counts.items() if count) or "nothing changed"
     typer.echo(f"\n{done}; {left} left to review.")
+
+
+def _review_conflicts(target: Project, conflicts: list[tuple[Record, list[Record]]]) -> bool:
+    """Two heads first (a record two people superseded differently, docs/team.md): pick the one
+    to keep, or skip. False when input ended (stop the review)."""
+    typer.echo(f"{len(conflicts)} record{'s' if len(conflicts) != 1 else ''} superseded twice (two heads):")
+    for old, heads in conflicts:
+        typer.echo(f"\n{old.type} {old.record_id} was: {old.title}")
+        for number, head in enumerate(heads, start=1):
+            typer.echo(f"  [{number}] {head.record_id}  {head.title}")
+            typer.echo(f"      | {head.body.strip().splitlines()[0] if head.body.strip() else ''}")
+        while True:
+            line = _read_line(f"  keep which (1-{len(heads)}), or [s]kip? ")
+            if line is None:
+                return False
+            choice = line.strip().lower()
+            if choice.startswith("s"):
+                break
+            if choice.isdigit() and 1 <= int(choice) <= len(heads):
+                with open_store() as store:
+                    team.resolve_heads(store, target, heads[int(choice) - 1].record_id)
+                typer.echo(f"  kept {heads[int(choice) - 1].record_id}")
+                break
+            typer.echo(f"  Type a number from 1 to {len(heads)}, or s.")
+    return True
 
 
 def _ask() -> str | None:

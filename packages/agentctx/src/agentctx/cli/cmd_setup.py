@@ -22,6 +22,7 @@ from agentctx_store import paths
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import open_store, project_for
+from agentctx.cli.cmd_learn import offer_learn
 
 DirOption = typer.Option(
     "--dir", "-C", help="The project directory (default: the current directory).", show_default=False
@@ -88,6 +89,14 @@ def init(
             show_default=False,
         ),
     ] = None,
+    learn: Annotated[
+        bool | None,
+        typer.Option(
+            "--learn/--no-learn",
+            help="Learn records from the project's ADRs and instruction files now (default: ask when interactive).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Set agentctx up for Claude Code (or Codex CLI, Gemini CLI): data dir, hooks, MCP server, profile.
 
@@ -115,7 +124,7 @@ def init(
         if name != "claude":
             cmd_clients.require_installed(name)
     if "claude" not in clients:
-        _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp)
+        _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
     version = install.parse_version(claude_version) if claude_version else install.detect_claude_version()
     if claude_version and version is None:
@@ -152,6 +161,7 @@ def init(
             )
         for entry in detected:
             typer.echo(f"profile {entry.key}: {entry.body}")
+        offer_learn(project_for(directory), learn, dry_run=True)
         typer.echo("Dry run: nothing was written.")
         return
 
@@ -180,11 +190,18 @@ def init(
         _init_other_clients(
             others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
         )
-    _profile_and_store(directory, detected)
+    _profile_and_store(directory, detected, learn=learn)
 
 
 def _init_other_clients(
-    clients: list[str], *, directory: Path | None, project: bool, dry_run: bool, no_mcp: bool, profile_too: bool = True
+    clients: list[str],
+    *,
+    directory: Path | None,
+    project: bool,
+    dry_run: bool,
+    no_mcp: bool,
+    profile_too: bool = True,
+    learn: bool | None = None,
 ) -> None:
     """init for Codex CLI / Gemini CLI (`cmd_clients`), then the shared profile and store."""
     from agentctx_hooks import install, profile
@@ -210,10 +227,10 @@ def _init_other_clients(
     data_home.mkdir(parents=True, exist_ok=True)
     install.save_manifest(data_home, manifest)
     if profile_too:
-        _profile_and_store(directory, detected)
+        _profile_and_store(directory, detected, learn=learn)
 
 
-def _profile_and_store(directory: Path | None, detected: list[Any]) -> None:
+def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bool | None = None) -> None:
     from agentctx_hooks import profile
 
     data_home = paths.home()
@@ -226,6 +243,7 @@ def _profile_and_store(directory: Path | None, detected: list[Any]) -> None:
             typer.echo(f"Profile of {root_project.name}: {shown}")
         else:
             typer.echo(f"Profile: {root_project.root} is not a project (no repository, no manifest); skipped")
+    offer_learn(root_project, learn)
     typer.echo(f"Data: {data_home}")
 
 
