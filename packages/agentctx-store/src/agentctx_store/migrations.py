@@ -205,3 +205,33 @@ def m006_prompt_injection_accounting(conn: sqlite3.Connection, fts5: bool) -> No
     title only (`injections` and `tokens_injected` also count the SessionStart digest)."""
     for column in ("prompt_injections", "prompt_tokens", "records_full", "records_title"):
         conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} INTEGER DEFAULT 0")
+
+
+@migration
+def m007_record_anchors(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Where a record came from in the project's files (`agentctx_store.anchors`): a
+    project-relative path, an optional line range or symbol, and the hash of what it covered.
+    `learn` writes them; freshness reads them to tell when the evidence changed.
+
+    A trigger drops a record's anchors with the record, so `Store.delete` needs no change.
+    """
+    conn.execute(
+        """CREATE TABLE record_anchors (
+            anchor_id    INTEGER PRIMARY KEY,
+            record_id    TEXT NOT NULL,
+            project_id   TEXT NOT NULL,
+            path         TEXT NOT NULL,
+            line_start   INTEGER,
+            line_end     INTEGER,
+            symbol       TEXT,
+            content_hash TEXT NOT NULL,
+            created_at   TEXT NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX record_anchors_record ON record_anchors(record_id)")
+    conn.execute("CREATE INDEX record_anchors_path ON record_anchors(project_id, path)")
+    conn.execute(
+        """CREATE TRIGGER record_anchors_ad AFTER DELETE ON records BEGIN
+            DELETE FROM record_anchors WHERE record_id = old.id;
+        END"""
+    )
