@@ -6,6 +6,8 @@ What is injected is composed by `agentctx_store.inject.compose_injection` (the o
 every injecting path shares): the best record in full (long ones cut to the passages matching
 the prompt), close runners-up in full, the others by title, as fenced data within 2,000 tokens
 and 8,000 characters. Records shown by title may still be shown in full by a later prompt.
+Records whose anchored files changed are marked and rank lower; those whose anchored files are
+all gone are not injected (`agentctx_store.freshness`, docs/freshness.md).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def handle(hook: HookInput) -> str:
     import sqlite3
 
     from agentctx_store import search
+    from agentctx_store.freshness import Checker
     from agentctx_store.inject import PROMPT_TYPES, compose_injection
 
     from agentctx_hooks.spool import flush_quietly
@@ -78,7 +81,7 @@ def handle(hook: HookInput) -> str:
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
         query = prompt[:MAX_QUERY_CHARS]
         result = search(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already)
-        injection = compose_injection(result.hits, query, already_injected=already)
+        injection = compose_injection(result.hits, query, already_injected=already, freshness=Checker(store, project))
         pending_tokens, pending_ids, pending_count = state.take_pending(data)
         if hook.session_id and (injection.text or pending_count):
             try:

@@ -235,3 +235,13 @@ def m007_record_anchors(conn: sqlite3.Connection, fts5: bool) -> None:
             DELETE FROM record_anchors WHERE record_id = old.id;
         END"""
     )
+
+
+@migration
+def m008_anchor_freshness(conn: sqlite3.Connection, fts5: bool) -> None:
+    """What freshness needs beside an anchor's hash (`agentctx_store.freshness`): the file's size
+    and mtime when it was last seen to match (so a check is a `stat`, and a hash only when they
+    moved), and the last known state (`changed` / `missing`, NULL = fresh) for `stale`, `status`
+    and the digest. Additive: anchors written without them are hashed until a check fills them."""
+    for column in ("size INTEGER", "mtime_ns INTEGER", "state TEXT", "checked_at TEXT"):
+        conn.execute(f"ALTER TABLE record_anchors ADD COLUMN {column}")
