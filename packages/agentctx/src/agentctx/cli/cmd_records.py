@@ -116,6 +116,13 @@ def record_cmd(
     valid_from: str | None = typer.Option(
         None, "--valid-from", help="When it became true (ISO date; default: now).", show_default=False
     ),
+    anchor: list[str] | None = typer.Option(
+        None,
+        "--anchor",
+        help="PATH, PATH:START-END or PATH:SYMBOL the fact is based on (repeatable): marked stale when that text "
+        "changes (docs/freshness.md).",
+        show_default=False,
+    ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
@@ -132,14 +139,28 @@ def record_cmd(
         valid_from=valid_from,
     )
     target = project_for(project)
-    with open_store() as store:
+    specs: list[str] = []
+    if anchor:
+        from agentctx.cli.cmd_stale import cli_specs
+
+        specs = cli_specs(anchor, target, project)
+    with open_store() as store, store.transaction():
         created = store.add(target, new, supersedes=supersedes)
+        anchored = _anchor(store, target, created.record_id, specs) if specs else []
     if json:
-        print_json(record_json(created))
+        print_json(record_json(created) | ({"anchors": anchored} if anchored else {}))
         return
     typer.echo(f"Recorded {created.type} {created.record_id}: {created.title}")
+    if anchored:
+        typer.echo(f"Anchored to {', '.join(anchored)}.")
     if supersedes:
         typer.echo(f"It supersedes {supersedes.upper()}, which no longer surfaces (see `agentctx history`).")
+
+
+def _anchor(store: Any, project: Any, record_id: str, specs: list[str]) -> list[str]:
+    from agentctx_store.freshness import anchor_record, format_spec
+
+    return [format_spec(anchor) for anchor in anchor_record(store, project, record_id, specs)]
 
 
 def search_cmd(
