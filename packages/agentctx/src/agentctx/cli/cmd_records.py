@@ -22,6 +22,13 @@ from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_
 
 TYPES_HELP = f"Record type: {', '.join(RECORD_TYPES)}."
 TypesFilterOption = typer.Option(None, "--type", "-t", help="Only these types (repeatable).", show_default=False)
+AnchorOption = typer.Option(
+    None,
+    "--anchor",
+    help="PATH, PATH:START-END or PATH:SYMBOL the fact is based on (repeatable): marked stale when that text "
+    "changes (docs/freshness.md).",
+    show_default=False,
+)
 QueryArgument = typer.Argument(..., help="What to look for, as you would type it.", show_default=False)
 
 
@@ -116,13 +123,7 @@ def record_cmd(
     valid_from: str | None = typer.Option(
         None, "--valid-from", help="When it became true (ISO date; default: now).", show_default=False
     ),
-    anchor: list[str] | None = typer.Option(
-        None,
-        "--anchor",
-        help="PATH, PATH:START-END or PATH:SYMBOL the fact is based on (repeatable): marked stale when that text "
-        "changes (docs/freshness.md).",
-        show_default=False,
-    ),
+    anchor: list[str] | None = AnchorOption,
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
