@@ -458,6 +458,35 @@ def scan(store: Store, project: Project, *, follow: bool = False, write: bool = 
     return result
 
 
+def note_edit(store: Store, project: Project, path: str) -> int:
+    """A tool edited `path` (project-relative): re-check the anchors on it and store their state,
+    so `stale`, `status` and the digest show its records need a look. Returns how many current
+    records anchored to it no longer match. Inside the caller's transaction; no file but `path`
+    is read, and only when its stat moved."""
+    rows = [
+        _Row(row)
+        for row in store.conn.execute(
+            f"""SELECT {_ROW_COLUMNS} FROM record_anchors
+                WHERE project_id = ? AND path = ?
+                  AND record_id IN (SELECT id FROM records WHERE superseded_at IS NULL)""",
+            (project.project_id, path),
+        )
+    ]
+    if not rows:
+        return 0
+    root = root_text(project)
+    stats: dict[str, os.stat_result | None] = {}
+    updates = []
+    stale: set[str] = set()
+    for row in rows:
+        state, info = _state(root, row, stats)
+        updates.append((row.anchor_id, state, info))
+        if state is not None:
+            stale.add(row.record_id)
+    _store_states(store, updates)
+    return len(stale)
+
+
 def _store_states(store: Store, updates: list[tuple[int, str | None, os.stat_result | None]]) -> None:
     import sqlite3
 
