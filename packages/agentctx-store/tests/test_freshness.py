@@ -263,3 +263,28 @@ def test_freshness_is_light_enough_for_the_prompt_path() -> None:
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []
     assert MISSING == "missing"
+
+
+def test_the_digest_marks_changed_records_leaves_out_gone_ones_and_says_so_in_one_line(
+    store: Store, project: Project, add: AddRecord, root: Path
+) -> None:
+    from agentctx_store import digest
+
+    edited = add("Retries live in worker/retry.py", "retry() backs off.", type="convention")
+    gone = add("Tests run with make test", "make test runs pytest.", type="convention")
+    fresh = add("Other returns one", "other() returns 1.", type="convention")
+    anchor_record(store, project, edited.record_id, ["worker/retry.py:retry"])
+    anchor_record(store, project, gone.record_id, ["Makefile"])
+    anchor_record(store, project, fresh.record_id, ["worker/retry.py:other"])
+    clean = digest.compose(store, project)
+    assert "anchor-" not in clean and "agentctx stale" not in clean
+    path = root / "worker" / "retry.py"
+    path.write_text(RETRY.replace("attempts=3", "attempts=9"))
+    _touch_later(path)
+    (root / "Makefile").unlink()
+    text = digest.compose(store, project)
+    line = next(line for line in text.splitlines() if edited.record_id in line)
+    assert "Retries live in worker/retry.py (anchor-changed: worker/retry.py): retry() backs off." in line
+    assert gone.record_id not in text
+    assert "anchor-" not in next(line for line in text.splitlines() if fresh.record_id in line)
+    assert "2 records rest on code that changed since they were recorded: `agentctx stale`" in text

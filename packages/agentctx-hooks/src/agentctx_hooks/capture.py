@@ -129,7 +129,10 @@ def _apply_file(store: Store, project: Project, root: str, session_id: str, path
     if not os.path.isabs(name):  # records anchored to the file: note whether it still matches them
         from agentctx_store.freshness import note_edit
 
-        note_edit(store, project, name)
+        if note_edit(store, project, name):  # the digest lists them unmarked: compose it again
+            from agentctx_store import digest
+
+            digest.mark_stale(project.project_id)
 
 
 def records_naming(store: Store, project: Project, name: str) -> list[str]:
