@@ -253,7 +253,7 @@ def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
         assert hook_context(request, "UserPromptSubmit") == "", texts(request)
         assert BUGFIX_TITLE not in json.dumps(request.body)
 
-    # Stop and SessionEnd ran in every session (their background work is switched off here)
+    # SessionEnd ran in every session and asked for an extraction (background work is switched off here)
     log = rig.hooks_log()
     assert log.count("skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx extract") >= 4, log
     assert log.count("skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx consolidate") >= 4, log
@@ -383,8 +383,8 @@ def wait_for_background(rig: Rig, *commands: str) -> str:
 
 
 def test_real_claude_code_session_is_extracted_and_the_next_one_gets_it(rig: Rig) -> None:
-    """The whole loop with background work on: Stop starts `agentctx extract` on the transcript
-    the real client wrote, the extraction call goes to the mock, its decision supersedes the
+    """The whole loop with background work on: SessionEnd starts `agentctx extract` on the transcript
+    the real client wrote (once: the Stop before it starts none), the extraction call goes to the mock, its decision supersedes the
     stored one, and the next session's digest carries the new decision and not the old."""
     rig.env.pop("AGENTCTX_HOOKS_NO_SPAWN")
     rig.agentctx("init")

@@ -51,3 +51,30 @@ def test_the_digest_respects_the_session_start_budget(project: Project) -> None:
     found = digest.read(project.project_id)
     assert found is not None
     assert SESSION_START.allows(found[0])
+
+
+def test_inferred_profile_lines_and_the_handover_are_marked_unconfirmed(project: Project) -> None:
+    """Issue 14: a guessed profile line must not read like a detected one; the handover stays in
+    the digest (the next session needs it most) but marked."""
+    with Store.open() as store:
+        store.add(project, NewRecord(type="profile", title="Stack", body="Python 3.12, uv", key="stack"))
+        store.add(
+            project,
+            NewRecord(type="profile", title="Guessed", body="uses Docker", key="docker", confidence="inferred"),
+        )
+        store.add(
+            project,
+            NewRecord(
+                type="handover",
+                title="Handover: queue migration",
+                body="Moving the queue.",
+                key="handover",
+                confidence="inferred",
+                source="llm_extraction",
+            ),
+        )
+        text = digest.compose(store, project)
+    lines = text.splitlines()
+    assert "- Stack: Python 3.12, uv" in lines
+    assert "- Guessed (unconfirmed — inferred, not stated by the developer): uses Docker" in lines
+    assert "## Last handover (unconfirmed — inferred, not stated by the developer)" in lines

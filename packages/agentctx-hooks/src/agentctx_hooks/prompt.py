@@ -73,6 +73,7 @@ def handle(hook: HookInput) -> str:
     from agentctx_store.freshness import Checker
     from agentctx_store.inject import PROMPT_TYPES, compose_injection
 
+    from agentctx_hooks.review_gate import awaiting_review, review_required
     from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store, project_of
 
@@ -80,8 +81,10 @@ def handle(hook: HookInput) -> str:
     with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
         query = prompt[:MAX_QUERY_CHARS]
-        result = search(store, project, query, limit=3, types=PROMPT_TYPES, exclude_ids=already)
-        injection = compose_injection(result.hits, query, already_injected=already, freshness=Checker(store, project))
+        gated = review_required()  # `review = required`: unaccepted extraction results stay out
+        result = search(store, project, query, limit=10 if gated else 3, types=PROMPT_TYPES, exclude_ids=already)
+        hits = [hit for hit in result.hits if not (gated and awaiting_review(hit.record))][:3]
+        injection = compose_injection(hits, query, already_injected=already, freshness=Checker(store, project))
         pending_tokens, pending_ids, pending_count = state.take_pending(data)
         if hook.session_id and (injection.text or pending_count):
             try:

@@ -65,9 +65,11 @@ def record_line(record: Record, *, with_body: bool = True) -> str:
 
 
 def profile_section(project_name: str, profile: Sequence[Record]) -> str:
+    """Profile lines; an inferred one (a guess, not detected from the project's files nor stated)
+    carries the same unconfirmed mark as an inferred handover."""
     lines = [f"## Project: {project_name}"]
     for record in sorted(profile, key=lambda item: item.key or item.title):
-        lines.append(f"- {record.title}: {' '.join(record.body.split())}")
+        lines.append(f"- {record.title}{mark(record)}: {' '.join(record.body.split())}")
     return "\n".join(lines)
 
 
