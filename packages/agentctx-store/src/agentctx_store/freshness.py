@@ -535,16 +535,21 @@ def confirm(store: Store, project: Project, record_id: str, specs: Sequence[str]
 
     if specs:
         return anchor_record(store, project, record_id, specs, replace=True)
+    kept = still_there(project, [format_spec(anchor) for anchor in anchors_of(store, project, record_id)])
+    return anchor_record(store, project, record_id, kept, replace=True)  # gone ones are dropped
+
+
+def still_there(project: Project, specs: Iterable[str]) -> list[str]:
+    """The specs that can still be anchored now (their file, range or symbol is there)."""
     root = root_text(project)
-    kept: list[str] = []
-    for anchor in anchors_of(store, project, record_id):
-        spec = format_spec(anchor)
+    kept = []
+    for spec in specs:
         try:
             capture(root, spec)
         except ValidationError:
-            continue  # gone: the fact holds without this evidence
+            continue
         kept.append(spec)
-    return anchor_record(store, project, record_id, kept, replace=True)
+    return kept
 
 
 def find_symbol(root: str, symbol: str, *, skip: str | None = None) -> list[str]:

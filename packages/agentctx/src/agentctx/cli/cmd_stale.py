@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from agentctx_store import Project, Store
 from agentctx_store.anchors import anchors_of
-from agentctx_store.freshness import StaleRecord, anchor_record, confirm, format_spec, parse_spec, scan
+from agentctx_store.freshness import StaleRecord, anchor_record, confirm, format_spec, parse_spec, scan, still_there
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 
@@ -142,27 +142,13 @@ def supersede_cmd(
     with open_store() as store, store.transaction():
         old_anchors = anchors_of(store, target, record_id)
         old, new = store.supersede(target, record_id, body=read_text_arg(body) or "", title=title)
-        specs = cli_specs(anchor, target, project) or _still_there(store, target, [format_spec(a) for a in old_anchors])
+        specs = cli_specs(anchor, target, project) or still_there(target, [format_spec(a) for a in old_anchors])
         anchored = anchor_record(store, target, new.record_id, specs) if specs else []
     if json:
         print_json({"old": old.record_id, "new": new.record_id, "anchors": [format_spec(a) for a in anchored]})
         return
     typer.echo(f"Recorded {new.type} {new.record_id}: {new.title}")
     typer.echo(f"It supersedes {old.record_id}, which no longer surfaces (see `agentctx history`).")
-
-
-def _still_there(store: Store, project: Project, specs: list[str]) -> list[str]:
-    from agentctx_store.errors import ValidationError
-    from agentctx_store.freshness import capture, root_text
-
-    kept = []
-    for spec in specs:
-        try:
-            capture(root_text(project), spec)
-        except ValidationError:
-            continue
-        kept.append(spec)
-    return kept
 
 
 @stale_app.command("delete")
@@ -202,3 +188,105 @@ def register(app: typer.Typer) -> None:
 
     if stale_status not in cmd_admin.STATUS_SECTIONS:
         cmd_admin.STATUS_SECTIONS.append(stale_status)
+
+
+# -- re-verification (consolidation) and its proposals (review) ---------------------------
+
+
+def reverify_projects(targets: list[Project], settings: dict[str, Any]) -> dict[str, Any]:
+    """Consolidation's re-verification: per project, stale records re-checked and (with an API
+    key, `llm` on and the monthly cap not reached) proposals from Haiku into the review inbox."""
+    from agentctx_store import reverify, spend
+
+    verifier = None
+    note = ""
+    with open_store() as store:
+        cap = float(settings.get("monthly_cap_usd", 5.0))
+        used = spend.month_spent(store) + reverify.spent(store, since=spend.month_start())
+    if used >= cap:
+        note = f"monthly cap ${cap:.2f} reached: stale records are marked, not re-verified"
+    else:
+        try:
+            from agentctx_extract.reverify import make_verifier
+        except ImportError:
+            make_verifier = None  # type: ignore[assignment]
+        verifier = make_verifier(settings) if make_verifier else None
+    auto = bool(settings.get("reverify_auto_apply", False))
+    reports: dict[str, Any] = {}
+    with open_store() as store:
+        for target in targets:
+            report = reverify.reverify(store, target, verifier, auto_apply=auto)
+            if note and report.stale:
+                report.notes.append(note)
+            reports[target.project_id] = report.to_dict()
+    return reports
+
+
+def proposal_json(proposal: Any, record: Any) -> dict[str, Any]:
+    return proposal.to_dict() | {"record_title": record.title if record else None}
+
+
+def open_proposals(store: Store, project: Project) -> list[tuple[Any, Any]]:
+    """Open re-verification proposals of the project with their records, oldest first."""
+    from agentctx_store import reverify
+    from agentctx_store.errors import RecordNotFound
+
+    found = []
+    for proposal in reverify.proposals(store, project):
+        try:
+            found.append((proposal, store.get(project, proposal.record_id)))
+        except RecordNotFound:
+            continue
+    return found
+
+
+VERDICT_TEXT = {
+    "still_true": "still true: accepting re-hashes its anchors",
+    "update": "needs an update: accepting supersedes it with the draft below",
+    "no_longer_true": "no longer true: accepting deletes it",
+}
+
+
+def walk_proposals(target: Project, read_line: Any) -> dict[str, int] | None:
+    """`agentctx review`'s second part: each open proposal, accept / reject / skip / quit.
+    Returns the counts, or None when input ended or the person quit."""
+    from agentctx_store import reverify
+
+    with open_store() as store:
+        pending = open_proposals(store, target)
+    counts = {"accepted": 0, "rejected": 0, "skipped": 0}
+    if not pending:
+        return counts
+    typer.echo(f"\n{len(pending)} re-verification proposal{'s' if len(pending) != 1 else ''} (anchored code changed):")
+    for index, (proposal, record) in enumerate(pending, start=1):
+        typer.echo(f"\n[{index}/{len(pending)}] {record.type} {record.record_id}: {record.title}")
+        typer.echo(f"  {VERDICT_TEXT.get(proposal.verdict, proposal.verdict)}")
+        if proposal.reason:
+            typer.echo(f"  why: {proposal.reason}")
+        if proposal.verdict == "update":
+            typer.echo(f"  draft: {proposal.title}")
+            for line in (proposal.body or "").splitlines():
+                typer.echo(f"  | {line}")
+        while True:
+            line = read_line("  [a]ccept  [r]eject  [s]kip  [q]uit? ")
+            if line is None:
+                return None
+            choice = line.strip().lower()[:1]
+            if choice in ("a", "r", "s", "q"):
+                break
+            typer.echo("  Type one of a, r, s or q.")
+        if choice == "q":
+            return None
+        if choice == "s":
+            counts["skipped"] += 1
+            continue
+        with open_store() as store:
+            if choice == "a":
+                reverify.accept(store, target, proposal.proposal_id)
+                counts["accepted"] += 1
+                typer.echo("  accepted")
+            else:
+                reverify.reject(store, target, proposal.proposal_id)
+                counts["rejected"] += 1
+                typer.echo("  rejected (nothing changed)")
+    return counts
