@@ -121,6 +121,7 @@ class ProjectOut(BaseModel):
     last_activity: str | None
     counts: dict[str, int]
     total: int
+    stale: int = 0  # current records whose anchored files changed or are gone (docs/freshness.md)
 
 
 class ProjectList(BaseModel):
