@@ -288,3 +288,21 @@ def test_the_digest_marks_changed_records_leaves_out_gone_ones_and_says_so_in_on
     assert gone.record_id not in text
     assert "anchor-" not in next(line for line in text.splitlines() if fresh.record_id in line)
     assert "2 records rest on code that changed since they were recorded: `agentctx stale`" in text
+
+
+def test_records_naming_an_edited_file_are_anchored_to_the_symbol_they_name_or_the_file(
+    store: Store, project: Project, add: AddRecord, root: Path
+) -> None:
+    from agentctx_store.freshness import anchor_from_mentions
+
+    named = add("Backoff lives in worker/retry.py", "`retry()` sleeps 2**attempt seconds.")
+    whole = add("Tests use the Makefile", "Makefile runs pytest -q.")
+    silent = add("Nothing about files", "No path here.")
+    already = add("worker/retry.py other", "other() returns one.")
+    anchor_record(store, project, already.record_id, ["worker/retry.py:other"])
+    ids = [named.record_id, whole.record_id, silent.record_id, already.record_id]
+    assert anchor_from_mentions(store, project, ids, ["worker/retry.py", "Makefile", "/abs/elsewhere.py"]) == 2
+    assert [(a.path, a.symbol) for a in anchors_of(store, project, named.record_id)] == [("worker/retry.py", "retry")]
+    assert [(a.path, a.symbol) for a in anchors_of(store, project, whole.record_id)] == [("Makefile", None)]
+    assert anchors_of(store, project, silent.record_id) == []
+    assert len(anchors_of(store, project, already.record_id)) == 1

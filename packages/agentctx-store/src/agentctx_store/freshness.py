@@ -552,6 +552,47 @@ def still_there(project: Project, specs: Iterable[str]) -> list[str]:
     return kept
 
 
+def anchor_from_mentions(store: Store, project: Project, record_ids: Iterable[str], files: Iterable[str]) -> int:
+    """Anchor records to the files they name among `files` (project-relative paths, e.g. those a
+    session edited): to a symbol the record names (`` `name` `` or `name()`) that the file
+    defines, else to the whole file when it is small. Records that already have anchors are
+    left alone. Returns how many anchors were added. Offline (extraction), not the prompt path."""
+    import re
+
+    from agentctx_store.anchors import anchors_of
+
+    names = [name for name in dict.fromkeys(files) if name and not os.path.isabs(name)]
+    if not names:
+        return 0
+    root = root_text(project)
+    added = 0
+    for record_id in record_ids:
+        record = store.get(project, record_id)
+        if record.scope != "project" or anchors_of(store, project, record_id):
+            continue
+        text = f"{record.title}\n{record.body}"
+        symbols = set(re.findall(r"`([A-Za-z_][\w.]*)(?:\(\))?`", text)) | set(
+            re.findall(r"\b([A-Za-z_]\w*)\(\)", text)
+        )
+        specs = []
+        for name in names:
+            base = name.rsplit("/", 1)[-1]
+            if name not in text and not (base != name and "." in base and len(base) >= 6 and base in text):
+                continue
+            try:
+                with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
+                    content = handle.read()
+            except OSError:
+                continue
+            defined = [symbol for symbol in sorted(symbols) if symbol_block(content, symbol) is not None]
+            specs += [f"{name}:{symbol}" for symbol in defined]
+            if not defined and len(content.encode("utf-8", errors="replace")) <= WHOLE_FILE_BYTES:
+                specs.append(name)
+        if specs:
+            added += len(anchor_record(store, project, record.record_id, specs))
+    return added
+
+
 def find_symbol(root: str, symbol: str, *, skip: str | None = None) -> list[str]:
     """Project-relative paths of text files under `root` that define `symbol` (see
     `symbol_block`), at most FOLLOW_MAX_FILES files read, in path order; `skip` is left out."""

@@ -7,8 +7,7 @@ import importlib
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, global_project, spend
-from agentctx_store import freshness
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, freshness, global_project, spend
 from agentctx_store.graph_view import record_graph
 from fastapi import APIRouter, Query, Request
 
