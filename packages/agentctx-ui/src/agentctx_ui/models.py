@@ -80,6 +80,10 @@ class RecordCreate(BaseModel):
         None,
         description="Id of the current record this one replaces (its type may differ, except handover and profile).",
     )
+    anchors: list[Text] = Field(
+        default_factory=list,
+        description="What the fact rests on: PATH, PATH:START-END or PATH:SYMBOL, project-relative (docs/freshness.md).",
+    )
 
 
 class RecordPatch(BaseModel):
