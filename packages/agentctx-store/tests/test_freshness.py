@@ -306,3 +306,11 @@ def test_records_naming_an_edited_file_are_anchored_to_the_symbol_they_name_or_t
     assert [(a.path, a.symbol) for a in anchors_of(store, project, whole.record_id)] == [("Makefile", None)]
     assert anchors_of(store, project, silent.record_id) == []
     assert len(anchors_of(store, project, already.record_id)) == 1
+
+
+def test_a_root_that_is_not_a_folder_checks_nothing(store: Store, project: Project, add: AddRecord, root: Path) -> None:
+    fact = add("Tests run with make test")
+    anchor_record(store, project, fact.record_id, ["Makefile"])
+    for elsewhere in (Project(project_id=project.project_id, root=".", name="x"),
+                      Project(project_id=project.project_id, root=str(root / "gone"), name="x")):  # fmt: skip
+        assert check(store, elsewhere, [fact.record_id]) == {} and scan(store, elsewhere) == []

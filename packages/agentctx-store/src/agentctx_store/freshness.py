@@ -215,6 +215,12 @@ def root_text(project: Project) -> str:
     return root if isinstance(root, str) else str(project.root)
 
 
+def _checkable(root: str) -> bool:
+    """Anchors are checked only against a real project folder: a root the store does not know
+    (`.`) or a checkout that is gone must not make every anchor look missing."""
+    return os.path.isabs(root) and os.path.isdir(root)
+
+
 def capture(root: str, spec: str) -> tuple[Anchor, int, int]:
     """Read the file a spec names under `root` and make its anchor; returns (anchor, size, mtime_ns).
 
@@ -383,6 +389,8 @@ def check(
     if not rows:
         return {}
     root = root_text(project)
+    if not _checkable(root):
+        return {}
     stats: dict[str, os.stat_result | None] = {}
     states: dict[int, str | None] = {}
     for index, row in enumerate(rows):
@@ -430,6 +438,8 @@ def scan(store: Store, project: Project, *, follow: bool = False, write: bool = 
     from agentctx_store.anchors import anchored_records
 
     root = root_text(project)
+    if not _checkable(root):
+        return []
     stats: dict[str, os.stat_result | None] = {}
     result: list[StaleRecord] = []
     updates: list[tuple[int, str | None, os.stat_result | None]] = []
@@ -472,9 +482,9 @@ def note_edit(store: Store, project: Project, path: str) -> int:
             (project.project_id, path),
         )
     ]
-    if not rows:
-        return 0
     root = root_text(project)
+    if not rows or not _checkable(root):
+        return 0
     stats: dict[str, os.stat_result | None] = {}
     updates = []
     stale: set[str] = set()
