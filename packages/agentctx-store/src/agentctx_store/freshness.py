@@ -325,13 +325,16 @@ class _Row:
 
 
 def _state(root: str, row: _Row, stats: dict[str, os.stat_result | None]) -> tuple[str | None, os.stat_result | None]:
-    """(None | CHANGED | MISSING, the file's stat) for one anchor row."""
+    """(None | CHANGED | MISSING, the file's stat) for one anchor row. Only a file that is not
+    there is missing; one this user cannot read counts as unchecked (None, no stat)."""
     info = stats.get(row.path, False)
     if info is False:
         try:
             info = os.stat(os.path.join(root, row.path))
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             info = None
+        except OSError:
+            return None, None
         stats[row.path] = info
     if info is None:
         return MISSING, None
@@ -339,8 +342,10 @@ def _state(root: str, row: _Row, stats: dict[str, os.stat_result | None]) -> tup
         return None, info
     try:
         digest = _digest(os.path.join(root, row.path), row.line_start, row.line_end, row.symbol)  # type: ignore[arg-type]
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return MISSING, None
+    except (OSError, UnicodeError):
+        return None, None
     return (None if digest == row.content_hash else CHANGED), info
 
 
