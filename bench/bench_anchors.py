@@ -12,7 +12,9 @@ Target: the median rises by at most 3 ms. Whole-process medians on a shared mach
 few ms between runs, so the bench also times the same prompts in-process (search, then compose
 with and without the anchor check; median of all prompts), which isolates the check's cost.
 
-usage: .venv/bin/python bench/bench_anchors.py [--records 10000] [--anchored 1000] [--runs 40] [--json]
+The pytest-benchmark form is `test_bench_anchors.py` (`uv run pytest bench -k anchors -s`); this
+module also runs alone: .venv/bin/python bench/bench_anchors.py [--records 10000] [--anchored 1000]
+[--runs 40] [--json]
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median
+from statistics import median
+
+from _corpus import Corpus, vocabulary
+from _harness import process_env
 from agentctx_store import Store, resolve_project
-from bench_search import Corpus, _vocabulary
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 TARGET_MS = 3.0
@@ -59,8 +63,8 @@ def build(root: Path, records: int, anchored: int, corpus: Corpus) -> tuple[Path
         (project_dir / "src" / f"m{index}.py").write_text(_module(index, anchored, False), encoding="utf-8")
     os.environ["AGENTCTX_HOME"] = str(plain)
     project = resolve_project(project_dir)
-    own = _vocabulary(corpus.rng, 150)
-    others = [(resolve_project(root / f"other-{index}"), _vocabulary(corpus.rng, 150)) for index in range(2)]
+    own = vocabulary(corpus.rng, 150)
+    others = [(resolve_project(root / f"other-{index}"), vocabulary(corpus.rng, 150)) for index in range(2)]
     store = Store.open()
     try:
         with store.transaction():
@@ -89,7 +93,10 @@ def build(root: Path, records: int, anchored: int, corpus: Corpus) -> tuple[Path
     for index in range(0, FILES, 5):  # a fifth of the files change under their records
         path = project_dir / "src" / f"m{index}.py"
         path.write_text(_module(index, anchored, True), encoding="utf-8")
-    prompts = [corpus.prompt(own, corpus.rng.choice(titles) if corpus.rng.random() < 0.8 else None) for _ in range(400)]
+    prompts = [
+        corpus.prompt(own, corpus.rng.choice(titles) if corpus.rng.random() < 0.8 else None, error=False)
+        for _ in range(400)
+    ]
     return project_dir, plain, with_anchors, prompts
 
 
@@ -111,13 +118,10 @@ def measure(records: int = 10_000, anchored: int = 1_000, runs: int = 40, seed: 
         build_s = time.perf_counter() - started
         temp = root / "tmp"
         temp.mkdir()
-        base = {**os.environ, "TMPDIR": str(temp), "AGENTCTX_HOOKS_NO_SPAWN": "1"}
-        base.pop("PYTHONDONTWRITEBYTECODE", None)
-        base.pop("CLAUDE_PROJECT_DIR", None)
         envs = {
-            "floor": base,
-            "without anchors": {**base, "AGENTCTX_HOME": str(plain)},
-            "with 1K anchored": {**base, "AGENTCTX_HOME": str(with_anchors)},
+            "floor": process_env(plain, TMPDIR=str(temp)),
+            "without anchors": process_env(plain, TMPDIR=str(temp)),
+            "with 1K anchored": process_env(with_anchors, TMPDIR=str(temp)),
         }
         hook = [str(AGENTCTX), "hook", "UserPromptSubmit"]
         commands = {"floor": [sys.executable, "-c", "pass"], "without anchors": hook, "with 1K anchored": hook}

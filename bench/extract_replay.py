@@ -18,13 +18,12 @@ Three sessions: the one issue 14 measured (30 turns, long replies, ~16K dialogue
 estimate), one of ~10K dialogue tokens (the size the ~$0.015 target is stated for), and a
 90-turn one that crosses the Stop checkpoint threshold.
 
-usage: .venv/bin/python bench/extract_replay.py [--sessions issue-14,10k-dialogue,long-90-turns] [--json]
-(or `uv run --frozen pytest bench/test_bench_extract.py -s`)
+Run it as a benchmark: `uv run --frozen pytest bench/test_bench_extract.py -k hooks_run_it -s`
+(`test_extraction_as_the_hooks_run_it`, one benchmark per session; `report` prints each).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -307,20 +306,3 @@ def report(name: str, result: dict[str, Any]) -> str:
 
 def run_all(names: tuple[str, ...] = tuple(SIZES)) -> dict[str, dict[str, Any]]:
     return {name: run(*SIZES[name]) for name in names}
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", default=",".join(SIZES), help=f"any of {', '.join(SIZES)}")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    results = run_all(tuple(name.strip() for name in args.sessions.split(",") if name.strip()))
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        print("\n".join(report(name, result) for name, result in results.items()))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -33,6 +33,20 @@ def test_a_write_marks_a_full_digest_stale_instead_of_overwriting_it(project: Pr
     assert info.kind == "full" and info.stale
 
 
+def test_a_full_digest_naming_a_superseded_record_is_replaced_at_once(project: Project) -> None:
+    """A stale full digest is still served until consolidation runs again (seen with Codex: the
+    session's extraction superseded a decision right after consolidation wrote the digest), so
+    one that names a record no longer current is replaced by the cheap digest on the write."""
+    with Store.open() as store:
+        old = store.add(project, NewRecord(type="decision", title="Use SQLite for the queue", body="Old."))
+    digest.write(project.project_id, f"## Full\n- [decision {old.record_id}] Use SQLite for the queue", kind="full")
+    with Store.open() as store:
+        store.supersede(project, old.record_id, title="Use PostgreSQL for the queue", body="New.")
+    text, info = digest.read(project.project_id)
+    assert info.kind == "cheap" and not info.stale
+    assert "PostgreSQL" in text and "Use SQLite" not in text and old.record_id not in text
+
+
 def test_superseded_and_other_projects_records_stay_out_of_the_digest(project: Project, other_project: Project) -> None:
     with Store.open() as store:
         old = store.add(project, NewRecord(type="decision", title="Deploy on Heroku", body="Old."))

@@ -1,5 +1,5 @@
 """The modules the UserPromptSubmit hook imports stay light: a fresh process runs them on every
-prompt (issue 3 targets, bench/bench_hooks.py). Each name below costs 1-6 ms to import."""
+prompt (issue 3 targets, bench/test_bench_hooks.py). Each name below costs 1-6 ms to import."""
 
 from __future__ import annotations
 

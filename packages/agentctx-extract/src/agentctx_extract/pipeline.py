@@ -23,6 +23,7 @@ from agentctx_store import AgentctxError, Project, Store, config, paths, resolve
 from agentctx_store.records import utc_now
 from agentctx_store.spend import month_spent
 
+from agentctx_extract.client_transcripts import read_for_client
 from agentctx_extract.ingest import IngestReport, ingest
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
 from agentctx_extract.locks import session_lock
@@ -31,7 +32,7 @@ from agentctx_extract.prompt import SYSTEM_PROMPT, TOOL, KnownRecord, session_me
 from agentctx_extract.redact import redact, redact_text
 from agentctx_extract.schema import Extraction, MalformedOutput, parse_extraction
 from agentctx_extract.sizing import InputPlan, plan_input
-from agentctx_extract.transcript import read_transcript, render
+from agentctx_extract.transcript import render
 
 log = logging.getLogger("agentctx.extract")
 
@@ -252,14 +253,18 @@ def extract_session(
     project_path: Path | None = None,
     force: bool = False,
     trigger: Trigger = "manual",
+    client: str = "claude",
 ) -> Outcome:
     """Extract one session's context into the store. Never raises for runtime failures.
 
     `trigger` says which hook asked (`end`, `stop`, `precompact`, `sweep`) or `manual`; it is
-    written on the session's per-run line and in the log."""
+    written on the session's per-run line and in the log. `client` names the transcript format
+    (claude, codex, gemini: `client_transcripts`)."""
     with _extract_log():
         try:
-            outcome = _run(session_id, transcript_path, project_path=project_path, force=force, trigger=trigger)
+            outcome = _run(
+                session_id, transcript_path, project_path=project_path, force=force, trigger=trigger, client=client
+            )
         except Exception as exc:  # process boundary: a detached run must end in a log line, not a traceback
             log.exception("session %s: extraction crashed", session_id)
             return Outcome(status="failed", message=f"extraction crashed: {type(exc).__name__}", session_id=session_id)
@@ -268,7 +273,15 @@ def extract_session(
         return outcome
 
 
-def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, force: bool, trigger: str) -> Outcome:
+def _run(
+    session_id: str,
+    transcript_path: Path,
+    *,
+    project_path: Path | None,
+    force: bool,
+    trigger: str,
+    client: str = "claude",
+) -> Outcome:
     settings = config.load()
     if not settings["llm"]:
         return Outcome(
@@ -283,7 +296,7 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
             return Outcome(
                 status="locked", message="another extraction of this session is running", session_id=session_id
             )
-        transcript = read_transcript(transcript_path)
+        transcript = read_for_client(transcript_path, client, session_id=session_id)
         project = resolve_project(project_path or transcript.cwd or Path.cwd())
         with Store.open() as store:
             session = store.get_session(session_id)

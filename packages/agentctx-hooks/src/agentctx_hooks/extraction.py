@@ -67,6 +67,7 @@ def note_open(hook: HookInput, *, ended: bool = False) -> None:
         "project_id": _fast.project_id(hook.cwd),
         "cwd": hook.cwd,
         "transcript": hook.transcript_path,
+        "client": client_of(hook),
         "pid": os.getppid(),
         "ended": ended,
     }
@@ -125,12 +126,18 @@ def abandoned(project_id: str, current_session: str, *, now: float | None = None
     return found
 
 
-def start(session_id: str, transcript: str, cwd: str, trigger: str) -> bool:
+def client_of(hook: HookInput) -> str:
+    """The client whose hook this is (`agentctx hook --client X`); its transcript format."""
+    return hook.get_text("agentctx_client") or "claude"
+
+
+def start(session_id: str, transcript: str, cwd: str, trigger: str, client: str = "claude") -> bool:
     """Start `agentctx extract` detached for the session; False when one is running already."""
     from agentctx_hooks.spawn import spawn_agentctx
 
     return spawn_agentctx(
-        ["extract", "--session-id", session_id, "--transcript", transcript, "--trigger", trigger],
+        ["extract", "--session-id", session_id, "--transcript", transcript, "--trigger", trigger]
+        + (["--client", client] if client != "claude" else []),
         lock_name=f"extract-{session_id}",
         timeout_seconds=EXTRACT_TIMEOUT_SECONDS,
         cwd=cwd,
@@ -152,7 +159,7 @@ def on_stop(hook: HookInput) -> str:
             log.error(hook.event, exc, session=hook.session_id)
     data = state.load(hook.session_id)
     pending = scan(hook.transcript_path, data)
-    if pending >= CHECKPOINT_TOKENS and start(hook.session_id, hook.transcript_path, hook.cwd, "stop"):
+    if pending >= CHECKPOINT_TOKENS and start(hook.session_id, hook.transcript_path, hook.cwd, "stop", client_of(hook)):
         data["scan"]["tokens"] = 0
     state.save(hook.session_id, data)
     return ""
@@ -164,7 +171,7 @@ def on_pre_compact(hook: HookInput) -> None:
         return
     data = state.load(hook.session_id)
     scan(hook.transcript_path, data)
-    if start(hook.session_id, hook.transcript_path, hook.cwd, "precompact"):
+    if start(hook.session_id, hook.transcript_path, hook.cwd, "precompact", client_of(hook)):
         data["scan"]["tokens"] = 0
     state.save(hook.session_id, data)
 
@@ -178,7 +185,7 @@ def on_session_end(hook: HookInput) -> None:
         note_open(hook, ended=True)
     except OSError as exc:  # without the mark the next SessionStart still sweeps it (its client is gone)
         log.error(hook.event, exc, session=hook.session_id)
-    start(hook.session_id, hook.transcript_path, hook.cwd, "end")
+    start(hook.session_id, hook.transcript_path, hook.cwd, "end", client_of(hook))
 
 
 def sweep(hook: HookInput, project_id: str) -> None:
@@ -188,7 +195,8 @@ def sweep(hook: HookInput, project_id: str) -> None:
         note_open(hook)
         for marker in abandoned(project_id, hook.session_id):
             cwd = marker.get("cwd") if isinstance(marker.get("cwd"), str) else hook.cwd
-            if start(marker["session_id"], str(marker["transcript"]), cwd, "sweep"):
+            client = marker.get("client") if isinstance(marker.get("client"), str) else "claude"
+            if start(marker["session_id"], str(marker["transcript"]), cwd, "sweep", client):
                 log.write(hook.event, f"sweeping session {marker['session_id']} (ended without SessionEnd)")
     except Exception as exc:  # the sweep is a side job of SessionStart
         log.error(hook.event, exc, session=hook.session_id)

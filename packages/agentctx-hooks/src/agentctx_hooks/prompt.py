@@ -102,6 +102,10 @@ def handle(hook: HookInput) -> str:
                             title_ids=injection.title_ids,
                             prompt=True,
                         )
+                        from agentctx_hooks._fast import time_now
+                        from agentctx_hooks.provenance import note_injection
+
+                        note_injection(store, project, hook, list(injection.ids), injection.tokens, time_now())
             except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
                 log.error(hook.event, exc, session=hook.session_id)
     state.add_injected(data, injection.ids)

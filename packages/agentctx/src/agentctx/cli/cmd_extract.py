@@ -32,6 +32,13 @@ def extract(
             help="Who asked: manual, or the hook (end, stop, precompact, sweep); shown on the session's runs.",
         ),
     ] = "manual",
+    client: Annotated[
+        str,
+        typer.Option(
+            "--client",
+            help="Whose transcript: claude (a session .jsonl), codex (a rollout), gemini (a chat recording).",
+        ),
+    ] = "claude",
     as_json: bool = JsonOption,
 ) -> None:
     """Turn a session transcript into decisions, preferences, conventions, gotchas and a handover.
@@ -54,7 +61,9 @@ def extract(
 
     if trigger not in TRIGGERS:
         raise ValidationError(f"Unknown --trigger {trigger!r}; use one of: {', '.join(TRIGGERS)}.")
-    outcome = extract_session(session_id, transcript, project_path=project, force=force, trigger=trigger)  # type: ignore[arg-type]
+    if client not in ("claude", "codex", "gemini"):
+        raise ValidationError(f"Unknown client {client!r}; supported: claude, codex, gemini.")
+    outcome = extract_session(session_id, transcript, project_path=project, force=force, trigger=trigger, client=client)  # type: ignore[arg-type]
     if trigger in ("end", "sweep") and outcome.status not in ("failed", "locked"):
         from agentctx_hooks.extraction import forget
 
