@@ -236,3 +236,40 @@ def test_captures_never_open_the_store_in_the_hook(hook: Hook, payload: Payload,
     edit = {"file_path": str(project_dir / "a.py")}
     hook("PostToolUse", payload("PostToolUse", project_dir, tool_name="Write", tool_input=edit, tool_response={}))
     assert not paths.db_path().exists()
+
+
+def test_an_edit_of_an_anchored_file_notes_that_its_records_need_a_look(
+    flush: Callable[[], int],
+    hook: Hook,
+    payload: Payload,
+    store: Store,
+    project: Project,
+    project_dir: Path,
+    add: Callable[..., Any],
+) -> None:
+    from agentctx_store.freshness import anchor_record, counts
+
+    source = project_dir / "src" / "retry.py"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text("def retry():\n    return 3\n")
+    anchored = add(project, "Retries happen three times", "retry() tries three times.")
+    anchor_record(store, project, anchored.record_id, ["src/retry.py:retry"])
+
+    def edit(session: str) -> None:
+        data = payload(
+            "PostToolUse",
+            project_dir,
+            session,
+            tool_name="Edit",
+            tool_input={"file_path": str(source), "old_string": "3", "new_string": "5", "replace_all": False},
+            tool_response={"filePath": str(source)},
+            tool_use_id="toolu_1",
+        )
+        assert hook("PostToolUse", data) is None
+
+    source.write_text("def retry():\n    return 3\n\n\ndef helper():\n    return 0\n")  # the anchored text is the same
+    edit("edit-1")
+    assert flush() == 1 and counts(store, project) == (0, 0)
+    source.write_text("def retry():\n    return 5\n")
+    edit("edit-2")
+    assert flush() == 1 and counts(store, project) == (1, 0)

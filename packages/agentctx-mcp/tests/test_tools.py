@@ -384,3 +384,28 @@ def test_a_recorded_profile_entry_replaces_the_detected_one_of_its_key(store: St
     made = tools.record_new(store, project, type="profile", title="Stack", body="Python 3.12; SQLite; FastAPI")
     assert made["superseded"] == detected
     assert tools.project_profile(store, project)["stack"] == ["Python 3.12", "SQLite", "FastAPI"]
+
+
+def test_record_with_anchors_stores_them_and_a_bad_anchor_stores_nothing(store: Store, project: Project) -> None:
+    from agentctx_store.anchors import anchors_of
+    from agentctx_store.freshness import check
+
+    (project.root / "worker").mkdir()
+    (project.root / "worker" / "retry.py").write_text("def retry():\n    return 3\n")
+    payload = tools.record_new(
+        store,
+        project,
+        type="convention",
+        title="Retries",
+        body="retry() tries 3 times.",
+        anchors=["worker/retry.py:retry"],
+    )
+    assert payload["anchors"] == ["worker/retry.py:retry"]
+    assert [anchor.symbol for anchor in anchors_of(store, project, payload["id"])] == ["retry"]
+    assert check(store, project, [payload["id"]]) == {}
+    before = store.counts_by_type(project)
+    with pytest.raises(ValidationError, match="not defined"):
+        tools.record_new(store, project, type="decision", title="T", body="B", anchors=["worker/retry.py:nope"])
+    with pytest.raises(ValidationError, match="global"):
+        tools.record_new(store, project, type="preference", title="T", body="B", scope="global", anchors=["x.py"])
+    assert store.counts_by_type(project) == before

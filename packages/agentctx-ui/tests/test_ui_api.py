@@ -273,3 +273,38 @@ def test_a_store_locked_by_another_writer_is_a_503(
         holder.close()
     assert response.status_code == 503 and "busy" in response.json()["error"]
     assert client.patch(f"/api/records/{seeded.convention}", json={"pinned": True}, headers=WRITE).status_code == 200
+
+
+def test_projects_count_stale_records_per_project(client: TestClient, seeded: Seeded) -> None:
+    from agentctx_store.freshness import anchor_record, scan
+
+    root = seeded.project.root
+    (root / "Makefile").write_text("test:\n\tpytest\n", encoding="utf-8")
+    with Store.open() as store:
+        anchor_record(store, seeded.project, seeded.convention, ["Makefile"])
+        assert client.get("/api/projects").json()["projects"][0]["stale"] == 0
+        (root / "Makefile").unlink()
+        scan(store, seeded.project)  # what consolidation, `stale` or an edit capture store
+    by_id = {project["project_id"]: project for project in client.get("/api/projects").json()["projects"]}
+    assert by_id["p-alpha"]["stale"] == 1 and by_id["p-beta"]["stale"] == 0
+
+
+def test_create_with_anchors_stores_them_and_a_bad_anchor_stores_nothing(client: TestClient, seeded: Seeded) -> None:
+    from agentctx_store.anchors import anchors_of
+
+    (seeded.project.root / "deploy.sh").write_text("docker build .\n", encoding="utf-8")
+    response = client.post(
+        "/api/records",
+        json={"type": "decision", "title": "Deploy with Docker", "body": "deploy.sh builds.", "anchors": ["deploy.sh"]},
+        headers=WRITE,
+    )
+    assert response.status_code == 201
+    with Store.open() as store:
+        assert [anchor.path for anchor in anchors_of(store, seeded.project, response.json()["id"])] == ["deploy.sh"]
+    bad = client.post(
+        "/api/records",
+        json={"type": "decision", "title": "Ghost", "body": "x", "anchors": ["nope.sh"]},
+        headers=WRITE,
+    )
+    assert bad.status_code == 422 and "cannot read" in bad.json()["error"]
+    assert ids(client.get("/api/records", params={"q": "ghost"}).json()) == []

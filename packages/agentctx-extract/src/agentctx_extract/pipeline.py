@@ -218,6 +218,7 @@ def _write(
             already_reinforced=already_reinforced,
             review_required=settings.get("review") == "required",
         )
+        _anchor_created(store, project, session_id, report.created)
         store.update_session_meta(
             project,
             session_id,
@@ -233,6 +234,16 @@ def _write(
             },
         )
     return report
+
+
+def _anchor_created(store: Store, project: Project, session_id: str, created: list[str]) -> None:
+    """New records that name a file the session edited are anchored to it (docs/freshness.md)."""
+    from agentctx_store.freshness import anchor_from_mentions
+
+    session = store.get_session(session_id) or {}
+    files = session.get("meta", {}).get("files") or []
+    if created and isinstance(files, list):
+        anchor_from_mentions(store, project, created, [str(name) for name in files])
 
 
 def extract_session(

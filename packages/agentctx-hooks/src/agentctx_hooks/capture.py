@@ -2,7 +2,8 @@
 
 No model, no LLM: regular expressions over the payload shapes Claude Code sends.
 - Edit / Write / MultiEdit / NotebookEdit → a `file` node linked to the session and to the
-  current records that name the file; the file joins the session's `files` list.
+  current records that name the file; the file joins the session's `files` list; records
+  anchored to the file get their anchor state re-checked (`freshness.note_edit`).
 - Bash output with an error signature → one inferred `bugfix` stub, title only, keyed by the
   normalised signature so the same error never makes a second stub.
 - Test commands (pytest, npm test, go test, cargo test, …) → a pass/fail entry in the session's
@@ -128,6 +129,13 @@ def _apply_file(store: Store, project: Project, root: str, session_id: str, path
     if _append_meta(store, project, session_id, "files", name, limit=MAX_FILES, unique=True):
         for record_id in records_naming(store, project, name):  # once per file and session
             store.link_entity(record_id, node)
+    if not os.path.isabs(name):  # records anchored to the file: note whether it still matches them
+        from agentctx_store.freshness import note_edit
+
+        if note_edit(store, project, name):  # the digest lists them unmarked: compose it again
+            from agentctx_store import digest
+
+            digest.mark_stale(project.project_id)
 
 
 def records_naming(store: Store, project: Project, name: str) -> list[str]:

@@ -6,6 +6,8 @@ What is injected is composed by `agentctx_store.inject.compose_injection` (the o
 every injecting path shares): the best record in full (long ones cut to the passages matching
 the prompt), close runners-up in full, the others by title, as fenced data within 2,000 tokens
 and 8,000 characters. Records shown by title may still be shown in full by a later prompt.
+Records whose anchored files changed are marked and rank lower; those whose anchored files are
+all gone are not injected (`agentctx_store.freshness`, docs/freshness.md).
 """
 
 from __future__ import annotations

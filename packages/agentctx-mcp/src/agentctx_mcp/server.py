@@ -128,12 +128,13 @@ def ctx_record(
     body: str,
     supersedes: str | None = None,
     scope: Scope = "project",
+    anchors: list[str] | None = None,
 ) -> CallToolResult:
-    """Save one fact the developer stated or chose (a decision and why, a convention, a preference). One fact per record: title ≤ 120 chars, body ≤ 2000. supersedes: id of the record it replaces. scope=global: a preference for all projects."""
+    """Save one fact the developer stated or chose (a decision and why, a convention, a preference). One fact per record: title ≤ 120 chars, body ≤ 2000. supersedes: id of the record it replaces. scope=global: for all projects. anchors: files it rests on (path, path:10-20, path:func)."""
     return run_tool(
         "ctx_record",
         lambda store, project: tools.record_new(
-            store, project, type=type, title=title, body=body, supersedes=supersedes, scope=scope
+            store, project, type=type, title=title, body=body, supersedes=supersedes, scope=scope, anchors=anchors
         ),
     )
 

@@ -212,11 +212,14 @@ def record_new(
     body: str,
     supersedes: str | None = None,
     scope: str = "project",
+    anchors: list[str] | None = None,
 ) -> dict[str, Any]:
     """`ctx_record`: store one explicit fact (`source=mcp_tool`, `confidence=explicit`).
 
     With `supersedes`, the old record is retired in the same transaction as the insert. A
     project handover or profile entry replaces the current one of its key without being told.
+    `anchors` (`PATH`, `PATH:START-END`, `PATH:SYMBOL`, project-relative) are read now and
+    stored with the record, in the same transaction (docs/freshness.md); a bad one stores nothing.
 
     Raises:
         ValidationError, RecordNotFound, NotHeadError: from the store, messages as they are.
@@ -230,10 +233,20 @@ def record_new(
         if target is None and previous is not None:
             target = previous.record_id
     new = NewRecord(type=type, title=title, body=body, scope=scope, confidence="explicit", source="mcp_tool", key=key)
-    created = store.add(project, new, supersedes=target)
+    specs = [spec for spec in anchors or () if spec.strip()]
+    if specs and scope != "project":
+        raise ValidationError("Anchors belong to project files; drop `anchors` for a global record.")
+    with store.transaction():
+        created = store.add(project, new, supersedes=target)
+        if specs:
+            from agentctx_store.freshness import anchor_record, format_spec
+
+            stored = anchor_record(store, project, created.record_id, specs)
     payload: dict[str, Any] = {"id": created.record_id, "type": created.type, "scope": created.scope}
     if target:
         payload["superseded"] = target.upper()
+    if specs:
+        payload["anchors"] = [format_spec(anchor) for anchor in stored]
     return payload
 
 

@@ -90,6 +90,11 @@ SETTINGS: dict[str, Setting] = {
         parse=_choice("optional", "required"),
         help="required: extracted records wait in `agentctx review` and are not injected until accepted.",
     ),
+    "reverify_auto_apply": Setting(
+        default=False,
+        parse=_bool,
+        help="Apply re-verification proposals for records whose anchored code changed without review.",
+    ),
     "embed_model": Setting(default="", parse=_text, help="fastembed model name (empty: BAAI/bge-small-en-v1.5)."),
     "embed_model_dir": Setting(default="", parse=_text, help="Local model folder loaded with no network."),
     "team_autoimport": Setting(

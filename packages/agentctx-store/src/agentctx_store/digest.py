@@ -88,6 +88,7 @@ def compose(
     profile = store.list_records(project, scope="project", types=["profile"], limit=50)
     if decisions is None:
         decisions = cheap_ranking(store, project)
+    decisions, stale_marks, stale_line = _freshness(store, project, decisions)
     handovers = store.list_records(project, scope="project", types=["handover"], limit=1)
     handover = handovers[0] if handovers else None
     preferences = [
@@ -101,12 +102,16 @@ def compose(
     if snapshot:
         sections.append(("snapshot", "## Before compaction\n" + snapshot, HANDOVER_TOKENS))
     if decisions:
-        sections.append(("decisions", _list_section("Current decisions and conventions", decisions), DECISIONS_TOKENS))
+        sections.append(
+            ("decisions", _list_section("Current decisions and conventions", decisions, stale_marks), DECISIONS_TOKENS)
+        )
     if handover is not None:
         sections.append(("handover", f"## Last handover{mark(handover)}\n{handover.body}", HANDOVER_TOKENS))
     if preferences:
         sections.append(("preferences", _list_section("Developer preferences", preferences), PREFERENCES_TOKENS))
     sections.append(("mcp", MCP_HINT, MCP_HINT_TOKENS))
+    if stale_line:
+        sections.append(("stale", stale_line, DRIFT_TOKENS))
     if drift_candidates >= 2:
         sections.append(
             (
@@ -130,8 +135,47 @@ def cheap_ranking(store: Store, project: Project, *, limit: int = 40) -> list[Re
     return chosen[:limit]
 
 
-def _list_section(title: str, records: Sequence[Record]) -> str:
-    return "\n".join([f"## {title}", *(record_line(record) for record in records)])
+def _list_section(title: str, records: Sequence[Record], marks: dict[str, str] | None = None) -> str:
+    lines = [f"## {title}"]
+    for record in records:
+        line = record_line(record)
+        if marks and record.record_id in marks:
+            head, sep, rest = line.partition(": ")  # the mark goes after the title, before the body
+            line = f"{head}{marks[record.record_id]}{sep}{rest}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+# A digest checks the anchors of the records it lists against this many files at most.
+DIGEST_ANCHOR_FILES = 32
+
+
+def _freshness(store: Store, project: Project, records: Sequence[Record]) -> tuple[list[Record], dict[str, str], str]:
+    """The records to list (those whose every anchor is gone are left out), a mark for each one
+    whose anchored files changed (` (anchor-changed: a.py)`), and the digest's one line about
+    stale records (empty when there are none; docs/freshness.md)."""
+    from agentctx_store.freshness import check, counts
+
+    found = check(store, project, [record.record_id for record in records], max_files=DIGEST_ANCHOR_FILES)
+    kept = [record for record in records if not (record.record_id in found and found[record.record_id].all_missing)]
+    marks: dict[str, str] = {}
+    for record_id, staleness in found.items():
+        parts = []
+        if staleness.changed:
+            parts.append(f"anchor-changed: {', '.join(staleness.changed)}")
+        if staleness.missing:
+            parts.append(f"anchor-missing: {', '.join(staleness.missing)}")
+        marks[record_id] = f" ({'; '.join(parts)})"
+    stale, _ = counts(store, project)
+    stale = max(stale, len(found))
+    line = ""
+    if stale:
+        line = (
+            f"{stale} record{'s' if stale != 1 else ''} rest on code that changed since "
+            f"{'they were' if stale != 1 else 'it was'} recorded: `agentctx stale` lists "
+            f"{'them' if stale != 1 else 'it'}; trust the code over them."
+        )
+    return kept, marks, line
 
 
 # -- the digest file ----------------------------------------------------------------------

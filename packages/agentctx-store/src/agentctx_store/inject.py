@@ -25,10 +25,14 @@ from agentctx_store.search import query_terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
+    from agentctx_store.freshness import Staleness
     from agentctx_store.records import Record
     from agentctx_store.search import SearchHit
+
+    # `freshness.Checker`: record ids → the stale ones among them (docs/freshness.md)
+    FreshnessCheck = Callable[[Sequence[str]], dict[str, Staleness]]
 
 # The current handover is the one the SessionStart digest already shows (a new one written
 # mid-session comes from this very session), so prompts never inject handovers.
@@ -75,21 +79,41 @@ def compose_injection(
     *,
     already_injected: Iterable[str] = (),
     budget: Budget = PROMPT,
+    freshness: FreshnessCheck | None = None,
 ) -> Injection:
     """Compose the injection for `hits` (ranked best first, as `search()` returns them).
 
     Records in `already_injected` (shown earlier in the session, in full or by title) are
     skipped; of the rest, the top PROMPT_RECORDS are shown in full or by title (FULL_RATIO),
     within `budget`. `prompt` chooses the passages of long records.
+
+    `freshness` (a `freshness.Checker`) checks the candidates' anchors: a record whose anchored
+    text changed or whose file is gone is marked (`anchor-changed="…"`, `anchor-missing="…"`)
+    and keeps STALE_FACTOR of its score, so a fresh record wins a tie; a record whose every
+    anchor is gone is not shown (docs/freshness.md).
     """
     seen = set(already_injected)
-    candidates = [hit for hit in hits if hit.record.record_id not in seen][:PROMPT_RECORDS]
-    if not candidates:
+    fresh = [hit for hit in hits if hit.record.record_id not in seen]
+    scored = [(hit.record, hit.score) for hit in fresh[:PROMPT_RECORDS]]
+    stale: dict[str, Staleness] = {}
+    if freshness is not None and scored:
+        stale = freshness([record.record_id for record, _ in scored])
+        if stale:
+            from agentctx_store.freshness import STALE_FACTOR
+
+            scored = [
+                (record, score * STALE_FACTOR if record.record_id in stale else score)
+                for record, score in scored
+                if not (record.record_id in stale and stale[record.record_id].all_missing)
+            ]
+            scored.sort(key=lambda pair: -pair[1])  # stable: equal scores keep search's order
+    if not scored:
         return Injection()
-    best = candidates[0].score
-    candidates = [hit for hit in candidates if hit.score >= TITLE_RATIO * best]
-    full = [rank == 0 or (best > 0 and hit.score >= FULL_RATIO * best) for rank, hit in enumerate(candidates)]
-    return render([hit.record for hit in candidates], full=full, prompt=prompt, budget=budget)
+    best = scored[0][1]
+    scored = [(record, score) for record, score in scored if score >= TITLE_RATIO * best]
+    full = [rank == 0 or (best > 0 and score >= FULL_RATIO * best) for rank, (_, score) in enumerate(scored)]
+    marks = {record_id: found.attributes for record_id, found in stale.items()}
+    return render([record for record, _ in scored], full=full, prompt=prompt, budget=budget, marks=marks)
 
 
 def render(
@@ -98,9 +122,11 @@ def render(
     full: Sequence[bool] | None = None,
     prompt: str = "",
     budget: Budget = PROMPT,
+    marks: dict[str, str] | None = None,
 ) -> Injection:
     """The additionalContext for ranked records, best first, within `budget`.
 
+    `marks[id]` is added to that record's element (the anchor marks of `freshness.Staleness`).
     `full[i]` says whether record i is shown with its body (default: all are). Long bodies are
     cut to the passages matching `prompt`. Entries are added while they fit; a full record that
     does not fit is cut to fewer passages (or, when it has no sentence to cut at, inside its
@@ -112,11 +138,12 @@ def render(
     title_ids: list[str] = []
     for index, record in enumerate(records):
         title_line = unfence(record.title) + mark(record)
-        if (full is None or full[index]) and _add_full(parts, record, title_line, prompt, terms):
+        extra = marks.get(record.record_id, "") if marks else ""
+        if (full is None or full[index]) and _add_full(parts, record, title_line, prompt, terms, extra):
             full_ids.append(record.record_id)
             continue
         if not parts.add(
-            f'<agentctx-record id="{record.record_id}" type="{record.type}" detail="title">\n{title_line}\n{_CLOSE}'
+            f'<agentctx-record id="{record.record_id}" type="{record.type}"{extra} detail="title">\n{title_line}\n{_CLOSE}'
         ):
             break
         title_ids.append(record.record_id)
@@ -165,14 +192,14 @@ class _Parts:
         )
 
 
-def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms: list[str]) -> bool:
+def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms: list[str], extra: str = "") -> bool:
     """Add the record with its body, or an excerpt of it, if either fits; say whether one did."""
 
     def block(body: str, cut: bool) -> str:
         detail = ' detail="excerpt"' if cut else ""
         return (
             f'<agentctx-record id="{record.record_id}" type="{record.type}" confidence="{record.confidence}" '
-            f'valid_from="{record.valid_from[:10]}"{detail}>\n{title_line}\n{body}\n{_CLOSE}'
+            f'valid_from="{record.valid_from[:10]}"{extra}{detail}>\n{title_line}\n{body}\n{_CLOSE}'
         )
 
     body = unfence(record.body)

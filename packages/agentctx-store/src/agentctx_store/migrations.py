@@ -235,3 +235,40 @@ def m007_record_anchors(conn: sqlite3.Connection, fts5: bool) -> None:
             DELETE FROM record_anchors WHERE record_id = old.id;
         END"""
     )
+
+
+@migration
+def m008_anchor_freshness(conn: sqlite3.Connection, fts5: bool) -> None:
+    """What freshness needs beside an anchor's hash (`agentctx_store.freshness`): the file's size
+    and mtime when it was last seen to match (so a check is a `stat`, and a hash only when they
+    moved), and the last known state (`changed` / `missing`, NULL = fresh) for `stale`, `status`
+    and the digest. Additive: anchors written without them are hashed until a check fills them."""
+    for column in ("size INTEGER", "mtime_ns INTEGER", "state TEXT", "checked_at TEXT"):
+        conn.execute(f"ALTER TABLE record_anchors ADD COLUMN {column}")
+
+
+@migration
+def m009_freshness_proposals(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Re-verification proposals (`agentctx_store.reverify`): what a model said about a record
+    whose anchors changed, waiting in the review inbox for a person to accept or reject."""
+    conn.execute(
+        """CREATE TABLE freshness_proposals (
+            proposal_id INTEGER PRIMARY KEY,
+            record_id   TEXT NOT NULL,
+            project_id  TEXT NOT NULL,
+            verdict     TEXT NOT NULL,          -- still_true | update | no_longer_true
+            title       TEXT,                   -- the superseding draft (update)
+            body        TEXT,
+            reason      TEXT NOT NULL DEFAULT '',
+            cost_usd    REAL NOT NULL DEFAULT 0,
+            created_at  TEXT NOT NULL,
+            status      TEXT NOT NULL DEFAULT 'open',  -- open | accepted | rejected
+            decided_at  TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX freshness_proposals_project ON freshness_proposals(project_id, status)")
+    conn.execute(
+        """CREATE TRIGGER freshness_proposals_ad AFTER DELETE ON records BEGIN
+            DELETE FROM freshness_proposals WHERE record_id = old.id AND status = 'open';
+        END"""
+    )

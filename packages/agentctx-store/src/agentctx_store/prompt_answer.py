@@ -47,6 +47,7 @@ def compose_for_prompt(
     the accounting transaction when something was injected (the hook's provenance note)."""
     import sqlite3
 
+    from agentctx_store.freshness import Checker
     from agentctx_store.inject import PROMPT_TYPES, compose_injection
 
     query = prompt[:MAX_QUERY_CHARS]
@@ -58,7 +59,8 @@ def compose_for_prompt(
     else:
         hits = rank(store, project, query, limit=wanted, types=PROMPT_TYPES, exclude_ids=already)
     hits = [hit for hit in hits if keep is None or keep(hit.record)][:3]
-    injection = compose_injection(hits, query, already_injected=already)
+    # anchored records are checked against their files on both paths (`agentctx_store.freshness`)
+    injection = compose_injection(hits, query, already_injected=already, freshness=Checker(store, project))
     if late is not None and late():
         return "", []
     pending_tokens, pending_ids, pending_count = pending

@@ -126,7 +126,14 @@ def create(request: Request, payload: RecordCreate, project: ProjectParam = None
         source=UI_SOURCE,
     )
     with context.store() as store:
-        return out(store.add(context.project(store, project), new, supersedes=payload.supersedes))
+        target = context.project(store, project)
+        with store.transaction():  # a bad anchor stores nothing
+            created = store.add(target, new, supersedes=payload.supersedes)
+            if payload.anchors:
+                from agentctx_store.freshness import anchor_record
+
+                anchor_record(store, target, created.record_id, payload.anchors)
+        return out(created)
 
 
 @router.get("/{record_id}", response_model=RecordOut, responses=ERRORS)

@@ -7,7 +7,7 @@ import importlib
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, global_project, spend
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, freshness, global_project, spend
 from agentctx_store.graph_view import record_graph
 from fastapi import APIRouter, Query, Request
 
@@ -44,7 +44,7 @@ def meta(request: Request) -> MetaOut:
 @router.get("/projects", response_model=ProjectList)
 def projects(request: Request) -> ProjectList:
     """Every project the store has seen (the one `agentctx ui` started in first), with counts by type
-    (each count includes the `_global` records the project sees)."""
+    (each count includes the `_global` records the project sees) and its stale records."""
     context = dashboard(request)
     default = context.default_project
     listed: list[ProjectOut] = []
@@ -59,6 +59,7 @@ def projects(request: Request) -> ProjectList:
                 name=row.get("name") or row["project_id"][:12],
             )
             counts = store.counts_by_type(project)
+            stale, _ = freshness.counts(store, project)  # as the last check stored it
             moments = [row.get(key) for key in ("last_seen", "last_record", "last_session")]
             listed.append(
                 ProjectOut(
@@ -70,6 +71,7 @@ def projects(request: Request) -> ProjectList:
                     last_activity=max((moment for moment in moments if moment), default=None),
                     counts=counts,
                     total=sum(counts.values()),
+                    stale=stale,
                 )
             )
     listed.sort(key=lambda item: item.last_activity or "", reverse=True)  # latest first (ISO text sorts)

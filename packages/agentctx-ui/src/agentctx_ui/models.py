@@ -80,6 +80,10 @@ class RecordCreate(BaseModel):
         None,
         description="Id of the current record this one replaces (its type may differ, except handover and profile).",
     )
+    anchors: list[Text] = Field(
+        default_factory=list,
+        description="What the fact rests on: PATH, PATH:START-END or PATH:SYMBOL, project-relative (docs/freshness.md).",
+    )
 
 
 class RecordPatch(BaseModel):
@@ -121,6 +125,7 @@ class ProjectOut(BaseModel):
     last_activity: str | None
     counts: dict[str, int]
     total: int
+    stale: int = 0  # current records whose anchored files changed or are gone (docs/freshness.md)
 
 
 class ProjectList(BaseModel):

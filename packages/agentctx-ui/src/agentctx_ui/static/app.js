@@ -21,12 +21,14 @@ async function renderProjects(main) {
       h("td", {}, when(project.last_activity)),
       h("td", {}, Object.entries(project.counts).map(([type, count]) => badge(`${type} ${count}`, type))),
       h("td", { class: "num" }, project.total),
+      h("td", { class: "num", title: "records whose anchored files changed or are gone: agentctx stale" },
+        project.stale ? badge(`${project.stale} stale`, "stale") : "0"),
     ),
   );
   fill(main,
     h("h2", {}, "Projects"),
     h("p", { class: "muted" }, "Counts are current records each project sees, including your global ones."),
-    table("Projects", ["Project", "Last activity", "Records by type", "Total"], rows),
+    table("Projects", ["Project", "Last activity", "Records by type", "Total", "Stale"], rows),
   );
 }
 

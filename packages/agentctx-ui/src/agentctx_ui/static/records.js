@@ -62,6 +62,7 @@ function newRecordForm(onCreated) {
     field("new-title", "Title", h("input", { id: "new-title", required: true, maxlength: 120 })),
     field("new-body", "Body", h("textarea", { id: "new-body", required: true, rows: 4, maxlength: 2000 })),
     h("div", { class: "row" }, choice("new-type", "Type", meta.types, "decision", null), choice("new-scope", "Scope", meta.scopes, "project", null)),
+    field("new-anchors", "Anchors (optional: PATH, PATH:10-20 or PATH:symbol, comma-separated)", h("input", { id: "new-anchors", placeholder: "worker/retry.py:retry" })),
     h("button", { type: "submit" }, "Record"),
   );
   form.addEventListener("submit", async (event) => {
@@ -72,6 +73,7 @@ function newRecordForm(onCreated) {
         body: form.querySelector("#new-body").value,
         type: form.querySelector("#new-type").value,
         scope: form.querySelector("#new-scope").value,
+        anchors: form.querySelector("#new-anchors").value.split(",").map((spec) => spec.trim()).filter(Boolean),
       });
       toast(`Recorded ${record.id}.`);
       form.reset();

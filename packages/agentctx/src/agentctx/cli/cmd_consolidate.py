@@ -99,9 +99,21 @@ def consolidate_cmd(
         from agentctx.cli.cmd_team import autoexport
 
         autoexport(targets)
+    from agentctx.cli.cmd_stale import reverify_projects  # anchored records whose code changed
+
+    checked = reverify_projects(targets, settings)
     if json:
-        print_json(result.to_dict())
+        print_json(result.to_dict() | {"reverify": checked})
         return
+    for report in checked.values():
+        if report["stale"]:
+            applied = f", {report['applied']} applied" if report["applied"] else ""
+            typer.echo(
+                f"Freshness: {report['stale']} stale record(s), {report['proposed']} re-verification "
+                f"proposal(s) for `agentctx review`{applied}."
+            )
+            for note in report["notes"]:
+                typer.echo(f"  {note}")
     if result.skipped:
         typer.echo("Nothing changed since the last run; the digest is current.")
         return

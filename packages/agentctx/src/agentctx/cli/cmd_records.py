@@ -22,6 +22,13 @@ from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_
 
 TYPES_HELP = f"Record type: {', '.join(RECORD_TYPES)}."
 TypesFilterOption = typer.Option(None, "--type", "-t", help="Only these types (repeatable).", show_default=False)
+AnchorOption = typer.Option(
+    None,
+    "--anchor",
+    help="PATH, PATH:START-END or PATH:SYMBOL the fact is based on (repeatable): marked stale when that text "
+    "changes (docs/freshness.md).",
+    show_default=False,
+)
 QueryArgument = typer.Argument(..., help="What to look for, as you would type it.", show_default=False)
 
 
@@ -117,6 +124,7 @@ def record_cmd(
     valid_from: str | None = typer.Option(
         None, "--valid-from", help="When it became true (ISO date; default: now).", show_default=False
     ),
+    anchor: list[str] | None = AnchorOption,
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
@@ -133,14 +141,28 @@ def record_cmd(
         valid_from=valid_from,
     )
     target = project_for(project)
-    with open_store() as store:
+    specs: list[str] = []
+    if anchor:
+        from agentctx.cli.cmd_stale import cli_specs
+
+        specs = cli_specs(anchor, target, project)
+    with open_store() as store, store.transaction():
         created = store.add(target, new, supersedes=supersedes)
+        anchored = _anchor(store, target, created.record_id, specs) if specs else []
     if json:
-        print_json(record_json(created))
+        print_json(record_json(created) | ({"anchors": anchored} if anchored else {}))
         return
     typer.echo(f"Recorded {created.type} {created.record_id}: {created.title}")
+    if anchored:
+        typer.echo(f"Anchored to {', '.join(anchored)}.")
     if supersedes:
         typer.echo(f"It supersedes {supersedes.upper()}, which no longer surfaces (see `agentctx history`).")
+
+
+def _anchor(store: Any, project: Any, record_id: str, specs: list[str]) -> list[str]:
+    from agentctx_store.freshness import anchor_record, format_spec
+
+    return [format_spec(anchor) for anchor in anchor_record(store, project, record_id, specs)]
 
 
 def search_cmd(

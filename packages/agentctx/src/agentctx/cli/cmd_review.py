@@ -57,27 +57,40 @@ def review_cmd(
 
     For each record: `a` accepts it (it becomes explicit and reaches the session digest), `e`
     edits its title and body then accepts it, `r` deletes it, `s` skips it, `q` stops. End of
-    input stops too. With --json, lists the inbox without changing anything.
+    input stops too. Then the re-verification proposals for records whose anchored code changed
+    (`a` does what the proposal says, `r` dismisses it). With --json, lists the inbox without
+    changing anything.
 
     \b
     Example:
         agentctx review
         agentctx review --json
     """
+    from agentctx.cli.cmd_stale import open_proposals, proposal_json, walk_proposals
+
     target = project_for(project)
     with open_store() as store:
         pending = review.inbox(store, target, everything=everything, limit=limit)
         conflicts = team.heads_conflicts(store, target)
+        proposals = open_proposals(store, target)
     if json:
         heads = [{"record": old.record_id, "heads": [head.record_id for head in now]} for old, now in conflicts]
         print_json(
-            {"project_id": target.project_id, "count": len(pending), "records": [record_json(r) for r in pending]}
+            {
+                "project_id": target.project_id,
+                "count": len(pending),
+                "records": [record_json(r) for r in pending],
+                "proposals": [proposal_json(proposal, record) for proposal, record in proposals],
+            }
             | ({"two_heads": heads} if heads else {})
         )
         return
     if conflicts and not _review_conflicts(target, conflicts):
         return
     if not pending:
+        if proposals:
+            walk_proposals(target, _read_line)
+            return
         typer.echo(f"Nothing to review in {target.name}: no unconfirmed records.")
         return
     typer.echo(f"{len(pending)} unconfirmed record{'s' if len(pending) != 1 else ''} in {target.name}, newest first.")
@@ -105,6 +118,8 @@ def review_cmd(
                     break
                 counts["edited"] += 1
                 typer.echo(f"  edited and accepted: {edited.title}")
+    else:  # the records are done: then the re-verification proposals
+        walk_proposals(target, _read_line)
     with open_store() as store:
         left = len(review.inbox(store, target, everything=everything))
     done = ", ".join(f"{count} {name}" for name, count in counts.items() if count) or "nothing changed"
