@@ -37,9 +37,10 @@ if TYPE_CHECKING:
     from agentctx_hooks.payload import HookInput
 
 # Not yet extracted, as rendered (our estimate). Checkpoints are a safety net for long sessions,
-# not a schedule: each one costs the fixed prompt again (~2.6K tokens). At 30K, a 30-turn session
-# with long replies (~28K rendered) is still extracted once; measured in bench/extract_replay.py,
-# where 13K (a checkpoint small enough to be sent whole) cost 1.55x a one-shot extraction.
+# not a schedule: each one costs the fixed prompt again (~2.7K tokens). At 30K, a 30-turn session
+# with long replies (~22K rendered since successful tool output is cut to 200 characters) is
+# extracted once; measured in bench/extract_replay.py, where 13K (a checkpoint small enough to be
+# sent whole) cost 1.55x a one-shot extraction (with 600-character tool output).
 CHECKPOINT_TOKENS = 30_000
 EXTRACT_TIMEOUT_SECONDS = 600
 IDLE_SWEEP_SECONDS = 24 * 3600
