@@ -10,12 +10,14 @@ extraction it starts is the real detached `agentctx extract`, pointed (through
 replay waits for a background run to finish before the next turn, as a person typing would.
 
 The server answers every call with an empty extraction and reports as usage the request's
-estimated input tokens (the store's conservative estimate) and a 500-token answer, so the cost
+estimated input tokens (the store's conservative estimate, plus the 346-token tool-use system
+prompt the API adds to any request with tools) and a 500-token answer, so the cost
 the pipeline writes on the session is the estimated cost of what was sent. One-shot: a fresh
 store, one `agentctx extract` of the finished transcript, same server.
 
 Three sessions: the one issue 14 measured (30 turns, long replies, ~16K dialogue tokens by our
-estimate), one of ~10K dialogue tokens (the size the ~$0.015 target is stated for), and a
+estimate), one of just over 10K dialogue tokens (the size the ~$0.015 target is stated for; 31
+turns), and a
 90-turn one that crosses the Stop checkpoint threshold.
 
 Run it as a benchmark: `uv run --frozen pytest bench/test_bench_extract.py -k hooks_run_it -s`
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,6 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "packages" / "agentctx-extract" / "tests"))
 
+from agentctx_extract.prompt import TOOL_USE_SYSTEM_TOKENS  # noqa: E402
 from agentctx_store.budget import estimate_tokens  # noqa: E402
 from extract_testkit import MessagesServer, Reply, empty_answer, tool_reply, transcript_lines  # noqa: E402
 
@@ -75,8 +79,9 @@ def price() -> tuple[float, float]:
 
 
 # name -> (turns, filler paragraphs in each of Claude's replies): the session issue 14 measured
-# (long replies), one of ~10K dialogue tokens, and a long one that crosses the Stop checkpoint
-SIZES = {"issue-14": (30, 5), "10k-dialogue": (30, 2), "long-90-turns": (90, 5)}
+# (long replies), one of at least 10K dialogue tokens, and a long one that crosses the Stop checkpoint
+# (30 turns with 2 paragraphs are 9,966 tokens by our estimate: 31 turns make it at least 10K)
+SIZES = {"issue-14": (30, 5), "10k-dialogue": (31, 2), "long-90-turns": (90, 5)}
 
 
 def turns_of(index: int, reply_paragraphs: int = 5) -> list[tuple[str, Any]]:
@@ -102,17 +107,64 @@ def dialogue_tokens(turns: int, paragraphs: int) -> tuple[int, int]:
     return sum(len(text) for text in texts), sum(estimate_tokens(text) for text in texts)
 
 
-def request_size(body: dict[str, Any]) -> tuple[int, int]:
-    """(characters, estimated tokens) of what one request asks the model to read."""
+def _parts(body: dict[str, Any]) -> tuple[str, str, str]:
     system = "".join(block.get("text", "") for block in body.get("system") or [] if isinstance(block, dict))
     tools = json.dumps(body.get("tools") or [], separators=(",", ":"))
     message = "".join(
         message["content"] if isinstance(message.get("content"), str) else json.dumps(message.get("content"))
         for message in body.get("messages") or []
     )
-    return len(system) + len(tools) + len(message), estimate_tokens(system) + estimate_tokens(tools) + estimate_tokens(
-        message
+    return system, tools, message
+
+
+def request_size(body: dict[str, Any]) -> tuple[int, int]:
+    """(characters, estimated tokens) of what one request asks the model to read, with the
+    tool-use system prompt the API adds (and bills) whenever `tools` are sent."""
+    system, tools, message = _parts(body)
+    overhead = TOOL_USE_SYSTEM_TOKENS if body.get("tools") else 0
+    tokens = estimate_tokens(system) + estimate_tokens(tools) + estimate_tokens(message) + overhead
+    return len(system) + len(tools) + len(message), tokens
+
+
+_LABEL = re.compile(r"^\[([A-Z]+(?: [A-Z]+)*)(?: \([^)\n]*\))?\] ", re.MULTILINE)
+_KINDS = {"DEVELOPER": "developer", "CLAUDE": "claude", "TOOL CALL": "tool_calls", "TOOL OUTPUT": "tool_output"}
+BREAKDOWN = (
+    "system_prompt",
+    "tool_schema",
+    "api_tool_use_prompt",
+    "known_records",
+    "developer",
+    "claude",
+    "tool_calls",
+    "tool_output",
+    "meta_and_subagents",
+    "labels_and_framing",
+)
+
+
+def breakdown(body: dict[str, Any]) -> dict[str, int]:
+    """Where one request's estimated input tokens go: the fixed prompt, the project's current
+    decisions and conventions, the developer's words, Claude's words, tool calls and output, and
+    the labels and framing around them (the rest of the message)."""
+    system, tools, message = _parts(body)
+    parts = dict.fromkeys(BREAKDOWN, 0)
+    parts.update(
+        system_prompt=estimate_tokens(system),
+        tool_schema=estimate_tokens(tools),
+        api_tool_use_prompt=TOOL_USE_SYSTEM_TOKENS if body.get("tools") else 0,
     )
+    known, _sep, rest = message.partition("\n\n")
+    parts["known_records"] = estimate_tokens(known)
+    transcript = rest.partition("<transcript>\n")[2].rpartition("\n</transcript>")[0]
+    marks = list(_LABEL.finditer(transcript))
+    for mark, following in zip(marks, [*marks[1:], None], strict=True):
+        body_text = transcript[mark.end() : following.start() - 1 if following else len(transcript)]
+        parts[_KINDS.get(mark.group(1), "meta_and_subagents")] += estimate_tokens(body_text)
+    parts["labels_and_framing"] = estimate_tokens(message) - sum(
+        parts[key]
+        for key in ("known_records", "developer", "claude", "tool_calls", "tool_output", "meta_and_subagents")
+    )
+    return parts
 
 
 def answering(body: dict[str, Any]) -> Reply:
@@ -134,6 +186,7 @@ class Figures:
     estimated_cost_usd: float
     stored_cost_usd: float
     seconds: float
+    first_request: dict[str, int]  # `breakdown` of the first request
 
 
 def _environment(base: Path, server: MessagesServer) -> dict[str, str]:
@@ -202,6 +255,7 @@ def _figures(server: MessagesServer, env: dict[str, str], seconds: float) -> Fig
         estimated_cost_usd=round(cost, 5),
         stored_cost_usd=round(_stored_cost(env), 5),
         seconds=round(seconds, 1),
+        first_request=breakdown(server.bodies[0]) if server.bodies else {},
     )
 
 
@@ -269,7 +323,10 @@ def run(turns: int = 30, paragraphs: int = 5) -> dict[str, Any]:
     unit_in, unit_out = price()
     # Our estimate over-counts (punctuation is a token each); ~4 characters a token is closer to
     # what the API bills for English and code, so both figures are shown.
-    typical = (hooks.chars / 4 * unit_in + hooks.requests * ANSWER_TOKENS * unit_out) / 1_000_000
+    typical = (
+        (hooks.chars / 4 + hooks.requests * TOOL_USE_SYSTEM_TOKENS) * unit_in
+        + hooks.requests * ANSWER_TOKENS * unit_out
+    ) / 1_000_000
     return {
         "turns": turns,
         "dialogue_chars": chars,
@@ -301,6 +358,10 @@ def report(name: str, result: dict[str, Any]) -> str:
         f"  hooks / one-shot: {result['input_ratio']}x tokens, {result['chars_ratio']}x characters; "
         f"cost at 4 chars a token: ${result['hooks_cost_at_4_chars_usd']:.4f}"
     )
+    parts = single["first_request"]
+    total = max(sum(parts.values()), 1)
+    lines.append(f"  one-shot request, estimated input tokens by part (of {total:,}):")
+    lines.extend(f"    {key:22} {value:>7,} {value / total:>6.1%}" for key, value in parts.items())
     return "\n".join(lines)
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from agentctx_store.budget import estimate_tokens
 
-from agentctx_extract.sizing import CHUNK_TOKENS, HEAD_TAIL_MAX_TOKENS, MAX_CHUNKS, WHOLE_MAX_TOKENS, plan_input
+from agentctx_extract.sizing import (
+    CHUNK_TOKENS,
+    HEAD_TAIL_MAX_TOKENS,
+    HEAD_TOKENS,
+    MAX_CHUNKS,
+    TAIL_TOKENS,
+    WHOLE_MAX_TOKENS,
+    plan_input,
+)
 
 
 def session(lines: int) -> str:
@@ -17,6 +25,13 @@ def test_a_short_session_goes_whole() -> None:
     text = session(100)
     plan = plan_input(text)
     assert plan.mode == "whole" and plan.parts == (text,) and plan.tokens <= WHOLE_MAX_TOKENS
+
+
+def test_a_session_that_head_and_tail_would_hold_whole_is_sent_whole() -> None:
+    text = "\n".join(f"line {index:05d} " + "word " * 20 for index in range(600))
+    plan = plan_input(text)
+    assert WHOLE_MAX_TOKENS < plan.tokens <= HEAD_TOKENS + TAIL_TOKENS
+    assert plan.mode == "whole" and plan.parts == (text,)  # no "(0 lines … omitted)" marker
 
 
 def test_a_medium_session_keeps_its_head_and_tail() -> None:

@@ -111,3 +111,53 @@ def test_torn_lines_are_counted_not_fatal(tmp_path: Path) -> None:
     transcript = read_transcript(path)
     assert transcript.developer_words == ["hello there"]
     assert transcript.bad_lines == 2
+
+
+def _tool_session(tmp_path: Path, name: str, output: str, *, is_error: bool) -> Path:
+    call = {"type": "tool_use", "id": "toolu_1", "name": name, "input": {"command": "make test"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": output, "is_error": is_error}
+    entries = [
+        {"type": "user", "cwd": "/x", "message": {"role": "user", "content": "run the tests"}},
+        {"type": "assistant", "cwd": "/x", "message": {"role": "assistant", "content": [call]}},
+        {"type": "user", "cwd": "/x", "message": {"role": "user", "content": [result]}},
+    ]
+    path = tmp_path / f"{name}-{is_error}.jsonl"
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in entries), encoding="utf-8")
+    return path
+
+
+def _output_line(path: Path) -> str:
+    return next(line for line in render(read_transcript(path)).split("\n[") if line.startswith("TOOL OUTPUT"))
+
+
+def test_successful_tool_output_is_cut_short_and_a_failure_keeps_its_error_tail(tmp_path: Path) -> None:
+    log = "".join(f"tests/test_mod.py::test_case_{n} PASSED [{n}%]\n" for n in range(40))
+    passed = _output_line(_tool_session(tmp_path, "Bash", log + "40 passed in 0.41s", is_error=False))
+    assert len(passed) < 260 and "chars trimmed" in passed
+    assert passed.endswith("40 passed in 0.41s")  # the summary line survives
+    error = "E   sqlite3.OperationalError: database is locked (TEST_DB_PATH unset, xdist worker gw1)"
+    failed = _output_line(_tool_session(tmp_path, "Bash", log + "Exit code 1\n" + error, is_error=True))
+    assert failed.startswith("TOOL OUTPUT (error)] ")
+    assert "Exit code 1" in failed and error in failed
+    assert 500 < len(failed) < 1100
+
+
+def test_what_the_developer_answered_through_a_tool_is_not_cut_short(tmp_path: Path) -> None:
+    answer = (
+        'User has answered your questions: "Which queue backend?"="Postgres, we already run it and '
+        'do not want another service"; "Retry policy?"="Three attempts, then the dead-letter table"; '
+        '"Where do migrations live?"="db/migrations, named with the date first, one change per file"; '
+        '"Who may run them in production?"="Only the deploy pipeline, never a developer laptop"; '
+        '"How do we name the queue tables?"="jobs_<domain>, plural, snake_case, never a shared jobs table"; '
+        '"Keep the old Redis queue during the switch?"="Yes, for one release, read-only, then delete it". '
+        "You can now continue with the user's answers in mind."
+    )
+    assert len(answer) > 600
+    line = _output_line(_tool_session(tmp_path, "AskUserQuestion", answer, is_error=False))
+    assert answer in line
+    rejected = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+        "edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n"
+        "no, never edit the generated client by hand; change the OpenAPI spec and regenerate it"
+    )
+    assert rejected.split("\n")[-1] in _output_line(_tool_session(tmp_path, "Edit", rejected, is_error=True))

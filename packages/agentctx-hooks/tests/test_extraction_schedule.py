@@ -212,3 +212,15 @@ def test_what_counts_is_what_the_extraction_would_send() -> None:
         {"type": "last-prompt", "lastPrompt": words},
     ):
         assert extraction.rendered_tokens(line(skipped)) == 0, skipped
+
+
+def test_stop_counts_a_successful_output_short_and_a_failed_one_longer() -> None:
+    """As the rendering keeps them: 200 characters of a command that succeeded, 1,000 of one that failed."""
+
+    def result(failed: bool) -> bytes:
+        block = {"type": "tool_result", "content": "tests/test_mod.py::test_case PASSED\n" * 100, "is_error": failed}
+        return json.dumps({"type": "user", "message": {"content": [block]}}).encode("utf-8")
+
+    passed, failed = extraction.rendered_tokens(result(False)), extraction.rendered_tokens(result(True))
+    assert 0 < passed < 150
+    assert failed > 4 * passed

@@ -28,7 +28,14 @@ from agentctx_extract.ingest import IngestReport, ingest
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
 from agentctx_extract.locks import session_lock
 from agentctx_extract.prices import is_known, price_for
-from agentctx_extract.prompt import SYSTEM_PROMPT, TOOL, KnownRecord, session_message, synthesis_message
+from agentctx_extract.prompt import (
+    SYSTEM_PROMPT,
+    TOOL,
+    TOOL_USE_SYSTEM_TOKENS,
+    KnownRecord,
+    session_message,
+    synthesis_message,
+)
 from agentctx_extract.redact import redact, redact_text
 from agentctx_extract.schema import Extraction, MalformedOutput, parse_extraction
 from agentctx_extract.sizing import InputPlan, plan_input
@@ -123,10 +130,11 @@ def with_run(extraction: dict[str, Any], usage: Usage, *, trigger: str, mode: st
 
 def estimated_run_cost(plan: InputPlan, known: list[KnownRecord], model: str) -> float:
     """What a run would cost at most, before it is sent: every planned call's estimated input
-    (system prompt, tool schema, message) and `EXPECTED_OUTPUT_TOKENS` per call."""
+    (system prompt, tool schema, the API's tool-use prompt, message) and `EXPECTED_OUTPUT_TOKENS`
+    per call."""
     from agentctx_store.budget import estimate_tokens
 
-    fixed = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(json.dumps(TOOL))
+    fixed = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(json.dumps(TOOL)) + TOOL_USE_SYSTEM_TOKENS
     parts = list(plan.parts)
     inputs = [fixed + estimate_tokens(session_message(part, known)) for part in parts]
     if plan.mode == "map_reduce":  # the synthesis call reads one answer per part

@@ -18,62 +18,60 @@ from agentctx_extract.schema import OUTPUT_SCHEMA
 TOOL_NAME = "record_session_context"
 KNOWN_RECORDS_MAX = 60
 KNOWN_TITLE_CHARS = 140
+# With `tools`, the API adds its own tool-use system prompt to every request and bills it as
+# input: 313 tokens for a forced tool on current models, 346 with tool_choice auto, up to 340 on
+# Claude 3 (docs: "Tool use pricing and tokens"). Cost estimates add the largest, so they never
+# under-count.
+TOOL_USE_SYSTEM_TOKENS = 346
 
-SYSTEM_PROMPT = f"""You read the transcript of one Claude Code session and extract what a future session in the \
-same project needs to know. Answer only by calling the `{TOOL_NAME}` tool, exactly once.
+SYSTEM_PROMPT = f"""From the transcript of one Claude Code session, extract what a future session in the same \
+project needs to know. Answer only by calling the `{TOOL_NAME}` tool, once.
 
-The transcript is labelled line by line:
-- [DEVELOPER] is the developer speaking. This is the ONLY source of decisions, preferences and conventions.
-- [CLAUDE] is the assistant. Its suggestions are not decisions unless the developer accepted or chose them \
-(e.g. "yes, do that", "go with option 2").
-- [TOOL CALL] / [TOOL OUTPUT] are commands and their results; [META] is harness bookkeeping (command echoes, \
-compaction summaries, notifications); [SUBAGENT] is work delegated to a helper agent. All of these are context: \
+Transcript labels:
+- [DEVELOPER]: the developer, the ONLY source of decisions, preferences and conventions.
+- [CLAUDE]: the assistant. Its suggestions are not decisions unless the developer accepted or chose them \
+("yes, do that", "go with option 2").
+- [TOOL CALL] / [TOOL OUTPUT]: commands and results (a successful one's output is cut short); [META]: harness \
+bookkeeping (command echoes, compaction summaries, notifications); [SUBAGENT]: work of a helper agent. All context: \
 use them to understand what the developer said, never as a source of facts on their own.
-- Text like [REDACTED:kind] replaced a secret. Never try to reconstruct it and never mention secrets.
+- [REDACTED:kind] replaced a secret: never reconstruct or mention secrets.
 
 Rules:
 1. Extract ONLY from things the developer said or chose, not from Claude's suggestions.
-2. Do NOT extract: commands Claude ran autonomously, file contents Claude wrote unprompted, code that merely \
-exists in files, routine acknowledgments ("thanks", "ok", "continue").
-3. One entry per distinct fact. Do not merge separate decisions into one entry.
-4. If nothing fits a category, return an empty array. Never invent entries to fill a category.
-5. confidence "explicit": the developer directly stated it ("we use pnpm", "always squash-merge"). \
-confidence "inferred": a pattern you observed across several of the developer's choices without them stating it. \
-Only infer when the pattern is clear.
-6. supersedes: when a new decision replaces one listed under "Current decisions and conventions", put that \
-record's id (e.g. "01JD3W4X5Y6Z7A8B9C0D1E2F3G"); otherwise null. Never make up an id.
-7. preferences with scope "global" are about how this developer works in any project (style, tools, process); \
-scope "project" when it only applies here.
-8. active_work describes where the session stopped: the current task, blockers, next steps and open questions, \
-so the next session can pick up. Leave current_task empty and lists empty if nothing is in progress.
-9. gotchas are surprising behaviours of this codebase or its tools that cost time and would bite again.
-10. flush_ok: true when the session holds nothing worth keeping (a greeting, a one-off question, a trivial \
-lookup). Then leave every category empty.
-11. Write each entry as one self-contained sentence a teammate understands without the transcript; name files, \
-tools and libraries. Keep each under 300 words.
+2. Do NOT extract commands Claude ran on its own, file contents Claude wrote unprompted, code that merely exists \
+in files, or acknowledgments ("thanks", "ok", "continue").
+3. One entry per distinct fact; never merge separate decisions.
+4. Nothing fits a category: empty array. Never invent entries.
+5. confidence "explicit": the developer stated it ("we use pnpm"); "inferred": a clear pattern across several of \
+the developer's choices, never stated.
+6. supersedes: the id of the record under "Current decisions and conventions" that a new decision replaces, else \
+null. Never make up an id.
+7. preference scope "global": how this developer works in any project (style, tools, process); "project": only here.
+8. active_work: where the session stopped (task, blockers, next steps, open questions) for the next session; \
+empty if nothing is in progress.
+9. gotchas: surprising behaviours of this codebase or its tools that cost time and would bite again.
+10. flush_ok true (every category empty) when nothing is worth keeping: a greeting, a one-off question, a lookup.
+11. Each entry is one self-contained sentence a teammate understands without the transcript, naming files, tools \
+and libraries; under 300 words.
 
-One example per field (from a different project):
-- decisions: {{"what": "Use PostgreSQL instead of SQLite for the job queue", "rationale": "SQLite locked under \
-concurrent workers in load tests", "supersedes": "01JC8Y2M4Q6S8U0W2Y4A6C8E0G", "confidence": "explicit"}}
-- preferences: {{"category": "tooling", "rule": "Use uv, never pip, to install or run Python tools", \
-"confidence": "explicit", "scope": "global"}}
-- conventions: {{"scope": "module", "convention": "Handlers in api/routes/ return typed Pydantic models, never \
-raw dicts", "confidence": "inferred"}}
-- active_work: {{"current_task": "Migrating the billing webhooks to the new event bus", "blockers": ["Staging \
-lacks the new topic"], "next_steps": ["Replay last week's events against staging"], "open_questions": ["Keep the \
-old endpoint for one release?"]}}
-- gotchas: {{"pattern": "pytest-xdist runs reuse one SQLite file unless TEST_DB_PATH is set per worker", \
-"why_it_matters": "Tests fail at random with 'database is locked'"}}
-- flush_ok: true for "what does this error mean?" answered in one reply with nothing decided.
-
-Negative examples (extract nothing): Claude says "I'll use a dict here for speed" and the developer says nothing \
-about it; Claude runs `npm test` on its own; a README that Claude read mentions Redis.
-
-The answer's JSON schema is the `{TOOL_NAME}` tool's input schema."""
+Examples (another project):
+- decisions: {{"what": "Use PostgreSQL, not SQLite, for the job queue", "rationale": "SQLite locked under \
+concurrent workers", "supersedes": "01JC8Y2M4Q6S8U0W2Y4A6C8E0G", "confidence": "explicit"}}
+- preferences: {{"category": "tooling", "rule": "Use uv, never pip, for Python tools", "confidence": "explicit", \
+"scope": "global"}}
+- conventions: {{"scope": "module", "convention": "Handlers in api/routes/ return Pydantic models, never dicts", \
+"confidence": "inferred"}}
+- active_work: {{"current_task": "Moving billing webhooks to the event bus", "blockers": ["Staging lacks the \
+topic"], "next_steps": ["Replay last week's events on staging"], "open_questions": ["Keep the old endpoint?"]}}
+- gotchas: {{"pattern": "pytest-xdist workers share one SQLite file unless TEST_DB_PATH is set", "why_it_matters": \
+"Random 'database is locked' failures"}}
+- flush_ok: true for "what does this error mean?" answered in one reply, nothing decided.
+Extract nothing when Claude says "I'll use a dict here" and the developer says nothing about it, Claude runs \
+`npm test` on its own, or a README Claude read mentions Redis."""
 
 TOOL = {
     "name": TOOL_NAME,
-    "description": "Record the decisions, preferences, conventions, gotchas and active work of the session (SPEC §6).",
+    "description": "Record the decisions, preferences, conventions, gotchas and active work of the session.",
     "input_schema": OUTPUT_SCHEMA,
 }
 

@@ -79,6 +79,8 @@ def plan_input(text: str) -> InputPlan:
             used += tokens
         tail.reverse()
         omitted = len(lines) - len(head) - len(tail)
+        if omitted == 0:  # head and tail hold it all: send it whole, with no marker of a cut
+            return InputPlan(mode="whole", parts=(text,), tokens=total)
         joined = "\n".join([*head, f"[META] …({omitted} lines from the middle of the session omitted)…", *tail])
         return InputPlan(mode="head_tail", parts=(joined,), tokens=total)
     chunks = _chunks(lines, CHUNK_TOKENS)

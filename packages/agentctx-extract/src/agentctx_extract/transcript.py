@@ -56,10 +56,16 @@ LIMITS: dict[str, int] = {
     "developer": 8000,
     "assistant": 1500,
     "tool_call": 300,
-    "tool_output": 600,
+    "tool_output": 200,  # a command that succeeded: a glimpse of its head and its last line
     "meta": 1200,
     "subagent": 400,
 }
+# A failed command's output is where gotchas come from, and its error is at the end: kept
+# longer, mostly its tail. So is what the developer typed into a tool (a rejected tool call's
+# reason arrives as an error; AskUserQuestion / ExitPlanMode results carry their answers).
+TOOL_ERROR_CHARS = 1000
+DEVELOPER_ANSWER_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
+ATTACHED_FILE_CHARS = 600  # a file the developer @-mentioned: they chose to show it
 SUBAGENT_TOTAL_CHARS = 6000
 CONVERSATION_TYPES = frozenset({"user", "assistant", "attachment", "system"})
 
@@ -134,7 +140,7 @@ def is_meta_text(text: str) -> bool:
     return text.lstrip().startswith(META_PREFIXES)
 
 
-def _user_turns(entry: dict[str, Any]) -> Iterator[Turn]:
+def _user_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[Turn]:
     content = (entry.get("message") or {}).get("content")
     if entry.get("isCompactSummary"):
         yield Turn(kind="meta", text=_text_of(content), detail="compact summary")
@@ -148,7 +154,8 @@ def _user_turns(entry: dict[str, Any]) -> Iterator[Turn]:
     results = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
     if results:
         for block in results:
-            detail = "error" if block.get("is_error") else ""
+            name = tool_names.get(str(block.get("tool_use_id")), "")
+            detail = "error" if block.get("is_error") else (name if name in DEVELOPER_ANSWER_TOOLS else "")
             yield Turn(kind="tool_output", text=_text_of(block.get("content")), detail=detail)
         return
     # typed text sent with an image arrives as a list of blocks: still the developer's words
@@ -158,7 +165,7 @@ def _user_turns(entry: dict[str, Any]) -> Iterator[Turn]:
         yield Turn(kind="meta" if meta else "developer", text=text)
 
 
-def _assistant_turns(entry: dict[str, Any]) -> Iterator[Turn]:
+def _assistant_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[Turn]:
     content = (entry.get("message") or {}).get("content")
     if isinstance(content, str):
         yield Turn(kind="assistant", text=content)
@@ -169,19 +176,21 @@ def _assistant_turns(entry: dict[str, Any]) -> Iterator[Turn]:
         if block.get("type") == "text" and block.get("text"):
             yield Turn(kind="assistant", text=str(block["text"]))
         elif block.get("type") == "tool_use":
+            tool_names[str(block.get("id"))] = str(block.get("name", ""))
             yield Turn(kind="tool_call", text=_tool_call_text(block), detail=str(block.get("name", "")))
         # thinking blocks are the model's scratchpad: neither the developer nor a result
 
 
 def turns_of(entries: Iterable[dict[str, Any]]) -> Iterator[Turn]:
     """The turns of a main-session transcript, in order (sidechain entries become subagent turns)."""
+    tool_names: dict[str, str] = {}  # tool_use id -> tool name, so a result knows its tool
     for entry in entries:
         kind = entry.get("type")
         produced: Iterable[Turn] = ()
         if kind == "user":
-            produced = _user_turns(entry)
+            produced = _user_turns(entry, tool_names)
         elif kind == "assistant":
-            produced = _assistant_turns(entry)
+            produced = _assistant_turns(entry, tool_names)
         elif kind == "attachment":
             attachment = entry.get("attachment") or {}
             if attachment.get("type") == "file":  # a file the developer @-mentioned
@@ -229,18 +238,22 @@ def read_transcript(path: Path, *, with_subagents: bool = True) -> Transcript:
     )
 
 
-def trim(text: str, limit: int) -> str:
+def trim(text: str, limit: int, *, head_share: float = 0.7) -> str:
     """Keep the head and the tail of an over-long text, saying how much was cut."""
     text = text.strip()
     if len(text) <= limit:
         return text
-    head = int(limit * 0.7)
+    head = int(limit * head_share)
     tail = limit - head
     return f"{text[:head].rstrip()} …[{len(text) - limit} chars trimmed]… {text[-tail:].lstrip()}"
 
 
 def _line(turn: Turn) -> str:
     label = LABELS[turn.kind] + (f" ({turn.detail})" if turn.detail and turn.kind in ("meta", "tool_output") else "")
+    if turn.kind == "tool_output" and (turn.detail == "error" or turn.detail in DEVELOPER_ANSWER_TOOLS):
+        return f"[{label}] {trim(turn.text, TOOL_ERROR_CHARS, head_share=0.3)}"
+    if turn.kind == "tool_output" and turn.detail == "attached file":
+        return f"[{label}] {trim(turn.text, ATTACHED_FILE_CHARS)}"
     return f"[{label}] {trim(turn.text, LIMITS[turn.kind])}"
 
 

@@ -37,16 +37,18 @@ if TYPE_CHECKING:
     from agentctx_hooks.payload import HookInput
 
 # Not yet extracted, as rendered (our estimate). Checkpoints are a safety net for long sessions,
-# not a schedule: each one costs the fixed prompt again (~2.6K tokens). At 30K, a 30-turn session
-# with long replies (~28K rendered) is still extracted once; measured in bench/extract_replay.py,
-# where 13K (a checkpoint small enough to be sent whole) cost 1.55x a one-shot extraction.
+# not a schedule: each one costs the fixed prompt again (~2.7K tokens). At 30K, a 30-turn session
+# with long replies (~22K rendered since successful tool output is cut to 200 characters) is
+# extracted once; measured in bench/extract_replay.py, where 13K (a checkpoint small enough to be
+# sent whole) cost 1.55x a one-shot extraction (with 600-character tool output).
 CHECKPOINT_TOKENS = 30_000
 EXTRACT_TIMEOUT_SECONDS = 600
 IDLE_SWEEP_SECONDS = 24 * 3600
 # what the rendering keeps of one message (agentctx_extract.transcript.LIMITS)
 DEVELOPER_CHARS = 8000
 CLAUDE_CHARS = 1500
-TOOL_OUTPUT_CHARS = 600
+TOOL_OUTPUT_CHARS = 200  # a command that succeeded
+TOOL_ERROR_CHARS = 1000  # a failed one (`is_error`)
 MAX_SCAN_BYTES = 64 << 20  # a Stop never reads more than this of a transcript at once
 
 
@@ -249,23 +251,26 @@ def rendered_tokens(line: bytes) -> int:
             return 0 if content.lstrip().startswith("<") else _fast.estimate_tokens(content[:DEVELOPER_CHARS])
         texts = _texts(content)
         words = _fast.estimate_tokens(texts[:DEVELOPER_CHARS]) if texts else 0
-        return words + sum(_fast.estimate_tokens(output[:TOOL_OUTPUT_CHARS]) for output in _tool_outputs(content))
+        return words + sum(
+            _fast.estimate_tokens(output[: TOOL_ERROR_CHARS if failed else TOOL_OUTPUT_CHARS])
+            for output, failed in _tool_outputs(content)
+        )
     if kind == "assistant":
         texts = _texts(content)
         return _fast.estimate_tokens(texts[:CLAUDE_CHARS]) if texts else 0
     return 0
 
 
-def _tool_outputs(content: object) -> list[str]:
-    """The text of each `tool_result` block (a string, or text blocks)."""
+def _tool_outputs(content: object) -> list[tuple[str, bool]]:
+    """The text of each `tool_result` block (a string, or text blocks), and whether it failed."""
     if not isinstance(content, list):
         return []
     found = []
     for block in content:
         if isinstance(block, dict) and block.get("type") == "tool_result":
             inner = block.get("content")
-            found.append(inner if isinstance(inner, str) else _texts(inner))
-    return [text for text in found if text]
+            found.append((inner if isinstance(inner, str) else _texts(inner), block.get("is_error") is True))
+    return [(text, failed) for text, failed in found if text]
 
 
 def _texts(content: object) -> str:
