@@ -5,7 +5,7 @@
 """
 
 from agentctx_extract.pipeline import Outcome, extract_session
-from agentctx_extract.redact import redact, redact_text
+from agentctx_store.redact import redact, redact_text
 from agentctx_extract.transcript import Transcript, Turn, read_transcript, render
 
 __all__ = ["Outcome", "Transcript", "Turn", "extract_session", "read_transcript", "redact", "redact_text", "render"]
