@@ -22,10 +22,10 @@ from typing import Any
 
 from agentctx_extract.llm import PRICE_CACHE_READ, PRICE_INPUT, PRICE_OUTPUT
 from agentctx_extract.prompt import SYSTEM_PROMPT, TOOL, session_message, synthesis_message
-from agentctx_store.redact import redact
 from agentctx_extract.sizing import plan_input
 from agentctx_extract.transcript import read_transcript, render
 from agentctx_store.budget import estimate_tokens
+from agentctx_store.redact import redact
 
 ROOT = Path(__file__).resolve().parents[1]
 TRANSCRIPTS = ROOT / "tests-e2e" / "fixtures" / "claude-code" / "transcripts"

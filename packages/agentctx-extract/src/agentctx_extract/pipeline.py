@@ -21,12 +21,12 @@ from typing import Any, Literal
 
 from agentctx_store import AgentctxError, Project, Store, config, paths, resolve_project
 from agentctx_store.records import utc_now
+from agentctx_store.redact import redact, redact_text
 
 from agentctx_extract.ingest import IngestReport, ingest
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
 from agentctx_extract.locks import session_lock
 from agentctx_extract.prompt import KnownRecord, session_message, synthesis_message
-from agentctx_store.redact import redact, redact_text
 from agentctx_extract.schema import Extraction, MalformedOutput, parse_extraction
 from agentctx_extract.sizing import InputPlan, plan_input
 from agentctx_extract.transcript import read_transcript, render
