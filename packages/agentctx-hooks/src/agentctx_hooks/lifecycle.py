@@ -58,6 +58,7 @@ def session_end(hook: HookInput) -> str:
         timeout_seconds=CONSOLIDATE_TIMEOUT_SECONDS,
         cwd=hook.cwd,
     )
+    state.prune()  # session state nobody touched for a month
     if hook.session_id:
         from agentctx_hooks.spool import flush_quietly
         from agentctx_hooks.storage import open_store, project_of
@@ -117,7 +118,7 @@ def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
     session = store.get_session(hook.session_id) or {}
     meta: dict[str, Any] = session.get("meta", {}) if isinstance(session.get("meta"), dict) else {}
     lines: list[str] = []
-    prompts = recent_prompts(hook.transcript_path) or state.load(hook.session_id).get("prompts") or []
+    prompts = recent_prompts(hook.transcript_path)
     if prompts:
         lines.append("Recent requests:")
         lines.extend(f"- {' '.join(str(prompt).split())[:300]}" for prompt in prompts[-5:])

@@ -34,7 +34,7 @@ def write(event: str, message: str, *, session: str = "") -> None:
     """Append one line; never raises (a full disk must not turn into a failed hook)."""
     try:
         directory = logs_dir()
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, 0o700, exist_ok=True)
         target = os.path.join(directory, "hooks.log")
         try:
             if os.path.getsize(target) > MAX_BYTES:
@@ -43,8 +43,11 @@ def write(event: str, message: str, *, session: str = "") -> None:
             pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         safe_event = _one_line(event)[:40] or "-"
-        line = f"{stamp} {safe_event} session={_one_line(session)[:64] or '-'} {_one_line(message)}\n"
-        with open(target, "a", encoding="utf-8", errors="replace") as handle:
+        from agentctx_store.redact import redact_text  # a failing command's text may hold a secret
+
+        line = f"{stamp} {safe_event} session={_one_line(session)[:64] or '-'} {redact_text(_one_line(message))}\n"
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(descriptor, "a", encoding="utf-8", errors="replace") as handle:
             handle.write(line)
     except Exception:  # the log is the last resort; nothing may escape it
         pass

@@ -75,7 +75,6 @@ def handle(hook: HookInput) -> str:
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
     data = _load_state(hook)
-    state.add_prompt(data, prompt)
     already = state.injected_ids(data)
 
     import sqlite3

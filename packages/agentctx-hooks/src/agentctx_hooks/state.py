@@ -1,10 +1,13 @@
-"""Disposable per-session state in the per-user temp folder (SPEC §4): injected record ids,
-the last prompts, token accounting not yet written to the store, and spawn locks.
+"""Disposable per-session state in `$AGENTCTX_HOME/state/` (SPEC §4): injected record ids,
+token accounting not yet written to the store, and spawn locks.
 
-The session id comes from stdin, so it only ever reaches a path through `safe_name`. The
-folder is created private (0700) and refused when it is a symlink or owned by someone else
-(a shared /tmp). Losing any of this costs at most a re-injection: every reader treats a
-missing, unreadable or malformed file as empty state.
+It lives in the data dir, not the temp dir: a session resumed under another `TMPDIR` keeps
+its dedup list, and two data dirs (`AGENTCTX_HOME`) never share state. Files untouched for
+`KEEP_DAYS` are removed by `prune` (SessionEnd). The session id comes from stdin, so it only
+ever reaches a path through `file_name`, which never maps two ids to one file. The folder is
+private (0700, files 0600) and refused when it is a symlink or owned by someone else. Losing
+any of this costs at most a re-injection: every reader treats a missing, unreadable or
+malformed file as empty state. No prompt text is kept here (it may hold a secret).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx_hooks._fast import safe_name
+from agentctx_hooks._fast import _sha256_hex, data_home, safe_name
 from agentctx_hooks._json_lite import dumps, loads
 
 TYPE_CHECKING = False
@@ -20,36 +23,61 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_IDS = 500
-MAX_PROMPTS = 5
-PROMPT_CHARS = 400
-
-
-def temp_root() -> str:
-    """`tempfile.gettempdir()` for the usual cases (TMPDIR, TEMP, TMP, else /tmp), without
-    importing `tempfile` (it pulls in `random` and `shutil`: ~8 ms on the hot path)."""
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        candidate = os.environ.get(name)
-        if candidate and os.path.isdir(candidate):
-            return os.path.abspath(candidate)
-    return "/tmp" if os.path.isdir("/tmp") else os.path.abspath(os.getcwd())
+KEEP_DAYS = 30  # a session resumed within a month still knows what it was shown
 
 
 def state_dir() -> str:
-    """Same folder as `agentctx_store.paths.session_state_dir()`, created private."""
-    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    directory = os.path.join(temp_root(), f"agentctx-{uid}")
-    try:  # noqa: SIM105 - contextlib is not imported on the hot path
+    """`$AGENTCTX_HOME/state`, created private (the data dir too when it is missing)."""
+    directory = os.path.join(data_home(), "state")
+    try:
         os.mkdir(directory, 0o700)
     except FileExistsError:
         pass
+    except FileNotFoundError:  # no data dir yet: it is private too (makedirs' mode is the leaf's only)
+        os.makedirs(data_home(), 0o700, exist_ok=True)
+        os.makedirs(directory, 0o700, exist_ok=True)
     info = os.lstat(directory)
     if os.path.islink(directory) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
         raise PermissionError(f"{directory} is not a private folder of this user; not using it")
     return directory
 
 
+def file_name(value: str) -> str:
+    """A file name for an id from stdin: the id itself when it is already a safe name, else
+    its safe form plus `~` and a hash of the id (`~` never occurs in a safe name, so `..` and
+    `.`, or `a/b` and `a_b`, never share a file)."""
+    cleaned = safe_name(value)
+    return cleaned if cleaned == value else f"{cleaned[:64]}~{_sha256_hex(value)[:16]}"
+
+
 def state_path(session_id: str) -> str:
-    return os.path.join(state_dir(), safe_name(session_id) + ".json")
+    return os.path.join(state_dir(), file_name(session_id) + ".json")
+
+
+def lock_path(name: str) -> str:
+    return os.path.join(state_dir(), file_name(name) + ".lock")
+
+
+def prune(*, keep_days: float = KEEP_DAYS) -> int:
+    """Remove state files untouched for `keep_days` and temp files left by a crash; returns
+    how many went. Only our own names (`*.json`, `*.tmp`) are touched."""
+    removed = 0
+    cutoff = time.time() - keep_days * 86400
+    try:
+        directory = state_dir()
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            old = os.lstat(path).st_mtime < (cutoff if name.endswith(".json") else time.time() - 86400)
+            if name.endswith((".json", ".tmp")) and old:
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def load(session_id: str) -> dict[str, Any]:
@@ -70,7 +98,7 @@ def save(session_id: str, data: dict[str, Any]) -> None:
         return
     target = state_path(session_id)
     temp = f"{target}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
+    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
         handle.write(dumps(data))
     os.replace(temp, target)
 
@@ -84,13 +112,6 @@ def add_injected(data: dict[str, Any], ids: list[str]) -> None:
     merged = injected_ids(data)
     merged.extend(value for value in ids if value not in merged)
     data["injected"] = merged[-MAX_IDS:]
-
-
-def add_prompt(data: dict[str, Any], prompt: str) -> None:
-    prompts = data.get("prompts")
-    recent = [value for value in prompts if isinstance(value, str)] if isinstance(prompts, list) else []
-    recent.append(" ".join(prompt.split())[:PROMPT_CHARS])
-    data["prompts"] = recent[-MAX_PROMPTS:]
 
 
 def add_pending(data: dict[str, Any], *, tokens: int, ids: list[str]) -> None:
@@ -127,7 +148,7 @@ def try_lock(name: str, *, max_age_seconds: float) -> str | None:
     A lock older than `max_age_seconds`, or whose owner process is gone, is broken: the
     background work it guarded is time-bounded, so an old lock can only be a leftover.
     """
-    path = os.path.join(state_dir(), safe_name(name) + ".lock")
+    path = lock_path(name)
     for _attempt in range(2):
         try:
             handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

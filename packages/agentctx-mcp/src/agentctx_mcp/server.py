@@ -258,6 +258,9 @@ def configure_logging() -> None:
 
 def serve() -> int:
     """Run the stdio server until the client closes stdin. Returns the exit status."""
+    from agentctx_store.private import restrict_umask
+
+    restrict_umask()  # its log and the store files it creates are the user's alone
     configure_logging()
     logger.info("start pid=%d cwd=%s", os.getpid(), os.getcwd())
     try:

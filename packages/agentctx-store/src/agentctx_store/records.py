@@ -160,7 +160,10 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
 
 
 def check_text(title: str, body: str) -> tuple[str, str]:
-    """Title and body limits of SPEC §5 `ctx_record`, after trimming whitespace."""
+    """Title and body limits of SPEC §5 `ctx_record`, after trimming whitespace and
+    redacting secrets (every record write passes here: add, supersede, edit, import)."""
+    from agentctx_store.redact import redact_text  # not at the top: `re` stays off the prompt path
+
     title, body = title.strip(), body.strip()
     if not title:
         raise ValidationError("The title is empty; give the record a one-line title.")
@@ -177,7 +180,7 @@ def check_text(title: str, body: str) -> tuple[str, str]:
             f"The body is {len(body)} characters; the limit is {MAX_BODY_CHARS}. "
             "Split it into atomic records (one fact each)."
         )
-    return title, body
+    return redact_text(title), redact_text(body)  # the limits hold what was given; a mark may be longer
 
 
 def validate(new: NewRecord) -> NewRecord:

@@ -525,6 +525,9 @@ class Store:
     # -- entities and edges (ADR-014) ------------------------------------------------
 
     def upsert_node(self, project: Project, kind: str, name: str) -> str:
+        from agentctx_store.redact import redact_text  # a test node is named by its command line
+
+        name = redact_text(name)
         with self.transaction() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO nodes(id, project_id, kind, name) VALUES (?, ?, ?, ?)",
@@ -593,7 +596,11 @@ class Store:
                 )
 
     def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
-        """Merge keys into a session's JSON metadata (branch, commits, snapshot, …)."""
+        """Merge keys into a session's JSON metadata (branch, commits, snapshot, …); every
+        text in it is redacted (commands carry tokens and passwords)."""
+        from agentctx_store.redact import redact_value
+
+        values = redact_value(values)
         self.touch_session(project, session_id)
         with self.transaction() as conn:
             row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
