@@ -150,14 +150,12 @@ def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
 
 def recent_prompts(transcript_path: str, *, limit: int = 5) -> list[str]:
     """The developer's last typed prompts, read from the tail of the session transcript."""
-    if not transcript_path or not os.path.isfile(transcript_path):
+    from agentctx_hooks.bounded import read_regular
+
+    raw = read_regular(transcript_path, limit=TRANSCRIPT_TAIL_BYTES, from_end=True)
+    if raw is None:
         return []
-    try:
-        with open(transcript_path, "rb") as handle:
-            handle.seek(max(0, os.path.getsize(transcript_path) - TRANSCRIPT_TAIL_BYTES))
-            tail = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return []
+    tail = raw.decode("utf-8", errors="replace")
     prompts: list[str] = []
     for line in tail.splitlines():
         try:

@@ -34,7 +34,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from agentctx_mcp import tools
+from agentctx_mcp import bounds, tools
 from agentctx_mcp.schema import compact_schema
 
 logger = logging.getLogger("agentctx.mcp")
@@ -187,13 +187,13 @@ def argument_message(name: str, error: pydantic.ValidationError, arguments: dict
             sentences.append(f"`{field}` is required.")
         elif field == "type":
             try:
-                check_type(str(arguments.get("type")))
+                check_type(str(arguments.get("type"))[: bounds.LIMITS["type"]])
             except ValidationError as exc:
                 sentences.append(str(exc))
             else:
                 sentences.append(f"`type`: {detail.get('msg', 'invalid value')}.")
         elif field == "scope":
-            sentences.append(f"Invalid scope {arguments.get('scope')!r}; use one of: project, global.")
+            sentences.append(f"Invalid scope {bounds.prefix(arguments.get('scope'))}; use one of: project, global.")
         else:
             sentences.append(f"`{field}`: {detail.get('msg', 'invalid value')}.")
     return f"Invalid arguments for {name}: " + " ".join(sentences)

@@ -24,6 +24,7 @@ from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_cho
 from agentctx_store.search import CANDIDATES, query_terms, search
 from agentctx_store.store import Store
 
+from agentctx_mcp import bounds
 from agentctx_mcp.index import IndexEntry, render_index
 
 MAX_GET_IDS = 10
@@ -86,6 +87,8 @@ def search_index(
     Raises:
         ValidationError: empty query, no searchable words, limit out of range, bad type or scope.
     """
+    bounds.check("query", query)
+    bounds.check("file", file)
     if not query.strip():
         raise ValidationError('The query is empty; pass the words to look for, e.g. "database choice".')
     check_limit(limit)
@@ -121,6 +124,7 @@ def related_records(store: Store, project: Project, file: str, *, limit: int) ->
     connect every file and stub of a session; without ordering by distance, the newest stubs of
     busy sessions would push out the records attached to the file itself.
     """
+    bounds.check("file", file)
     name = relative_file(project, file)
     if not store.related_to_file(project, name, max_depth=RELATED_DEPTH, limit=1):
         return []  # nothing linked at any distance (the common case for a new file): one query
@@ -162,6 +166,9 @@ def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str,
     Raises:
         ValidationError: no ids, or more than 10.
     """
+    if len(ids) > 10 * MAX_GET_IDS:
+        raise ValidationError(f"{len(ids)} ids given; ctx_get takes at most {MAX_GET_IDS} per call.")
+    bounds.check_ids("ids", ids)
     wanted = list(dict.fromkeys(record_id.strip() for record_id in ids if record_id.strip()))
     if not wanted:
         raise ValidationError("No ids given; pass 1 to 10 record ids from ctx_search.")
@@ -221,6 +228,9 @@ def record_new(
     Raises:
         ValidationError, RecordNotFound, NotHeadError: from the store, messages as they are.
     """
+    for name, value in (("type", type), ("scope", scope), ("title", title), ("body", body)):
+        bounds.check(name, value)
+    bounds.check("supersedes", supersedes, "id")
     check_type(type)
     check_scope(scope)
     target = supersedes.strip() if supersedes and supersedes.strip() else None
@@ -259,6 +269,9 @@ def supersede_record(store: Store, project: Project, *, old_id: str, new_body: s
         NotHeadError: `old_id` is already superseded; the message names the current head.
         RecordNotFound, ValidationError: from the store.
     """
+    bounds.check("old_id", old_id, "id")
+    bounds.check("new_body", new_body, "body")
+    bounds.check("rationale", rationale)
     if not rationale.strip():
         raise ValidationError("The rationale is empty; say in a sentence why the old record no longer holds.")
     if not new_body.strip():

@@ -149,13 +149,13 @@ def parsed_to_text(moment: datetime) -> str:
 
 def check_type(value: str) -> str:
     if value not in RECORD_TYPES:
-        raise ValidationError(f"Unknown record type {value!r}; use one of: {', '.join(RECORD_TYPES)}.")
+        raise ValidationError(f"Unknown record type {str(value)[:40]!r}; use one of: {', '.join(RECORD_TYPES)}.")
     return value
 
 
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise ValidationError(f"Invalid {name} {value!r}; use one of: {', '.join(choices)}.")
+        raise ValidationError(f"Invalid {name} {str(value)[:40]!r}; use one of: {', '.join(choices)}.")
     return value
 
 

@@ -69,6 +69,11 @@ def row_to_record(row: sqlite3.Row) -> Record:
     )
 
 
+def _like_literal(text: str) -> str:
+    """`text` matched literally by a LIKE pattern with `ESCAPE '\\'` (`%` and `_` are not wildcards)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def visible_ids(project: Project) -> tuple[str, str]:
     """The namespaces a project may read (SPEC §3.4): its own and the global one."""
     return (project.project_id, GLOBAL_PROJECT_ID)
@@ -555,7 +560,7 @@ class Store:
         """Current records linked to a file node, directly or through edges (cycle-safe, depth-guarded)."""
         rows = self.conn.execute(
             f"""WITH RECURSIVE reach(node_id, depth) AS (
-                    SELECT id, 0 FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ?)
+                    SELECT id, 0 FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ? ESCAPE '\\')
                     UNION
                     SELECT CASE WHEN e.from_id = reach.node_id THEN e.to_id ELSE e.from_id END, reach.depth + 1
                     FROM edges e JOIN reach ON (e.from_id = reach.node_id OR e.to_id = reach.node_id)
@@ -567,7 +572,14 @@ class Store:
                     r.id IN (SELECT re.record_id FROM record_entities re JOIN reach ON re.entity_id = reach.node_id)
                     OR r.id IN (SELECT node_id FROM reach))
                 ORDER BY r.recorded_at DESC LIMIT ?""",
-            (project.project_id, file_path, f"%/{file_path.lstrip('/')}", max_depth, *visible_ids(project), limit),
+            (
+                project.project_id,
+                file_path,
+                "%/" + _like_literal(file_path.lstrip("/")),
+                max_depth,
+                *visible_ids(project),
+                limit,
+            ),
         ).fetchall()
         return [row_to_record(row) for row in rows]
 
