@@ -244,6 +244,16 @@ def record_new(
     payload: dict[str, Any] = {"id": created.record_id, "type": created.type, "scope": created.scope}
     if target:
         payload["superseded"] = target.upper()
+    return _with_redaction_note(payload, title, body)
+
+
+def _with_redaction_note(payload: dict[str, Any], *texts: str) -> dict[str, Any]:
+    """Tell the model when the store replaced secrets (it redacts every write), so it stops sending them."""
+    from agentctx_store.redact import redact
+
+    count = sum(redact(text).count for text in texts)
+    if count:
+        payload["redacted"] = f"{count} secret(s) replaced by [REDACTED:<kind>]; never put secrets in records."
     return payload
 
 
@@ -285,7 +295,8 @@ def supersede_record(store: Store, project: Project, *, old_id: str, new_body: s
         source="mcp_tool",
         confidence="explicit",
     )
-    return {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    payload = {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    return _with_redaction_note(payload, new_body, rationale)
 
 
 def _profile_value(body: str) -> Any:

@@ -15,6 +15,7 @@ from agentctx_store import transfer
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
+from agentctx.cli._secrets import warn_redacted
 from agentctx.cli.cmd_records import TypesFilterOption
 
 OutputOption = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout).", show_default=False)
@@ -80,6 +81,7 @@ def import_cmd(
     """Import records from Markdown (an export, hand edits included) or JSONL. All or nothing."""
     text = _read(file)
     items = transfer.parse_file_text(text)
+    warn_redacted(*(part for item in items for part in (item.title, item.body)))
     target = project_for(project)
     with open_store() as store:
         if dry_run:
