@@ -122,7 +122,7 @@ def test_a_failing_command_with_secrets_leaves_none_anywhere(
         rows = [
             tuple(row)
             for table in ("records", "sessions", "nodes")
-            for row in store.conn.execute(f"SELECT * FROM {table}")  # noqa: S608 - fixed names
+            for row in store.conn.execute(f"SELECT * FROM {table}")
         ]
         bugfix = store.list_records(project, types=["bugfix"])
     dumped = json.dumps(rows, default=str)

@@ -340,6 +340,8 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
     doomed = purge.our_paths(data_home, config_is_ours=marked, legacy_state=legacy)
     if not doomed:
         typer.echo(f"Purge: nothing of agentctx's in {data_home}")
+        if not dry_run and data_home not in purge.delete([], purge.our_folders(data_home, legacy_state=legacy)):
+            typer.echo(f"Purge: removed {data_home} (empty)")
         return
     typer.echo("Purge would delete:" if dry_run else "Purge deletes:")
     for path in doomed:
