@@ -92,7 +92,7 @@ def test_a_huge_id_is_never_echoed_back(store: Store, project: Project) -> None:
         ),
     ],
 )
-def test_every_string_argument_is_bounded(store: Store, project: Project, field: str, call) -> None:  # noqa: ANN001
+def test_every_string_argument_is_bounded(store: Store, project: Project, field: str, call) -> None:
     with pytest.raises(ValidationError) as caught:
         call(store, project, "Z" * 1_000_000)
     message = str(caught.value)
