@@ -14,7 +14,8 @@ What changes on the way from Go's RE2 to Python's `re`:
 - RE2 never backtracks, Python does: an unbounded `.*` becomes `.{0,256}`, and the
   continuation-line alternatives of the two curl rules (`(?:.*|.*(?:[\\r\\n]{1,2}.*){1,5})`,
   which took 31 s and 65 s on a crafted 64 KB input) become one bounded line, so every rule stays linear;
-- rules that match file paths only (no `regex`) are left out: we scan text, not files.
+- rules that match file paths only (no `regex`) are left out: we scan text, not files;
+- the generic keyword + entropy rule runs last, so a provider's own rule names its secrets.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ def _escape_class_brackets(pattern: str) -> str:
 _SLOW = {
     "(?:.*|.*(?:[\\r\\n]{1,2}.*){1,5})": ".*",  # curl-auth-user
     "(?:.*?|.*?(?:[\\r\\n]{1,2}.*?){1,5})": ".*?",  # curl-auth-header
+    # two lazy name prefixes in a row try 50 × 50 splits at every position (cisco-meraki, okta, …)
+    "[\\w.-]{0,50}?(?i:[\\w.-]{0,50}?": "(?i:[\\w.-]{0,50}?",
 }
 _POSIX = {
     "alnum": "A-Za-z0-9",
@@ -125,7 +128,8 @@ def to_python(pattern: str) -> str:
 
 def rules(config: dict) -> list[tuple]:
     out = []
-    for rule in config["rules"]:
+    # the generic keyword + entropy rule last, so a provider's own rule names what it finds
+    for rule in sorted(config["rules"], key=lambda rule: rule["id"].startswith("generic")):
         if "regex" not in rule:
             continue
         allow, target, stopwords = [], "secret", []
