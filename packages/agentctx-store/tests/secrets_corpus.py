@@ -262,4 +262,12 @@ NEAR_MISSES: list[tuple[str, str]] = [
     ("vault path", "vault kv get secret/data/app and s.substring(0, 24)"),
     ("password prompt", "mysql -u root -p app_db asks for the password"),
     ("env reference", "password: ${{ secrets.DB_PASSWORD }}"),
+    (
+        "public key on one line",
+        "-----BEGIN PUBLIC KEY----- MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE -----END PUBLIC KEY-----",
+    ),
+    (
+        "ssh public key",
+        "the deploy key is ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ci@host",
+    ),
 ]

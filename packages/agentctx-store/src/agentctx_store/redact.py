@@ -362,7 +362,8 @@ def _prose(text: str, found: list[tuple[str, str]]) -> str:
 
     def replace(match: re.Match[str]) -> str:
         secret = match.group("secret").rstrip(".,;:")
-        if not _looks_random(secret):
+        public = text[max(0, match.start() - 7) : match.start()].lower().endswith("public ")
+        if public or secret.startswith("AAAA") or not _looks_random(secret):  # a public key, an SSH key blob
             return match.group()
         found.append(("secret", secret))
         start = match.start("secret") - match.start()
