@@ -49,8 +49,7 @@ def test_dedup_survives_a_resume_under_another_tmpdir(
     assert first is not None and "Redis for the job queue" in first["hookSpecificOutput"]["additionalContext"]
     other = tmp_path / "other-tmp"
     other.mkdir()
-    monkeypatch.setenv("TMPDIR", str(other))  # the resumed session runs with another TMPDIR
-    hook("SessionStart", payload("SessionStart", project_dir, "resumed", source="resume"))  # 2.1 replays: keeps ids
+    monkeypatch.setenv("TMPDIR", str(other))  # the resumed session's hooks run with another TMPDIR
     again = hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, "resumed", prompt="redis job queue?"))
     assert again is None
 
