@@ -3,7 +3,7 @@
 
 # install every package and extra from the lock
 install:
-    uv sync --all-packages --all-extras --frozen
+    uv sync --all-packages --all-extras --frozen --compile-bytecode
 
 # the README's test command: every test
 test *args:
@@ -26,7 +26,7 @@ lint:
 
 # build every wheel and sdist into dist/
 build:
-    uv build --all-packages -o dist
+    scripts/build-dist
 
 # what CI runs, from nothing
 ci:

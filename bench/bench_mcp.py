@@ -3,7 +3,8 @@
 Targets (issue 4): the first `initialize` reply ≤ 1.0 s after spawning `agentctx mcp`;
 `ctx_search` ≤ 20 ms at 10K records measured in-process. Also printed: what `import mcp` costs
 and whether its bytecode is precompiled (PYTHONDONTWRITEBYTECODE=1 is set in this environment,
-so without `[tool.uv] compile-bytecode` every start would recompile the SDK).
+so without `uv sync --compile-bytecode` / `uv tool install --compile-bytecode` every start would
+recompile the SDK).
 
 The spawn figure goes through the installed entry point exactly as Claude Code starts it.
 `ctx_search` is timed twice: the index on an open store (the search itself) and the whole tool

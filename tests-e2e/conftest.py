@@ -88,3 +88,20 @@ def hooks_log(isolated_home: Path) -> Callable[[], str]:
         return path.read_text(encoding="utf-8") if path.exists() else ""
 
     return read
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seven wheels and sdists, built once per test session by `scripts/build-dist`
+    (what a user runs) into a temp folder."""
+    import shutil
+
+    if shutil.which("uv") is None:
+        pytest.skip("uv is not on PATH")
+    out = tmp_path_factory.mktemp("dist")
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [str(root / "scripts" / "build-dist"), str(out)], capture_output=True, text=True, timeout=900, check=False
+    )
+    assert result.returncode == 0, f"scripts/build-dist failed:\n{result.stdout}\n{result.stderr}"
+    return out

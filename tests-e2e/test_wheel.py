@@ -1,6 +1,6 @@
 """The built wheels install and run on their own (issue 2, item 1).
 
-`uv build --all-packages` builds every distribution; the `agentctx` wheel is then installed into a
+`scripts/build-dist` (`uv build --all-packages`) builds every distribution; the `agentctx` wheel is then installed into a
 fresh `python -m venv` with `pip install --no-index --find-links dist agentctx`, so every agentctx
 distribution provably comes from the wheels just built, never from a registry (on PyPI the name
 `agentctx` belongs to an unrelated package).
@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
 DISTRIBUTIONS = (
     "agentctx",
     "agentctx_store",
@@ -45,23 +45,18 @@ def run(args: list[str | Path], **kwargs) -> subprocess.CompletedProcess[str]:
     return result
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH")
-    out = tmp_path_factory.mktemp("dist")
-    run([uv, "build", "--all-packages", "-o", out], cwd=ROOT)
-    return out
+# `dist` (tests-e2e/conftest.py): the wheels and sdists `scripts/build-dist` makes, built once per session.
 
 
 def third_party_only(farm: Path) -> Path:
     """A folder of links to this environment's site-packages entries minus every agentctx one, so
     pip sees the dependencies as installed but has to install agentctx itself from the wheels."""
-    farm.mkdir()
+    farm.mkdir(exist_ok=True)
     site = Path(sysconfig.get_paths()["purelib"])
     for entry in site.iterdir():
         if entry.name.lower().lstrip("_").startswith("agentctx") or entry.suffix == ".pth":
+            continue
+        if (farm / entry.name).exists():  # a folder that already has it (pip in a venv) keeps its own
             continue
         (farm / entry.name).symlink_to(entry)
     return farm
@@ -118,3 +113,173 @@ def test_the_all_extra_brings_embeddings_and_the_dashboard(dist: Path, tmp_path:
     checks = json.loads(run([venv / "bin" / "agentctx", "doctor", "--json"], env=env).stdout)
     states = {check["name"]: check["state"] for check in checks}
     assert states["embeddings"] == "ok" and states["dashboard"] == "ok"
+
+
+# -- issue 10: what `scripts/build-dist` makes, installed the way a user does -------------------
+
+INTERNAL = {name.replace("_", "-") for name in DISTRIBUTIONS}
+
+
+def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str]:
+    """(header fields, long description, entry_points.txt) of a wheel's METADATA."""
+    import zipfile
+    from email.parser import Parser
+
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        meta = next(name for name in names if name.endswith(".dist-info/METADATA"))
+        message = Parser().parsestr(archive.read(meta).decode("utf-8"))
+        entry = next((name for name in names if name.endswith(".dist-info/entry_points.txt")), None)
+        entry_points = archive.read(entry).decode("utf-8") if entry else ""
+    fields: dict[str, list[str]] = {}
+    for key, value in message.items():
+        fields.setdefault(key, []).append(value)
+    return fields, message.get_payload(), entry_points
+
+
+def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -> None:
+    wheels = {path.name.split("-")[0]: path for path in dist.glob("*.whl")}
+    sdists = {path.name.rsplit("-", 1)[0]: path for path in dist.glob("*.tar.gz")}
+    assert set(wheels) == set(DISTRIBUTIONS), sorted(wheels)
+    assert set(sdists) == set(DISTRIBUTIONS), sorted(sdists)
+    versions = set()
+    for name, wheel in wheels.items():
+        fields, description, entry_points = wheel_metadata(wheel)
+        versions.add(fields["Version"][0])
+        assert fields["License-Expression"] == ["MIT"], name
+        assert fields["Requires-Python"] == [">=3.11"], name
+        assert fields["Description-Content-Type"] == ["text/markdown"], name
+        assert description.strip(), f"{name} has no readme"
+        for requirement in fields.get("Requires-Dist", []):
+            dependency = re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]
+            if dependency in INTERNAL:  # an internal dependency is pinned to exactly this version
+                assert re.match(rf"^{re.escape(dependency)}==0\.1\.0(;|$)", requirement.replace(" ", "")), requirement
+        if name == "agentctx":
+            assert "[console_scripts]\nagentctx = agentctx.__main__:main" in entry_points
+            assert sorted(fields["Provides-Extra"]) == ["all", "embeddings", "ui"]
+            extras: dict[str, set[str]] = {}
+            for requirement in fields["Requires-Dist"]:
+                if "extra ==" in requirement:
+                    target, extra = re.match(r"([\w-]+)==0\.1\.0; extra == '(\w+)'", requirement).groups()
+                    extras.setdefault(extra, set()).add(target)
+            assert extras == {
+                "embeddings": {"agentctx-embed"},
+                "ui": {"agentctx-ui"},
+                "all": {"agentctx-embed", "agentctx-ui"},
+            }
+        else:
+            assert entry_points == "", f"{name} should not install a command"
+    assert versions == {"0.1.0"}
+
+
+def offline_env(tmp_path: Path, deps: Path) -> dict[str, str]:
+    """No index, the isolated HOME, and the third-party dependencies already on the path."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    path = os.pathsep.join(entry for entry in os.environ.get("PATH", "").split(os.pathsep) if "claude" not in entry)
+    return os.environ | {
+        "HOME": str(home),
+        "AGENTCTX_HOME": str(home / ".agentctx"),
+        "PYTHONPATH": str(deps),
+        "PIP_NO_INDEX": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PATH": path,
+        "USE_EMOJI": "0",
+    }
+
+
+def check_init(agentctx: Path, env: dict[str, str], project: Path) -> None:
+    """`agentctx init` registers this installation's own `agentctx` as the hook command."""
+    run([agentctx, "init", "--claude-version", "2.1.0", "--dir", project], env=env)
+    settings = json.loads((Path(env["HOME"]) / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    commands = [hook["command"] for groups in settings["hooks"].values() for group in groups for hook in group["hooks"]]
+    scripts = {Path(command.rsplit(" hook ", 1)[0]).resolve() for command in commands}
+    assert scripts == {agentctx.resolve()}, commands  # pipx's bin link resolves to its venv's script
+
+
+def test_pipx_installs_agentctx_from_dist_offline(dist: Path, tmp_path: Path) -> None:
+    env = offline_env(tmp_path, tmp_path / "unused")
+    pipx_home = tmp_path / "pipx"
+    env |= {
+        "PIPX_HOME": str(pipx_home),
+        "PIPX_BIN_DIR": str(tmp_path / "bin"),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+        "PIPX_DISABLE_SHARED_LIBS_AUTO_UPGRADE": "1",  # offline: keep the pip bundled with Python
+    }
+    # pipx drops PYTHONPATH, but every pipx venv sees its shared-libraries venv: made here (as pipx
+    # would, with the bundled pip) with the third-party dependencies linked in, so pip finds them
+    # installed and takes only the agentctx distributions from dist/.
+    shared = pipx_home / "shared"
+    run([sys.executable, "-m", "venv", shared], env=env)
+    shared_site = Path(
+        run(
+            [shared / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+        ).stdout.strip()
+    )
+    third_party_only(shared_site)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pipx",
+            "install",
+            "--backend",
+            "pip",
+            f"--pip-args=--no-index --find-links {dist}",
+            "agentctx",
+        ],
+        env=env,
+    )
+    agentctx = tmp_path / "bin" / "agentctx"
+    assert "record" in run([agentctx, "--help"], env=env).stdout
+    venv = tmp_path / "pipx" / "venvs" / "agentctx"
+    located = run([venv / "bin" / "python", "-c", "import agentctx_store; print(agentctx_store.__file__)"], env=env)
+    assert Path(located.stdout.strip()).is_relative_to(venv)
+    project = tmp_path / "project"
+    project.mkdir()
+    check_init(agentctx, env, project)
+    run([agentctx, "record", "-t", "decision", "--title", "Pipx works", "--body", "Installed by pipx.", "-p", project],
+        env=env)  # fmt: skip
+    assert "Pipx works" in run([agentctx, "search", "pipx", "-p", project], env=env).stdout
+    # the dashboard is an extra: without it, `agentctx ui` names the command that adds it
+    ui = subprocess.run([agentctx, "ui", "--no-open", "-p", project], capture_output=True, text=True, env=env,
+                        timeout=120, check=False)  # fmt: skip
+    assert ui.returncode == 1 and "./packages/agentctx[ui]" in ui.stderr, ui.stderr
+
+
+def test_pip_installs_embeddings_and_ui_from_dist_offline(dist: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv])
+    env = offline_env(tmp_path, third_party_only(tmp_path / "deps"))
+    run([venv / "bin" / "python", "-m", "pip", "install", "--no-index", "--find-links", dist,
+         "agentctx[embeddings,ui]"], env=env)  # fmt: skip
+    agentctx = venv / "bin" / "agentctx"
+    located = run([venv / "bin" / "python", "-c", "import agentctx_embed, agentctx_ui; "
+                   "print(agentctx_embed.__file__, agentctx_ui.__file__)"], env=env)  # fmt: skip
+    assert all(Path(path).is_relative_to(venv) for path in located.stdout.split())
+    project = tmp_path / "project"
+    project.mkdir()
+    check_init(agentctx, env, project)
+
+    import signal
+    import urllib.request
+
+    server = subprocess.Popen([agentctx, "ui", "--no-open", "--port", "0", "-p", project], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert match, line + (server.stderr.read() if server.poll() is not None and server.stderr else "")
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(match.group(0), timeout=5) as response:
+                    page = response.read().decode("utf-8")
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the dashboard never answered")
+        assert "<html" in page.lower() and "agentctx" in page
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)

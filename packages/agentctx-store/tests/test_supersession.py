@@ -49,8 +49,8 @@ def test_a_failed_supersession_changes_nothing(store: Store, project: Project, a
     old = add("Use Postgres")
     with pytest.raises(ValidationError):
         store.supersede(project, old.record_id, body="x" * 5000)
-    with pytest.raises(ValidationError, match="cannot supersede"):
-        store.add(project, NewRecord(type="convention", title="t", body="b"), supersedes=old.record_id)
+    with pytest.raises(ValidationError, match="handover is superseded only by a handover"):
+        store.add(project, NewRecord(type="handover", title="t", body="b"), supersedes=old.record_id)
     assert store.get(project, old.record_id).is_current
     assert store.conn.execute("SELECT count(*) FROM records").fetchone()[0] == 1
     assert store.conn.execute("SELECT count(*) FROM edges").fetchone()[0] == 0

@@ -98,13 +98,15 @@ def test_a_record_cannot_be_superseded_twice_in_one_file(store: Store) -> None:
         transfer.import_items(store, PROJECT, transfer.parse_jsonl(text))
 
 
-def test_supersession_across_types_is_refused(store: Store) -> None:
+def test_supersession_across_keyed_types_is_refused(store: Store) -> None:
+    # issue 10 item 1: a fact may change type, but a handover is superseded only by a handover
     text = (
-        '{"id": "a", "type": "decision", "title": "A", "body": "a"}\n'
-        '{"id": "b", "type": "convention", "title": "B", "body": "b", "supersedes": ["a"]}\n'
+        '{"id": "a", "type": "handover", "title": "A", "body": "a"}\n'
+        '{"id": "b", "type": "decision", "title": "B", "body": "b", "supersedes": ["a"]}\n'
     )
-    with pytest.raises(ValidationError, match="^Line 2: a convention cannot supersede a decision"):
+    with pytest.raises(ValidationError, match="^Line 2: a handover is superseded only by a handover"):
         transfer.import_items(store, PROJECT, transfer.parse_jsonl(text))
+    assert store.conn.execute("SELECT count(*) FROM records").fetchone()[0] == 0
 
 
 json_values = st.recursive(

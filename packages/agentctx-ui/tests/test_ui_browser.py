@@ -289,3 +289,19 @@ def test_a_superseded_record_shows_its_successor_and_cannot_be_superseded(
     shot(page, "08-superseded-detail")
     detail.get_by_role("button", name=seeded.decision).click()
     page.wait_for_selector("#detail-title:has-text('Use Postgres for storage')")
+
+
+def test_a_long_record_list_says_how_many_are_not_shown(page: Page, live_url: str, seeded: Seeded) -> None:
+    # issue 10 item 10: 102 records used to read "100 records"
+    from agentctx_store import NewRecord
+    from playwright.sync_api import expect
+
+    with Store.open() as store, store.transaction():
+        for index in range(98):
+            store.add(seeded.project, NewRecord(type="decision", title=f"Decision number {index}", body="b"))
+    page.goto(f"{live_url}#/records")
+    ready(page, "records")
+    expect(page.locator("#result-summary")).to_have_text("Showing 100 of 102 records, newest first")
+    page.get_by_role("button", name="Show more").click()
+    expect(page.locator("#result-summary")).to_have_text("102 records, newest first")
+    expect(page.get_by_role("button", name="Show more")).to_have_count(0)

@@ -105,11 +105,12 @@ def test_a_taken_port_is_one_clear_error() -> None:
 def test_without_the_extra_it_prints_the_install_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from agentctx.cli._install import install_command
     from agentctx.cli.app import run
 
     monkeypatch.setitem(sys.modules, "agentctx_ui.server", None)  # as if agentctx-ui were not installed
     assert run(["ui", "--no-open"]) == 1
-    assert (
-        capsys.readouterr().err
-        == "The dashboard is not installed. Install it with:\n  uv tool install 'agentctx[ui]'\n"
-    )
+    # the hint doctor gives (issue 10 item 9), never the bare PyPI name, which is another project
+    hint = install_command("ui")
+    assert capsys.readouterr().err == f"The dashboard is not installed. Install it with:\n  {hint}\n"
+    assert hint.startswith("uv tool install --reinstall --compile-bytecode './packages/agentctx[ui]'")

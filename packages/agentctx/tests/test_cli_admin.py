@@ -109,7 +109,7 @@ def test_doctor_names_the_install_command_of_a_missing_part(cli, project_dir: Pa
     monkeypatch.setattr(_health, "module_available", lambda name: name != "fastembed" and real(name))
     result = cli("doctor", "--project", str(project_dir))
     assert "[warn] embeddings" in result.out
-    assert "uv tool install --reinstall './packages/agentctx[embeddings]'" in result.out
+    assert "uv tool install --reinstall --compile-bytecode './packages/agentctx[embeddings]'" in result.out
 
 
 def write_settings(path: Path, command: str) -> None:

@@ -22,6 +22,7 @@ from agentctx_store.records import (
     check_text,
     check_type,
     normalize_time,
+    supersession_error,
     utc_now,
 )
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
@@ -100,16 +101,20 @@ def _check_item(item: ImportItem) -> ImportItem:
     return replace(item, title=title, body=body, **times)
 
 
-def import_items(store: Store, project: Project, items: Sequence[ImportItem]) -> ImportReport:
+def import_items(store: Store, project: Project, items: Sequence[ImportItem], *, new_ids: bool = False) -> ImportReport:
     """Write `items` into `project` (global-scoped ones into `_global`), all or nothing.
 
     An item with a `record_id` already in the store updates that record in place (a hand
     edit); one that is unchanged is left alone, so importing the same file twice is a no-op.
+    With `new_ids`, every record gets a fresh id (an export of another project imported
+    here); supersession links inside the file follow the new ids.
 
     Raises:
         ValidationError: any item breaks the contract or names an unknown record; the
             message starts with `Line N:`. Nothing has been written.
     """
+    if new_ids:
+        items = [replace(item, record_id=None, ref=item.ref or item.record_id) for item in items]
     checked = [_check_item(item) for item in items]
     plan = _plan(store, project, checked)
     links = _supersession_links(store, project, plan)
@@ -193,7 +198,8 @@ def _plan(store: Store, project: Project, items: Sequence[ImportItem]) -> list[_
                 if existing.project_id not in visible_ids(project):
                     raise line_error(
                         item.line,
-                        f"record {record_id} belongs to another project; remove its id to import it as a new record.",
+                        f"record {record_id} belongs to another project; import with --new-ids to copy it here "
+                        "as a new record (or remove its id).",
                     )
             seen[record_id] = item.line
         if item.ref is not None and item.record_id is None:
@@ -272,13 +278,11 @@ def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]
             link(old_id, planned.record_id, when, item.line)
     for old_id, (new_id, _) in links.items():
         old_planned, new_planned = by_id.get(old_id), by_id.get(new_id)
-        old_type = old_planned.item.type if old_planned else _stored_type(store, old_id)
-        new_type = new_planned.item.type if new_planned else _stored_type(store, new_id)
-        if old_type != new_type:
+        old_type, old_key = (old_planned.item.type, old_planned.item.key) if old_planned else _stored(store, old_id)
+        new_type, new_key = (new_planned.item.type, new_planned.item.key) if new_planned else _stored(store, new_id)
+        if (why := supersession_error(old_type, old_key, new_type, new_key)) is not None:
             line = (new_planned or old_planned).item.line if (new_planned or old_planned) else 0
-            raise line_error(
-                line, f"a {new_type} cannot supersede a {old_type} ({old_id}); supersession keeps the type."
-            )
+            raise line_error(line, f"{why}; record {old_id} cannot be superseded by this {new_type}.")
         stored = old_planned.existing.superseded_by if old_planned and old_planned.existing else None
         if old_planned is None:
             row = store.conn.execute("SELECT superseded_by FROM records WHERE id = ?", (old_id,)).fetchone()
@@ -289,9 +293,9 @@ def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]
     return links
 
 
-def _stored_type(store: Store, record_id: str) -> str:
-    row = store.conn.execute("SELECT type FROM records WHERE id = ?", (record_id,)).fetchone()
-    return str(row[0]) if row else ""
+def _stored(store: Store, record_id: str) -> tuple[str, str | None]:
+    row = store.conn.execute("SELECT type, key FROM records WHERE id = ?", (record_id,)).fetchone()
+    return (str(row[0]), row[1]) if row else ("", None)
 
 
 def _row(planned: _Planned, link: tuple[str, str] | None, now: str) -> dict[str, Any]:

@@ -38,14 +38,20 @@ def _bool(text: str) -> bool:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError("expected a whole number ≥ 1, such as 3") from None
     if value < 1:
         raise ValueError("expected a whole number ≥ 1")
     return value
 
 
 def _non_negative_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("expected a number ≥ 0, such as 5.0") from None
     if value < 0 or value != value:
         raise ValueError("expected a number ≥ 0")
     return value
@@ -144,5 +150,11 @@ def save(updates: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
     raw = _read_raw(target) or {MARKER: MARKER_VALUE}
     for name, value in updates.items():
         raw[name] = parse_value(name, value if isinstance(value, str) else json.dumps(value))
-    atomic_write(target, json.dumps(raw, indent=2, sort_keys=True) + "\n")
+    try:
+        atomic_write(target, json.dumps(raw, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise ValidationError(
+            f"Cannot write {str(target)!r} ({exc.strerror}); make {str(target.parent)!r} writable "
+            "or set AGENTCTX_HOME to a folder you can write."
+        ) from None
     return load(target)

@@ -58,14 +58,17 @@ def _check_file(path: Path | str) -> None:
         )
 
 
-def connect(path: Path | str, *, create: bool = True) -> sqlite3.Connection:
+def connect(path: Path | str, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
     """Open (and if needed create and migrate) the store at `path` (a `Path` or its text: the
-    prompt hook opens the store without importing pathlib).
+    prompt hook opens the store without importing pathlib). `readonly` opens an existing,
+    current store for reading only (one the user may read but not write).
 
     Raises:
         StoreError: the file is not ours, is corrupt, is from a newer agentctx, or cannot be written.
     """
     _check_file(path)
+    if readonly:
+        return _connect_readonly(path)
     if not os.path.exists(path):
         if not create:
             raise StoreError(f"No store at {str(path)!r}. Record something first, or run `agentctx init`.")
@@ -99,6 +102,39 @@ def connect(path: Path | str, *, create: bool = True) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _connect_readonly(path: Path | str) -> sqlite3.Connection:
+    """A read-only connection. WAL needs its `-shm` file; in a folder the user cannot write, where
+    none exists, the file is read as immutable (no other process can be writing it there)."""
+    from urllib.parse import quote
+
+    if not os.path.exists(path):
+        raise StoreError(f"No store at {str(path)!r}. Record something first, or run `agentctx init`.")
+    base = f"file:{quote(os.path.abspath(path))}"
+    for mode in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{base}?{mode}", uri=True, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _refuse_foreign(conn, path)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "readonly" in str(exc) and mode == "mode=ro":
+                continue
+            raise _as_store_error(exc, path) from None
+        except (sqlite3.DatabaseError, StoreError) as exc:
+            conn.close()
+            raise exc if isinstance(exc, StoreError) else _as_store_error(exc, path) from None
+        if version != schema_version():
+            conn.close()
+            raise StoreError(
+                f"The store at {str(path)!r} is read-only for you and needs an upgrade (schema {version}); "
+                "run agentctx once as a user who can write it."
+            )
+        return conn
+    raise StoreError(f"Cannot read the store at {str(path)!r}; check its permissions.")  # pragma: no cover
 
 
 def _is_wal(conn: sqlite3.Connection) -> bool:

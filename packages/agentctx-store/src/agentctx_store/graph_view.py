@@ -69,7 +69,15 @@ def record_graph(
     """Records of `types` (whole chains when `include_superseded`) plus every current record
     linked to an entity, newest first, at most `limit` records; read only."""
     namespaces = visible_ids(project)
-    type_clause = f"type IN ({','.join('?' * len(types))})" if types else "0"
+    marks = ",".join("?" * len(types))
+    type_clause = f"type IN ({marks})" if types else "0"
+    type_params: list[str] = list(types)
+    if types and include_superseded:  # a chain may change type (a convention replaced by a decision)
+        type_clause = (
+            f"({type_clause} OR superseded_by IN (SELECT id FROM records WHERE type IN ({marks})) "
+            f"OR id IN (SELECT superseded_by FROM records WHERE type IN ({marks})))"
+        )
+        type_params *= 3
     linked_clause = "id IN (SELECT record_id FROM record_entities)"
     if not include_superseded:
         linked_clause = f"({linked_clause} AND superseded_at IS NULL)"
@@ -78,7 +86,7 @@ def record_graph(
         f"AND (({type_clause}{' AND superseded_at IS NULL' if not include_superseded else ''}) OR {linked_clause}) "
         "ORDER BY recorded_at DESC, id DESC LIMIT ?"
     )
-    rows = store.conn.execute(sql, [*namespaces, *types, limit + 1]).fetchall()
+    rows = store.conn.execute(sql, [*namespaces, *type_params, limit + 1]).fetchall()
     truncated = len(rows) > limit
     records = [row_to_record(row) for row in rows[:limit]]
     links: list[EntityLink] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.errors import ValidationError
@@ -143,6 +143,22 @@ def normalize_time(value: str) -> str:
     return parsed_to_text(parse_time(value))
 
 
+def as_of_moment(value: str) -> str:
+    """An `--as-of` value as a UTC time: a bare date (2026-12-01) means the end of that day,
+    so the day's own records count; a time is taken as given.
+
+    Raises:
+        ValidationError: empty, or not an ISO 8601 date or time.
+    """
+    text = value.strip()
+    if not text:
+        raise ValidationError("--as-of is empty; give a date such as 2026-03-01 or a time such as 2026-03-01T12:00Z.")
+    moment = parse_time(text)
+    if len(text) == 10:  # a bare date (YYYY-MM-DD): its last millisecond
+        moment += timedelta(days=1, milliseconds=-1)
+    return parsed_to_text(moment)
+
+
 def parsed_to_text(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -157,6 +173,23 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValidationError(f"Invalid {name} {str(value)[:40]!r}; use one of: {', '.join(choices)}.")
     return value
+
+
+KEYED_TYPES: tuple[str, ...] = ("handover", "profile")
+
+
+def supersession_error(old_type: str, old_key: str | None, new_type: str, new_key: str | None) -> str | None:
+    """Why a `new_type` record may not supersede an `old_type` one, or None when it may.
+
+    A fact may change type when it is replaced (a convention becomes a decision); the keyed
+    types keep their rule: a handover only by a handover, a profile key only by the same key.
+    """
+    if old_type == new_type:
+        if old_type == "profile" and old_key != new_key:
+            return f"a profile entry is superseded only by the same key ({old_key!r}, not {new_key!r})"
+        return None
+    keyed = next((kind for kind in (old_type, new_type) if kind in KEYED_TYPES), None)
+    return None if keyed is None else f"a {keyed} is superseded only by a {keyed}, and supersedes only a {keyed}"
 
 
 def check_text(title: str, body: str) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from agentctx_store.records import (
     check_text,
     check_type,
     normalize_time,
+    supersession_error,
     utc_now,
     validate,
 )
@@ -121,14 +122,15 @@ class Store:
         return self._path
 
     @classmethod
-    def open(cls, path: Path | None = None, *, create: bool = True) -> Store:
-        """Open the store (default `$AGENTCTX_HOME/agentctx.db`), creating it if needed.
+    def open(cls, path: Path | None = None, *, create: bool = True, readonly: bool = False) -> Store:
+        """Open the store (default `$AGENTCTX_HOME/agentctx.db`), creating it if needed;
+        `readonly` opens an existing one for reading only (any write then fails).
 
         Raises:
             StoreError: the file is not ours, corrupt, too new, or not writable.
         """
         target = path or paths.db_path_text()
-        return cls(connect(target, create=create), target)
+        return cls(connect(target, create=create, readonly=readonly), target)
 
     def close(self) -> None:
         """Refresh the digests of projects this connection changed, then close."""
@@ -201,10 +203,8 @@ class Store:
         with self.transaction() as conn:
             if supersedes is not None:
                 old = self._require_head(project, supersedes)
-                if old.type != new.type:
-                    raise ValidationError(
-                        f"Record {supersedes} is a {old.type}; a {new.type} cannot supersede it. Use type {old.type!r}."
-                    )
+                if (why := supersession_error(old.type, old.key, new.type, new.key)) is not None:
+                    raise ValidationError(f"Record {supersedes} is a {old.type}; {why}. Use type {old.type!r}.")
             conn.execute(
                 f"""INSERT INTO records ({RECORD_COLUMNS})
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, NULL, 1.0, 0.0, ?, ?, 1, ?, NULL)""",
@@ -243,8 +243,10 @@ class Store:
         source: str = "cli",
         confidence: str = "explicit",
         session_id: str | None = None,
+        record_type: str | None = None,
     ) -> tuple[Record, Record]:
-        """Replace the current head `old_id` with a new record of the same type and scope.
+        """Replace the current head `old_id` with a new record of the same scope, and of the same
+        type unless `record_type` names another (a convention replaced by a decision).
 
         The rationale, when given, is appended to the new body. Returns (old, new).
 
@@ -257,7 +259,7 @@ class Store:
         if rationale and rationale.strip():
             text = f"{text}\n\nWhy: {rationale.strip()}"
         new = NewRecord(
-            type=old.type,
+            type=record_type or old.type,
             title=(title or old.title),
             body=text,
             scope=old.scope,

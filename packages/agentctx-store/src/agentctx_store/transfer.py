@@ -139,9 +139,10 @@ def looks_like_jsonl(text: str) -> bool:
     return first.startswith("{")
 
 
-def parse_file_text(text: str) -> list[ImportItem]:
-    """Markdown or JSONL, told apart by the first non-blank line."""
-    return parse_jsonl(text) if looks_like_jsonl(text) else parse_markdown(text)
+def parse_file_text(text: str, *, name: str = "") -> list[ImportItem]:
+    """Markdown or JSONL, told apart by the file name (`.jsonl`), else by the first non-blank line."""
+    jsonl = name.lower().endswith((".jsonl", ".ndjson")) or looks_like_jsonl(text)
+    return parse_jsonl(text) if jsonl else parse_markdown(text)
 
 
 def parse_markdown(text: str) -> list[ImportItem]:

@@ -74,7 +74,7 @@ def list_or_search(
                 store,
                 target,
                 q,
-                limit=limit,
+                limit=limit + 1,  # one more: whether more matches exist than are shown
                 types=type,
                 scope=scope,
                 include_superseded=include_superseded,
@@ -90,18 +90,25 @@ def list_or_search(
                 scope=scope,
                 confidence=confidence,
                 pinned=pinned,
-                limit=limit if superseded != "only" else None,
-            )
+            )  # all of them: the page says how many are not shown
             ranked = [(record, None) for record in listed]
             terms, degraded = [], None
-    kept = [
-        out(record, rank)
+    matching = [
+        (record, rank)
         for record, rank in ranked
         if (confidence is None or record.confidence == confidence)
         and (pinned is None or record.pinned == pinned)
         and (superseded != "only" or not record.is_current)
-    ][:limit]
-    return RecordList(records=kept, count=len(kept), query_terms=terms, degraded=degraded)
+    ]
+    kept = [out(record, rank) for record, rank in matching[:limit]]
+    return RecordList(
+        records=kept,
+        count=len(kept),
+        total=None if q.strip() else len(matching),
+        more=len(matching) > limit,
+        query_terms=terms,
+        degraded=degraded,
+    )
 
 
 @router.post("", response_model=RecordOut, status_code=201, responses=ERRORS | {409: {"model": ErrorOut}})

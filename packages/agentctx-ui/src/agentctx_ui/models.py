@@ -61,6 +61,8 @@ class RecordOut(BaseModel):
 class RecordList(BaseModel):
     records: list[RecordOut]
     count: int
+    total: int | None = Field(None, description="How many records match when listing (not set for a search).")
+    more: bool = Field(False, description="More records match than `limit` returned.")
     query_terms: list[str] = []
     degraded: str | None = Field(None, description="Set when search fell back (no FTS5): `like-search`, `pinned-only`.")
 
@@ -74,7 +76,10 @@ class RecordCreate(BaseModel):
     confidence: ConfidenceName = "explicit"
     pinned: bool = False
     valid_from: Text | None = Field(None, description="ISO 8601 date or time; default now.")
-    supersedes: Text | None = Field(None, description="Id of the current record this one replaces (same type).")
+    supersedes: Text | None = Field(
+        None,
+        description="Id of the current record this one replaces (its type may differ, except handover and profile).",
+    )
 
 
 class RecordPatch(BaseModel):

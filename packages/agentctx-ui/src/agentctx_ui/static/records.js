@@ -101,13 +101,19 @@ async function loadResults(container, onOpen) {
       h("td", {}, when(record.recorded_at)),
     ),
   );
-  const summary = filters.q.trim() ? `${data.count} match${data.count === 1 ? "" : "es"} for “${filters.q.trim()}”` : `${data.count} record${data.count === 1 ? "" : "s"}, newest first`;
+  const query = filters.q.trim();
+  const plural = (n, word, suffix) => `${n} ${word}${n === 1 ? "" : suffix}`;
+  const summary = query
+    ? `${data.more ? `The best ${data.count} matches (more not shown)` : plural(data.count, "match", "es")} for “${query}”`
+    : data.more
+      ? `Showing ${data.count} of ${plural(data.total, "record", "s")}, newest first`
+      : `${plural(data.count, "record", "s")}, newest first`;
   fill(container,
     h("p", { class: "muted", id: "result-summary" }, summary, data.degraded ? ` (search degraded: ${data.degraded})` : ""),
     rows.length ? table("Records", ["Type", "Title", "Confidence", "Scope", "Recorded"], rows) : h("p", {}, "Nothing found."),
-    data.count >= shown && shown < 1000
+    data.more && shown < 1000
       ? h("button", { type: "button", class: "more", onclick: () => { shown += PAGE; loadResults(container, onOpen); } }, "Show more")
-      : null,
+      : data.more ? h("p", { class: "notice" }, "Only the first 1000 are listed; narrow the search or the filters.") : null,
   );
   container.setAttribute("aria-busy", "false");
 }

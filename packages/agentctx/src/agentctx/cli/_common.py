@@ -28,9 +28,19 @@ def project_for(path: Path | None) -> Project:
     return resolve_project(target)
 
 
+def cannot_write(path: Path | str) -> bool:
+    """The store exists but this user may only read it (the file or its folder is read-only)."""
+    return os.path.exists(path) and not (os.access(path, os.W_OK) and os.access(os.path.dirname(path) or ".", os.W_OK))
+
+
 @contextmanager
-def open_store() -> Iterator[Store]:
-    store = Store.open()
+def open_store(*, read: bool = False) -> Iterator[Store]:
+    """The store; for a read command (`read=True`), opened read-only when this user cannot
+    write it, so reading works and only an attempted write fails."""
+    from agentctx_store import paths
+
+    path = paths.db_path_text()
+    store = Store.open(path, readonly=read and cannot_write(path))
     try:
         yield store
     finally:

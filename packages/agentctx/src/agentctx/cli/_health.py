@@ -17,6 +17,8 @@ from agentctx_store import Project, Store, config, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
 
+from agentctx.cli._install import install_command
+
 
 def module_available(name: str) -> bool:
     """Whether a module could be imported, without importing it (the heavy ones cost seconds)."""
@@ -104,16 +106,6 @@ class Check:
     detail: str
     fix: str = ""
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
-
-
-# Where `uv tool install` takes agentctx from. A checkout path, never the bare name: on PyPI
-# `agentctx` is an unrelated package.
-INSTALL_SOURCE = "./packages/agentctx"
-
-
-def install_command(extra: str | None = None) -> str:
-    source = f"{INSTALL_SOURCE}[{extra}]" if extra else INSTALL_SOURCE
-    return f"uv tool install --reinstall '{source}'  (in an agentctx checkout)"
 
 
 OPTIONAL_PARTS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
@@ -277,6 +269,26 @@ def check_mcp_registration(project: Project) -> Check:
     )
 
 
+def check_api_key() -> Check:
+    """The key matters only while LLM extraction is on (`agentctx config --no-llm` turns it off)."""
+    try:
+        llm = bool(config.load().get("llm", True))
+    except (OSError, ValueError):  # a broken config is reported by check_config
+        llm = True
+    if not llm:
+        return Check(
+            name="api key", state="ok", detail="LLM extraction is off (agentctx config --no-llm): no key needed"
+        )
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return Check(name="api key", state="ok", detail="ANTHROPIC_API_KEY is set")
+    return Check(
+        name="api key",
+        state="warn",
+        detail="ANTHROPIC_API_KEY is not set: no LLM extraction (rung 3)",
+        fix="export ANTHROPIC_API_KEY=... (or `agentctx config --no-llm` to silence this)",
+    )
+
+
 def run_checks(project: Project) -> list[Check]:
     probe = sqlite3.connect(":memory:")
     try:
@@ -315,15 +327,7 @@ def run_checks(project: Project) -> list[Check]:
                 fix=fix if missing else "",
             )
         )
-    key = bool(os.environ.get("ANTHROPIC_API_KEY"))
-    checks.append(
-        Check(
-            name="api key",
-            state="ok" if key else "warn",
-            detail="ANTHROPIC_API_KEY is set" if key else "ANTHROPIC_API_KEY is not set: no LLM extraction (rung 3)",
-            fix="" if key else "export ANTHROPIC_API_KEY=... (or `agentctx config --no-llm` to silence this)",
-        )
-    )
+    checks.append(check_api_key())
     checks.append(check_hooks(project))
     checks.append(check_mcp_registration(project))
     return checks

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sqlite3
 import sys
 
 import typer
 from agentctx_store.errors import AgentctxError
 
 from agentctx import __version__
+from agentctx.cli import _help
+
+_help.install()
 
 app = typer.Typer(
     name="agentctx",
     help="A context layer for coding agents: typed, current records handed to Claude Code within strict budgets.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
     rich_markup_mode=None,
 )
 
@@ -71,6 +74,15 @@ def run(args: list[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except sqlite3.OperationalError as exc:
+        if debug or "readonly" not in str(exc):
+            raise
+        typer.echo(
+            "Error: the store is read-only for you, and this command writes to it; "
+            "fix the permissions of $AGENTCTX_HOME or set AGENTCTX_HOME to a folder you can write.",
+            err=True,
+        )
+        return 1
     except Exception as exc:  # click usage errors print their own message
         # typer vendors click (`typer._click`), so its usage errors are not `click.ClickException`
         show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)

@@ -18,7 +18,7 @@ import typer
 from agentctx_store import Project, Store, config, digest, paths
 from agentctx_store.errors import ValidationError
 
-from agentctx.cli._common import JsonOption, ProjectOption, print_json, project_for
+from agentctx.cli._common import JsonOption, ProjectOption, cannot_write, print_json, project_for
 from agentctx.cli._health import Check, active_rungs, check_config, run_checks
 
 __all__ = ["STATUS_SECTIONS", "Check", "StatusProvider", "StatusSection", "register"]
@@ -156,7 +156,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
         typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
         return
-    with Store.open(path, create=False) as store:
+    with Store.open(path, create=False, readonly=cannot_write(path)) as store:
         sections = [section for provider in STATUS_SECTIONS if (section := provider(store, target)) is not None]
     if json:
         print_json(header | {section.key: section.data for section in sections})

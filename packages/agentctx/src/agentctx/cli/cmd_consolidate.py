@@ -17,6 +17,7 @@ from agentctx_store import profile as dev_profile
 from agentctx_store.errors import RecordNotFound, ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+from agentctx.cli._install import install_command
 
 # -- consolidate ------------------------------------------------------------------------
 
@@ -249,7 +250,7 @@ models_app = typer.Typer(help="The local embedding model.", no_args_is_help=True
 def models_download() -> None:
     """Fetch the embedding model now (otherwise the first consolidation does it)."""
     if not (_available("agentctx_embed") and _available("fastembed")):
-        raise ValidationError("The [embeddings] extra is not installed; install agentctx[embeddings] first.")
+        raise ValidationError(f"The [embeddings] extra is not installed; install it: {install_command('embeddings')}.")
     from agentctx_embed.models import choose_model, load
 
     settings = config.load()

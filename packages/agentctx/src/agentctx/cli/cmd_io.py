@@ -41,7 +41,7 @@ def export_cmd(
     """Export the project's records as Markdown grouped by type; `agentctx import` reads it back unchanged."""
     check_filters(types, scope)
     target = project_for(project)
-    with open_store() as store:
+    with open_store(read=True) as store:
         text = transfer.render_markdown(store, target, include_history=history, types=types or None, scope=scope)
     if output is None:
         typer.echo(text, nl=False)
@@ -75,31 +75,42 @@ def import_cmd(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Check the file and report what would change; write nothing."
     ),
+    new_ids: bool = typer.Option(
+        False,
+        "--new-ids",
+        help="Give every record a fresh id (to import another project's export); links in the file follow.",
+    ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
     """Import records from Markdown (an export, hand edits included) or JSONL. All or nothing."""
     text = _read(file)
-    items = transfer.parse_file_text(text)
+    items = transfer.parse_file_text(text, name=str(file))
+    if not items:
+        source = "stdin" if str(file) == "-" else repr(str(file))
+        raise ValidationError(
+            f"No records found in {source}; expected an `agentctx export` Markdown file "
+            "(`### title` headings with agentctx-record comments) or JSONL (one JSON record per line)."
+        )
     warn_redacted(*(part for item in items for part in (item.title, item.body)))
     target = project_for(project)
     with open_store() as store:
         if dry_run:
             store.conn.execute("BEGIN IMMEDIATE")
             try:
-                report = transfer.import_items(store, target, items)
+                report = transfer.import_items(store, target, items, new_ids=new_ids)
             finally:
                 store.conn.execute("ROLLBACK")
                 store.dirty.clear()
         else:
-            report = transfer.import_items(store, target, items)
+            report = transfer.import_items(store, target, items, new_ids=new_ids)
     summary = {"created": len(report.created), "updated": len(report.updated), "unchanged": len(report.unchanged)}
     if json:
         print_json(summary | {"dry_run": dry_run, "created_ids": report.created, "updated_ids": report.updated})
         return
     verb = "Would import" if dry_run else "Imported"
     typer.echo(
-        f"{verb} {len(items)} records into {target.name}: {summary['created']} new, "
+        f"{verb} {len(items)} record{'' if len(items) == 1 else 's'} into {target.name}: {summary['created']} new, "
         f"{summary['updated']} updated, {summary['unchanged']} unchanged."
     )
 

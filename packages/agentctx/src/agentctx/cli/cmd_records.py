@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from agentctx_store import NewRecord, Record, search
 from agentctx_store.errors import RecordNotFound, ValidationError
-from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, normalize_time, parse_time
+from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, as_of_moment, parse_time
 from agentctx_store.search import RELEVANCE_FLOOR
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
@@ -172,8 +172,8 @@ def search_cmd(
     check_filters(types, scope)
     target = project_for(project)
     text = " ".join(query)
-    moment = normalize_time(as_of) if as_of else None
-    with open_store() as store:
+    moment = as_of_moment(as_of) if as_of is not None else None
+    with open_store(read=True) as store:
         result = search(
             store,
             target,
@@ -188,6 +188,8 @@ def search_cmd(
         if moment is not None:
             true_then = {record.record_id for record in store.as_of(target, moment, types=types or None)}
             hits = [hit for hit in hits if hit.record.record_id in true_then][:limit]
+        elif history:  # the current version first: a superseded match never ranks above its head
+            hits = sorted(hits, key=lambda hit: not hit.record.is_current)
     if json:
         print_json(
             [
@@ -215,9 +217,11 @@ def search_cmd(
     if not hits:
         typer.echo("No matching records.")
         return
+    best = max(hit.score for hit in hits) or 1.0
     for hit in hits:
         record = hit.record
-        typer.echo(f"{hit.score:8.3g}  {record_line(record)}  ({age_text(age_days(record))}, {record.confidence})")
+        match = f"{round(100 * hit.score / best):3d}%"  # relative to the best match: 100% is the top one
+        typer.echo(f"{match}  {record_line(record)}  ({age_text(age_days(record))}, {record.confidence})")
 
 
 def show_cmd(
@@ -230,8 +234,8 @@ def show_cmd(
 ) -> None:
     """Show one record in full: body, bi-temporal fields, provenance, supersession."""
     target = project_for(project)
-    moment = normalize_time(as_of) if as_of else None
-    with open_store() as store:
+    moment = as_of_moment(as_of) if as_of is not None else None
+    with open_store(read=True) as store:
         record = store.get(target, record_id)
         chain = store.history(target, record.record_id)
         if moment is not None:
@@ -322,6 +326,9 @@ def supersede_cmd(
     title: str | None = typer.Option(None, "--title", help="New title (default: the old one).", show_default=False),
     why: str | None = typer.Option(None, "--why", help="Why it changed (appended to the body).", show_default=False),
     confidence: str = typer.Option("explicit", "--confidence", help=f"{', '.join(CONFIDENCES)}."),
+    record_type: str | None = typer.Option(
+        None, "--type", "-t", help="The new record's type (default: the old one's).", show_default=False
+    ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
@@ -330,7 +337,15 @@ def supersede_cmd(
     new_body = read_text_arg(body) or ""
     warn_redacted(new_body, title, why)
     with open_store() as store:
-        old, new = store.supersede(target, record_id, body=new_body, title=title, rationale=why, confidence=confidence)
+        old, new = store.supersede(
+            target,
+            record_id,
+            body=new_body,
+            title=title,
+            rationale=why,
+            confidence=confidence,
+            record_type=record_type,
+        )
     if json:
         print_json({"old": record_json(old), "new": record_json(new)})
         return
@@ -364,7 +379,7 @@ def history_cmd(
 ) -> None:
     """Show a record's supersession chain, oldest first, and which one is current."""
     target = project_for(project)
-    with open_store() as store:
+    with open_store(read=True) as store:
         chain = store.history(target, record_id)
     if json:
         print_json([record_json(record) for record in chain])

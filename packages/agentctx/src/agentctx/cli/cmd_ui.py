@@ -11,8 +11,8 @@ from pathlib import Path
 import typer
 
 from agentctx.cli._common import ProjectOption, project_for
+from agentctx.cli._install import install_command
 
-INSTALL_COMMAND = "uv tool install 'agentctx[ui]'"
 UI_MODULES = {"agentctx_ui", "fastapi", "uvicorn", "starlette", "pydantic"}
 
 
@@ -32,6 +32,6 @@ def register(app: typer.Typer) -> None:
         except ModuleNotFoundError as exc:
             if (exc.name or "").split(".")[0] not in UI_MODULES:
                 raise
-            typer.echo(f"The dashboard is not installed. Install it with:\n  {INSTALL_COMMAND}", err=True)
+            typer.echo(f"The dashboard is not installed. Install it with:\n  {install_command('ui')}", err=True)
             raise typer.Exit(1) from None
         serve(project_for(project), port=port, open_browser=not no_open, echo=typer.echo)
