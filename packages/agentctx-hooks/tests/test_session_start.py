@@ -79,11 +79,6 @@ def test_compact_carries_the_pre_compact_snapshot(
     hook: Hook, payload: Payload, context: Context, project: Project, project_dir: Path
 ) -> None:
     session = "compact-session"
-    # The prompts come from the transcript, as Claude Code writes it (the session state keeps no
-    # prompt text: it could hold a secret).
-    transcript = project_dir / "transcript.jsonl"
-    line = {"type": "user", "message": {"role": "user", "content": "refactor the billing module"}}
-    transcript.write_text(json.dumps(line) + "\n", encoding="utf-8")
     hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, session, prompt="refactor the billing module"))
     edit = payload(
         "PostToolUse",
@@ -94,8 +89,7 @@ def test_compact_carries_the_pre_compact_snapshot(
         tool_response={"filePath": str(project_dir / "src" / "billing.py")},
     )
     hook("PostToolUse", edit)
-    pre_compact = payload("PreCompact", project_dir, session, trigger="auto", custom_instructions=None)
-    hook("PreCompact", {**pre_compact, "transcript_path": str(transcript)})
+    hook("PreCompact", payload("PreCompact", project_dir, session, trigger="auto", custom_instructions=None))
     text = context(hook("SessionStart", payload("SessionStart", project_dir, session, source="compact")))
     assert "## Before compaction" in text
     assert "refactor the billing module" in text

@@ -118,7 +118,7 @@ def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
     session = store.get_session(hook.session_id) or {}
     meta: dict[str, Any] = session.get("meta", {}) if isinstance(session.get("meta"), dict) else {}
     lines: list[str] = []
-    prompts = recent_prompts(hook.transcript_path)
+    prompts = recent_prompts(hook.transcript_path) or state.load(hook.session_id).get("prompts") or []
     if prompts:
         lines.append("Recent requests:")
         lines.extend(f"- {' '.join(str(prompt).split())[:300]}" for prompt in prompts[-5:])

@@ -7,7 +7,8 @@ its dedup list, and two data dirs (`AGENTCTX_HOME`) never share state. Files unt
 ever reaches a path through `file_name`, which never maps two ids to one file. The folder is
 private (0700, files 0600) and refused when it is a symlink or owned by someone else. Losing
 any of this costs at most a re-injection: every reader treats a missing, unreadable or
-malformed file as empty state. No prompt text is kept here (it may hold a secret).
+malformed file as empty state. A prompt is kept here only when it plainly holds no secret
+(`is_plain`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_IDS = 500
+MAX_PROMPTS = 5
+PROMPT_CHARS = 400
 KEEP_DAYS = 30  # a session resumed within a month still knows what it was shown
 
 
@@ -112,6 +115,38 @@ def add_injected(data: dict[str, Any], ids: list[str]) -> None:
     merged = injected_ids(data)
     merged.extend(value for value in ids if value not in merged)
     data["injected"] = merged[-MAX_IDS:]
+
+
+# A prompt is kept (for the compaction snapshot, when the transcript cannot be read) only when
+# it plainly holds no secret, decided without `re` (the prompt hook never imports it): every word
+# is letters (with punctuation around it) of at most 24, or a short number, and no word that
+# announces a secret appears. Anything else is simply not kept; the transcript still has it.
+_EDGE = ".,;:!?'\"()[]{}<>*`"
+_ANNOUNCING = ("key", "token", "secret", "pass", "pwd", "auth", "credential", "bearer", "basic", "private", "cookie")
+
+
+def is_plain(prompt: str) -> bool:
+    """Whether `prompt` certainly holds no secret (see above); False when in doubt."""
+    lowered = prompt.lower()
+    if any(word in lowered for word in _ANNOUNCING) or any(mark in prompt for mark in ("=", "@", "://", "--")):
+        return False
+    for word in prompt.split():
+        core = word.strip(_EDGE)
+        if not core:
+            continue
+        if not (core.isascii() and (core.isalpha() and len(core) <= 24 or core.isdigit() and len(core) <= 6)):
+            return False
+    return True
+
+
+def add_prompt(data: dict[str, Any], prompt: str) -> None:
+    """Keep the prompt among the last few, when it is plain (`is_plain`)."""
+    if not is_plain(prompt):
+        return
+    prompts = data.get("prompts")
+    recent = [value for value in prompts if isinstance(value, str)] if isinstance(prompts, list) else []
+    recent.append(" ".join(prompt.split())[:PROMPT_CHARS])
+    data["prompts"] = recent[-MAX_PROMPTS:]
 
 
 def add_pending(data: dict[str, Any], *, tokens: int, ids: list[str]) -> None:
