@@ -192,3 +192,27 @@ def test_session_start_in_a_cwd_that_is_not_a_directory_creates_nothing(
     digests = paths.home() / "digests"
     assert not digests.exists() or not list(digests.iterdir())
     assert "no usable cwd" in (paths.home() / "logs" / "hooks.log").read_text(encoding="utf-8")
+
+
+# -- 1. prompts: kept in the state only when they plainly hold no secret ------------------------
+
+
+def test_a_prompt_with_a_secret_is_never_kept(hook: Hook, payload: Payload, project_dir: Path) -> None:
+    import sys as _sys
+
+    _sys.path.append(str(Path(__file__).resolve().parents[2] / "agentctx-store" / "tests"))
+    from secrets_corpus import NEAR_MISSES, SECRETS
+
+    for _label, text, _secret in SECRETS:
+        assert not state.is_plain(text)
+        hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, "prompts", prompt=text))
+    hook(
+        "UserPromptSubmit", payload("UserPromptSubmit", project_dir, "prompts", prompt="Look up the database decision")
+    )
+    kept = state.load("prompts").get("prompts")
+    assert kept == ["Look up the database decision"]
+    from agentctx_store.redact import redact_text
+
+    for _label, text in NEAR_MISSES:  # what is kept is never something the redactor would change
+        if state.is_plain(text):
+            assert redact_text(text) == text
