@@ -13,6 +13,10 @@ test *args:
 quick *args:
     uv run --frozen pytest -m "not slow and not browser" {{args}}
 
+# the benchmarks (bench/README.md), e.g. `just bench --benchmark-autosave`
+bench *args:
+    uv run --frozen pytest bench {{args}}
+
 # end-to-end tests only
 e2e *args:
     uv run --frozen pytest tests-e2e {{args}}

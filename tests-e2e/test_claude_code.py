@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentctx_store.inject import HEADER as PROMPT_HEADER
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -252,7 +253,7 @@ def test_real_claude_code_receives_digest_and_prompt_records(rig: Rig) -> None:
         assert hook_context(request, "UserPromptSubmit") == "", texts(request)
         assert BUGFIX_TITLE not in json.dumps(request.body)
 
-    # Stop and SessionEnd ran in every session (their background work is switched off here)
+    # SessionEnd ran in every session and asked for an extraction (background work is switched off here)
     log = rig.hooks_log()
     assert log.count("skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx extract") >= 4, log
     assert log.count("skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx consolidate") >= 4, log
@@ -382,8 +383,8 @@ def wait_for_background(rig: Rig, *commands: str) -> str:
 
 
 def test_real_claude_code_session_is_extracted_and_the_next_one_gets_it(rig: Rig) -> None:
-    """The whole loop with background work on: Stop starts `agentctx extract` on the transcript
-    the real client wrote, the extraction call goes to the mock, its decision supersedes the
+    """The whole loop with background work on: SessionEnd starts `agentctx extract` on the transcript
+    the real client wrote (once: the Stop before it starts none), the extraction call goes to the mock, its decision supersedes the
     stored one, and the next session's digest carries the new decision and not the old."""
     rig.env.pop("AGENTCTX_HOOKS_NO_SPAWN")
     rig.agentctx("init")
@@ -415,7 +416,7 @@ def test_real_claude_code_session_is_extracted_and_the_next_one_gets_it(rig: Rig
     sent = call.text
     assert f"[DEVELOPER] {prompt}" in sent and "[CLAUDE] Agreed: PostgreSQL" in sent, sent[:2000]
     assert NEW_TITLE in sent  # the current decisions, so the model can supersede them
-    assert "agentctx found stored project records" not in sent  # our own injections are not re-extracted
+    assert PROMPT_HEADER not in sent  # our own injections are not re-extracted
     assert "exit 0" in rig.hooks_log().split("agentctx extract", 1)[1].splitlines()[0]
 
     _, requests = rig.session("What is the plan for the job queue?")
@@ -440,8 +441,8 @@ def test_real_claude_code_gets_a_full_injection_verbatim(rig: Rig) -> None:
         for number in range(30):
             body = ("The ledger service keeps this rule because the audits need it. " * 40)[:1990]
             store.add(project, NewRecord(type="decision", title=f"Ledger rule {number}", body=body))
-        for number in range(4):
-            body = (f"Walrus pelican exporter timeout {number}: the exporter waits on the walrus queue. " * 30)[:1990]
+        for number in range(4):  # one unbroken run (no sentence to cut at): shown whole, not as an excerpt
+            body = (f"Walrus pelican exporter timeout {number} the exporter waits on the walrus queue " * 30)[:1990]
             store.add(project, NewRecord(type="bugfix", title=f"Walrus pelican exporter timeout {number}", body=body))
 
     _, requests = rig.session("Why does the walrus pelican exporter timeout happen?")
@@ -451,6 +452,7 @@ def test_real_claude_code_gets_a_full_injection_verbatim(rig: Rig) -> None:
     injected = hook_context(requests[0], "UserPromptSubmit")
     assert injected.count("<agentctx-record ") == 3 == injected.count("</agentctx-record>"), injected[:500]
     assert len(injected[: injected.rindex("</agentctx-record>")]) <= 8_000
+    assert len(injected) > 5_000  # a near-budget injection, the case this test is about
     assert "Walrus pelican exporter timeout" in injected and "Ledger rule" not in injected
 
 

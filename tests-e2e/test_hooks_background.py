@@ -1,4 +1,4 @@
-"""Stop and SessionEnd start real detached work: the same installed agentctx, through the
+"""SessionEnd and PreCompact start real detached work: the same installed agentctx, through the
 time-bounded runner, one extraction per session at a time. Each test waits (polling with a
 deadline) until the background run has logged its outcome, so nothing outlives the test."""
 
@@ -40,15 +40,18 @@ def _payload(tmp_path: Path, transcript: Path, session: str, **fields: Any) -> d
 
 
 @pytest.mark.slow
-def test_stop_runs_extract_detached_and_releases_the_lock(
+def test_session_end_runs_extract_detached_and_releases_the_lock(
     tmp_path: Path, transcript: Path, run_hook: RunHook, hooks_log: Callable[[], str]
 ) -> None:
     result = run_hook(
-        "Stop", _payload(tmp_path, transcript, "bg-1", hook_event_name="Stop"), AGENTCTX_HOOKS_NO_SPAWN="0"
+        "SessionEnd",
+        _payload(tmp_path, transcript, "bg-1", hook_event_name="SessionEnd", reason="other"),
+        AGENTCTX_HOOKS_NO_SPAWN="0",
     )
     assert result.code == 0 and result.out == ""
     _wait_for(lambda: "agentctx extract --session-id bg-1" in hooks_log() and " exit " in hooks_log())
-    assert f"agentctx extract --session-id bg-1 --transcript {transcript}: exit 0" in hooks_log()
+    _wait_for(lambda: "--trigger end: exit" in hooks_log())
+    assert f"agentctx extract --session-id bg-1 --transcript {transcript} --trigger end: exit 0" in hooks_log()
     lock = Path(state.state_dir()) / "extract-bg-1.lock"
     assert not lock.exists()
 
@@ -58,7 +61,8 @@ def test_a_running_extraction_blocks_a_second_one(
 ) -> None:
     held = state.try_lock("extract-bg-2", max_age_seconds=600)  # as if an extraction were running
     assert held is not None
-    run_hook("Stop", _payload(tmp_path, transcript, "bg-2", hook_event_name="Stop"), AGENTCTX_HOOKS_NO_SPAWN="0")
+    payload = _payload(tmp_path, transcript, "bg-2", hook_event_name="PreCompact", trigger="auto")
+    run_hook("PreCompact", payload, AGENTCTX_HOOKS_NO_SPAWN="0")  # would start a checkpoint
     assert Path(held).read_text(encoding="utf-8") == str(os.getpid())  # no runner took it over
     assert not (Path(os.environ["AGENTCTX_HOME"]) / "logs" / "background.log").exists()
     os.unlink(held)

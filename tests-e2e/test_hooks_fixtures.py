@@ -183,14 +183,17 @@ def test_cwd_changed_into_another_project_detects_its_profile(
     assert [record.body for record in profile if record.key == "stack"] == ["Rust (edition 2021)"]
 
 
-def test_stop_and_session_end_ask_for_background_work(
+def test_session_end_asks_for_background_work_and_an_ordinary_stop_does_not(
     demo_app: Path, run_hook: RunHook, hooks_log: Callable[[], str]
 ) -> None:
     stop = _moved(_load(FIXTURES / "hooks" / "Stop.json"), demo_app)
     run_hook("Stop", stop)
-    assert f"extract --session-id {stop['session_id']} --transcript {stop['transcript_path']}" in hooks_log()
+    assert "extract --session-id" not in hooks_log()  # extraction waits for the session's end
     end = _moved(_load(FIXTURES / "hooks" / "SessionEnd.json"), demo_app)
     run_hook("SessionEnd", end)
+    assert (
+        f"extract --session-id {end['session_id']} --transcript {end['transcript_path']} --trigger end" in hooks_log()
+    )
     assert f"consolidate --project {demo_app}" in hooks_log()
     with Store.open() as store:
         assert store.get_session(end["session_id"])["ended_at"]

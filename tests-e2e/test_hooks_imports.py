@@ -141,3 +141,47 @@ def test_session_start_fast_path_does_not_even_import_the_store(project_dir: Pat
     modules = _modules("SessionStart", {**common, "source": "resume"}, tmp_path)
     assert "agentctx_store" not in modules
     assert "sqlite3" not in modules
+
+
+CLIENT_PROBE = PROBE.replace(
+    'sys.argv = ["agentctx", "hook", sys.argv[1]]',
+    'sys.argv = ["agentctx", "hook", "--client", sys.argv[3], sys.argv[1]]',
+)
+
+
+def test_codex_and_gemini_hooks_import_as_little(project_dir: Path, tmp_path: Path) -> None:
+    """`agentctx hook --client codex|gemini <their event>`: the same discipline as Claude Code's
+    hooks — nothing heavy, captures and Stop never open the store, SessionStart's fast path
+    imports neither the store nor sqlite3."""
+    common = {"session_id": "client-imports", "transcript_path": str(project_dir / "t.jsonl"), "cwd": str(project_dir)}
+    shell = {"command": "pytest"}
+    runs = [
+        ("codex", "SessionStart", {**common, "source": "startup"}),
+        ("codex", "SessionStart", {**common, "source": "resume"}),
+        ("codex", "UserPromptSubmit", {**common, "prompt": "how does the redis job queue work?", "turn_id": "t"}),
+        ("codex", "PostToolUse", {**common, "tool_name": "Bash", "tool_input": shell, "tool_response": "1 failed"}),
+        ("codex", "Stop", {**common, "stop_hook_active": False}),
+        ("gemini", "BeforeAgent", {**common, "prompt": "<hook_context>x</hook_context>\n\nthe redis job queue?"}),
+        ("gemini", "AfterTool", {**common, "tool_name": "run_shell_command", "tool_input": shell,
+                                 "tool_response": {"llmContent": "Output: 1 failed\nExit Code: 1"}}),
+        ("gemini", "AfterAgent", {**common, "prompt": "x", "prompt_response": "y", "stop_hook_active": False}),
+    ]  # fmt: skip
+    for client, event, payload in runs:
+        report = tmp_path / f"modules-{client}-{event}.json"
+        subprocess.run(
+            [sys.executable, "-c", CLIENT_PROBE, event, str(report), client],
+            input=json.dumps(payload).encode(),
+            env={**os.environ, "AGENTCTX_HOOKS_NO_SPAWN": "1"},
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        modules = set(json.loads(report.read_text(encoding="utf-8")))
+        loaded = [name for name in HEAVY if name in modules or any(module.startswith(name + ".") for module in modules)]
+        assert not loaded, f"{client} {event} imported {loaded}"
+        if event in ("PostToolUse", "AfterTool", "Stop", "AfterAgent"):
+            assert "agentctx_store" not in modules and "sqlite3" not in modules, (client, event)
+        if event == "SessionStart" and payload.get("source") == "resume":
+            assert "agentctx_store" not in modules and "sqlite3" not in modules, (client, event)
+        if event in ("UserPromptSubmit", "BeforeAgent"):
+            assert "agentctx_store" in modules  # it did search

@@ -125,8 +125,10 @@ def wait_for(predicate: Callable[[], bool], *, seconds: float = 90.0) -> bool:
     return predicate()
 
 
-def test_the_stop_hook_starts_extraction_in_the_background(api: MessagesServer, fixture_transcripts: Path) -> None:
-    """The real wiring: `agentctx hook Stop` returns at once; the detached run reaches the server
+def test_the_session_end_hook_starts_extraction_in_the_background(
+    api: MessagesServer, fixture_transcripts: Path
+) -> None:
+    """The real wiring: `agentctx hook SessionEnd` returns at once; the detached run reaches the server
     and writes records. The test waits (polling, with a deadline) until the background runner
     has finished, so no process outlives it."""
     api.push(tool_reply(empty_answer(gotchas=[{"pattern": "Compaction re-injects context", "why_it_matters": "x"}])))
@@ -135,13 +137,12 @@ def test_the_stop_hook_starts_extraction_in_the_background(api: MessagesServer, 
         "session_id": SESSION,
         "transcript_path": str(transcript),
         "cwd": "/home/dev/src/demo-app",
-        "hook_event_name": "Stop",
-        "stop_hook_active": False,
-        "last_assistant_message": "All done.",
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
     }
     env = {k: v for k, v in os.environ.items() if k != "AGENTCTX_HOOKS_NO_SPAWN"}
     result = subprocess.run(
-        [AGENTCTX, "hook", "Stop"], input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env
+        [AGENTCTX, "hook", "SessionEnd"], input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env
     )
     assert result.returncode == 0, result.stderr
     hooks_log = paths.logs_dir() / "hooks.log"

@@ -78,7 +78,8 @@ def test_a_normal_extraction_sends_the_contract_and_writes_records(
     # SDK 2.x sends the API key as a bearer token
     assert request["headers"]["authorization"].startswith("Bearer sk-ant-api03-test-key")
     assert body["model"] == "claude-haiku-4-5"
-    assert body["system"] == [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
+    # one call per run: no cache breakpoint (a cache write costs 1.25x and nothing would read it)
+    assert body["system"] == [{"type": "text", "text": SYSTEM_PROMPT}]
     assert "Extract ONLY from things the developer said or chose" in SYSTEM_PROMPT
     (tool,) = body["tools"]
     assert body["tool_choice"] == {"type": "tool", "name": tool["name"]}
@@ -114,6 +115,16 @@ def test_a_normal_extraction_sends_the_contract_and_writes_records(
         session = store.get_session("sess-1")
     assert session is not None and session["extraction_cost_usd"] == pytest.approx(expected_cost)
     assert session["meta"]["extraction"]["input_tokens"] == 2000
+    (run,) = session["meta"]["extraction"]["runs_log"]
+    assert run["trigger"] == "manual" and run["status"] == "written" and run["mode"] == "whole"
+    assert (run["input_tokens"], run["cache_write_tokens"], run["cached_tokens"], run["output_tokens"]) == (
+        2000,
+        1500,
+        0,
+        400,
+    )
+    assert run["cost_usd"] == pytest.approx(expected_cost)
+    assert "extract: 2000 input, 0 cache read, 1500 cache write, 400 output tokens" in "\n".join(extract_log())
     assert session["project_id"] == resolve_project(project_dir).project_id
 
 

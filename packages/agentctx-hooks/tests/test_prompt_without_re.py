@@ -7,10 +7,11 @@ import re
 import subprocess
 import sys
 
+from agentctx_store.inject import unfence as _unfence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx_hooks.prompt import _unfence, is_slash_command
+from agentctx_hooks.prompt import is_slash_command
 
 _SLASH_COMMAND = re.compile(r"^/[A-Za-z0-9_.:-]+(?:\s|$)")
 _FENCE = re.compile(r"<(/?)(agentctx-record)", re.IGNORECASE)
@@ -49,6 +50,7 @@ def test_the_prompt_hook_path_does_not_import_re() -> None:
     code = (
         "import sys\n"
         "import agentctx_hooks.prompt, agentctx_hooks.storage, agentctx_hooks.spool, agentctx_store.budget\n"
+        "import agentctx_store.inject\n"
         "print(' '.join(name for name in ('re', 'contextlib', 'pathlib', 'dataclasses') if name in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)

@@ -33,6 +33,20 @@ def test_a_write_marks_a_full_digest_stale_instead_of_overwriting_it(project: Pr
     assert info.kind == "full" and info.stale
 
 
+def test_a_full_digest_naming_a_superseded_record_is_replaced_at_once(project: Project) -> None:
+    """A stale full digest is still served until consolidation runs again (seen with Codex: the
+    session's extraction superseded a decision right after consolidation wrote the digest), so
+    one that names a record no longer current is replaced by the cheap digest on the write."""
+    with Store.open() as store:
+        old = store.add(project, NewRecord(type="decision", title="Use SQLite for the queue", body="Old."))
+    digest.write(project.project_id, f"## Full\n- [decision {old.record_id}] Use SQLite for the queue", kind="full")
+    with Store.open() as store:
+        store.supersede(project, old.record_id, title="Use PostgreSQL for the queue", body="New.")
+    text, info = digest.read(project.project_id)
+    assert info.kind == "cheap" and not info.stale
+    assert "PostgreSQL" in text and "Use SQLite" not in text and old.record_id not in text
+
+
 def test_superseded_and_other_projects_records_stay_out_of_the_digest(project: Project, other_project: Project) -> None:
     with Store.open() as store:
         old = store.add(project, NewRecord(type="decision", title="Deploy on Heroku", body="Old."))
@@ -51,3 +65,30 @@ def test_the_digest_respects_the_session_start_budget(project: Project) -> None:
     found = digest.read(project.project_id)
     assert found is not None
     assert SESSION_START.allows(found[0])
+
+
+def test_inferred_profile_lines_and_the_handover_are_marked_unconfirmed(project: Project) -> None:
+    """Issue 14: a guessed profile line must not read like a detected one; the handover stays in
+    the digest (the next session needs it most) but marked."""
+    with Store.open() as store:
+        store.add(project, NewRecord(type="profile", title="Stack", body="Python 3.12, uv", key="stack"))
+        store.add(
+            project,
+            NewRecord(type="profile", title="Guessed", body="uses Docker", key="docker", confidence="inferred"),
+        )
+        store.add(
+            project,
+            NewRecord(
+                type="handover",
+                title="Handover: queue migration",
+                body="Moving the queue.",
+                key="handover",
+                confidence="inferred",
+                source="llm_extraction",
+            ),
+        )
+        text = digest.compose(store, project)
+    lines = text.splitlines()
+    assert "- Stack: Python 3.12, uv" in lines
+    assert "- Guessed (unconfirmed — inferred, not stated by the developer): uses Docker" in lines
+    assert "## Last handover (unconfirmed — inferred, not stated by the developer)" in lines

@@ -1,5 +1,5 @@
 """The modules the UserPromptSubmit hook imports stay light: a fresh process runs them on every
-prompt (issue 3 targets, bench/bench_hooks.py). Each name below costs 1-6 ms to import."""
+prompt (issue 3 targets, bench/test_bench_hooks.py). Each name below costs 1-6 ms to import."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ HEAVY = (
 def test_the_prompt_path_modules_import_none_of_the_heavy_ones() -> None:
     code = (
         "import sys\n"
-        "import agentctx_store.search, agentctx_store.store, agentctx_store.budget\n"
+        "import agentctx_store.search, agentctx_store.store, agentctx_store.budget, agentctx_store.inject\n"
         f"print(' '.join(name for name in {HEAVY!r} if name in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)

@@ -164,6 +164,7 @@ def test_every_view_renders_at_desktop_and_narrow_width(page: Page, live_url: st
         "profile": "Prefers pytest",
         "sessions": "branch main · 2 files",
         "sync": "Use MySQL for storage",
+        "inbox": "Nothing left to review",
     }
     for width, label in ((1280, "desktop"), (420, "narrow")):
         page.set_viewport_size({"width": width, "height": 800})
@@ -289,6 +290,89 @@ def test_a_superseded_record_shows_its_successor_and_cannot_be_superseded(
     shot(page, "08-superseded-detail")
     detail.get_by_role("button", name=seeded.decision).click()
     page.wait_for_selector("#detail-title:has-text('Use Postgres for storage')")
+
+
+def test_the_inbox_accepts_edits_rejects_and_skips(page: Page, live_url: str, seeded: Seeded) -> None:
+    """Issue 14: the Inbox view does what `agentctx review` does, with the page's write token."""
+    from agentctx_store import NewRecord
+
+    titles = [
+        "Queue jobs in Postgres",
+        "Deploy with Docker Compose",
+        "Keep migrations in alembic",
+        "Name branches by ticket",
+    ]
+    ids: dict[str, str] = {}
+    with Store.open() as store:
+        for title in titles:
+            time.sleep(0.003)  # newest first is by recording time: no two in the same millisecond
+            ids[title] = store.add(
+                seeded.project,
+                NewRecord(
+                    type="decision",
+                    title=title,
+                    body=f"{title}, said in a session.",
+                    confidence="inferred",
+                    source="llm_extraction",
+                    session_id="sess-alpha-1",
+                    reinforce_count=1,
+                ),
+            ).record_id
+    page.goto(f"{live_url}#/inbox")
+    ready(page, "inbox")
+    items = page.locator("ol.inbox > li h3")
+    assert items.all_inner_texts() == list(reversed(titles))  # newest first
+    assert "4 records to review" in page.locator("#inbox-summary").inner_text()
+    shot(page, "inbox-01")
+
+    page.get_by_role("button", name="Accept Name branches by ticket").click()
+    page.locator(f"li[data-id='{ids['Name branches by ticket']}']").wait_for(state="detached")
+    assert page.evaluate("document.activeElement.textContent") == "Keep migrations in alembic"  # focus moves on
+
+    page.get_by_role("button", name="Edit Keep migrations in alembic").click()
+    page.get_by_label("Title").fill("Keep migrations in Alembic, one per change")
+    shot(page, "inbox-02-edit")
+    page.get_by_role("button", name="Accept with changes").click()
+    page.locator(f"li[data-id='{ids['Keep migrations in alembic']}']").wait_for(state="detached")
+
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Reject Deploy with Docker Compose").click()
+    assert page.locator(f"li[data-id='{ids['Deploy with Docker Compose']}']").count() == 1  # cancelled: kept
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Reject Deploy with Docker Compose").click()
+    page.locator(f"li[data-id='{ids['Deploy with Docker Compose']}']").wait_for(state="detached")
+
+    page.get_by_role("button", name="Skip Queue jobs in Postgres").click()
+    page.wait_for_selector("#inbox-summary:has-text('Nothing left to review')")
+    with Store.open() as store:
+        assert store.get(seeded.project, ids["Name branches by ticket"]).confidence == "explicit"
+        edited = store.get(seeded.project, ids["Keep migrations in alembic"])
+        assert (edited.title, edited.confidence) == ("Keep migrations in Alembic, one per change", "explicit")
+        current = {record.record_id for record in store.list_records(seeded.project, include_superseded=True)}
+        assert ids["Deploy with Docker Compose"] not in current
+        assert store.get(seeded.project, ids["Queue jobs in Postgres"]).confidence == "inferred"  # skipped
+
+    page.reload()
+    ready(page, "inbox")
+    assert page.locator("ol.inbox > li h3").all_inner_texts() == ["Queue jobs in Postgres"]
+    page.get_by_label("Every unconfirmed record, not only extraction results").check()
+    page.wait_for_selector("ol.inbox h3:has-text('Parser is slow on big files')")  # inferred, written by hand
+    shot(page, "inbox-03-all")
+
+
+def test_sessions_show_extraction_tokens_and_the_months_spend(page: Page, live_url: str, seeded: Seeded) -> None:
+    with Store.open() as store:
+        store.update_session_meta(
+            seeded.project,
+            "sess-alpha-1",
+            extraction={"calls": 1, "input_tokens": 9000, "output_tokens": 420, "runs_log": [{"trigger": "end"}]},
+        )
+    page.goto(f"{live_url}#/sessions")
+    ready(page, "sessions")
+    text = page.locator("main").inner_text()
+    assert "1 run (last: end): 9,000 in · 0 cached · 420 out" in text
+    assert "Extraction this month (all projects): $0.0042 of the $5.00 cap." in text
+    shot(page, "sessions-extraction")
 
 
 def test_a_long_record_list_says_how_many_are_not_shown(page: Page, live_url: str, seeded: Seeded) -> None:

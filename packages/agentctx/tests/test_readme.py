@@ -1,4 +1,5 @@
-"""The README's quick start is exactly two commands, and `.ci/run` runs the README's test command."""
+"""The README's quick start is exactly two commands, and `.ci/run` runs the README's test command
+(then the benchmarks, once each)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def test_ci_runs_the_readme_test_command_and_fails_on_failure() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     lines = [line.strip() for line in script.splitlines() if line.strip() and not line.strip().startswith("#")]
     assert "set -euo pipefail" in lines
-    assert lines[-1] == quick_start_commands()[1]
+    # the README's test command, then every benchmark body once (bench/README.md), nothing after
+    assert lines[-2:] == [quick_start_commands()[1], "uv run --frozen pytest bench --benchmark-disable"]
     assert "uv sync --all-packages --all-extras --frozen" in lines
     assert "pip install" in script and "command -v uv" in script
 

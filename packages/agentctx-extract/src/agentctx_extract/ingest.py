@@ -30,6 +30,7 @@ log = logging.getLogger("agentctx.extract")
 HANDOVER_KEY = "handover"
 SIMILARITY_THRESHOLD = 0.85
 SOURCE = "llm_extraction"
+NEVER = 2**31  # a reinforce threshold no count reaches (review required: a person promotes)
 
 
 @dataclass(kw_only=True)
@@ -180,8 +181,13 @@ def ingest(
     session_id: str,
     threshold: int,
     already_reinforced: Sequence[str] = (),
+    review_required: bool = False,
 ) -> IngestReport:
-    """Write the extraction; the caller wraps this in `store.transaction()` so it is all or nothing."""
+    """Write the extraction; the caller wraps this in `store.transaction()` so it is all or nothing.
+
+    With `review_required` (`agentctx config review required`) nothing extracted is trusted
+    until a person accepts it: new records are `inferred` whatever the model judged, and a
+    repeat counts a sighting without promoting the record (`agentctx review` does that)."""
     report = IngestReport()
     if extraction.flush_ok:
         return report
@@ -198,7 +204,10 @@ def ingest(
                 report.skipped.append(f"{candidate.type} already recorded from this session: {match.record_id}")
             elif match.confidence == "inferred":
                 store.reinforce(
-                    project, match.record_id, threshold=threshold, explicit=candidate.confidence == "explicit"
+                    project,
+                    match.record_id,
+                    threshold=NEVER if review_required else threshold,
+                    explicit=candidate.confidence == "explicit" and not review_required,
                 )
                 report.reinforced.append(match.record_id)
                 seen_this_session.add(match.record_id)
@@ -218,7 +227,7 @@ def ingest(
                 title=make_title(candidate.core),
                 body=candidate.body,
                 scope=scope,
-                confidence=candidate.confidence,
+                confidence="inferred" if review_required else candidate.confidence,
                 source=SOURCE,
                 session_id=session_id,
                 reinforce_count=1,

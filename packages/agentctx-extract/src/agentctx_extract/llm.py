@@ -17,16 +17,17 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from agentctx_extract.prices import PRICES, Price, price_for
 from agentctx_extract.prompt import TOOL, TOOL_NAME, system_blocks
 from agentctx_extract.schema import MalformedOutput
 
 log = logging.getLogger("agentctx.extract")
 
-# Claude Haiku 4.5, US$ per million tokens (cache write = 5-minute TTL)
-PRICE_INPUT = 1.00
-PRICE_OUTPUT = 5.00
-PRICE_CACHE_WRITE = 1.25
-PRICE_CACHE_READ = 0.10
+# The default model's rates, from the one price table (`prices.PRICES`)
+PRICE_INPUT = PRICES["claude-haiku-4-5"].input
+PRICE_OUTPUT = PRICES["claude-haiku-4-5"].output
+PRICE_CACHE_WRITE = PRICES["claude-haiku-4-5"].cache_write
+PRICE_CACHE_READ = PRICES["claude-haiku-4-5"].cache_read
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
@@ -38,6 +39,7 @@ class Usage:
     cache_write_tokens: int = 0
     cache_read_tokens: int = 0
     calls: int = 0
+    cost_usd: float = 0.0  # each response priced at its model's rates (`prices.price_for`)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -46,16 +48,19 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             calls=self.calls + other.calls,
+            cost_usd=self.cost_usd + other.cost_usd,
         )
 
-    @property
-    def cost_usd(self) -> float:
-        return (
-            self.input_tokens * PRICE_INPUT
-            + self.output_tokens * PRICE_OUTPUT
-            + self.cache_write_tokens * PRICE_CACHE_WRITE
-            + self.cache_read_tokens * PRICE_CACHE_READ
-        ) / 1_000_000
+    def to_json(self) -> dict[str, int | float]:
+        """Token counts and cost as stored on the session (`cached_tokens` = cache reads)."""
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "cached_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+        }
 
 
 class CallFailed(Exception):
@@ -99,17 +104,17 @@ def make_client(settings: CallSettings) -> Any:
     )
 
 
-def _usage_of(response: Any) -> Usage:
+def _usage_of(response: Any, price: Price) -> Usage:
     usage = getattr(response, "usage", None)
     if usage is None:
         return Usage(calls=1)
-    return Usage(
-        input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-        cache_write_tokens=int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
-        cache_read_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
-        calls=1,
-    )
+    counts = {
+        "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
+        "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
+        "cache_write_tokens": int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
+        "cache_read_tokens": int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+    }
+    return Usage(**counts, calls=1, cost_usd=price.cost(**counts))
 
 
 def answer_of(response: Any) -> Any:
@@ -136,9 +141,11 @@ def answer_of(response: Any) -> Any:
 class Caller:
     """Makes extraction calls; safe to share between threads (usage is summed under a lock)."""
 
-    def __init__(self, client: Any, settings: CallSettings) -> None:
+    def __init__(self, client: Any, settings: CallSettings, *, cache: bool = False) -> None:
         self.client = client
         self.settings = settings
+        self.cache = cache  # a prompt-cache breakpoint after the system prompt (map-reduce runs only)
+        self.price = price_for(settings.model)
         self._lock = threading.Lock()
         self.usage = Usage()
 
@@ -173,7 +180,7 @@ class Caller:
                 response = self.client.messages.create(
                     model=self.settings.model,
                     max_tokens=self.settings.max_tokens,
-                    system=system_blocks(),
+                    system=system_blocks(cache=self.cache),
                     tools=[TOOL],
                     tool_choice={"type": "tool", "name": TOOL_NAME},
                     messages=[{"role": "user", "content": user_text}],
@@ -187,7 +194,17 @@ class Caller:
             except ValueError as exc:  # a torn response body: the SDK's JSON decoding fails
                 error, retry, reason = exc, False, f"unreadable response ({type(exc).__name__})"
             else:
-                self._count(_usage_of(response))
+                used = _usage_of(response, self.price)
+                self._count(used)
+                log.info(
+                    "%s: %d input, %d cache read, %d cache write, %d output tokens ($%.5f)",
+                    label,
+                    used.input_tokens,
+                    used.cache_read_tokens,
+                    used.cache_write_tokens,
+                    used.output_tokens,
+                    used.cost_usd,
+                )
                 try:
                     return answer_of(response)
                 except MalformedOutput as exc:

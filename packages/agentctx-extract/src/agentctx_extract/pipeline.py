@@ -9,27 +9,30 @@ Nothing is written unless the whole answer is in hand, and then in one transacti
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from agentctx_store import AgentctxError, Project, Store, config, paths, resolve_project
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
+from agentctx_store.spend import month_spent
 
+from agentctx_extract.client_transcripts import read_for_client
 from agentctx_extract.ingest import IngestReport, ingest
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
 from agentctx_extract.locks import session_lock
-from agentctx_extract.prompt import KnownRecord, session_message, synthesis_message
+from agentctx_extract.prices import is_known, price_for
+from agentctx_extract.prompt import SYSTEM_PROMPT, TOOL, KnownRecord, session_message, synthesis_message
 from agentctx_extract.schema import Extraction, MalformedOutput, parse_extraction
 from agentctx_extract.sizing import InputPlan, plan_input
-from agentctx_extract.transcript import read_transcript, render
+from agentctx_extract.transcript import render
 
 log = logging.getLogger("agentctx.extract")
 
@@ -45,9 +48,15 @@ Status = Literal[
     "empty",
     "failed",
 ]
+Trigger = Literal["stop", "precompact", "end", "sweep", "manual"]
+TRIGGERS: tuple[str, ...] = ("stop", "precompact", "end", "sweep", "manual")
 MAX_PARALLEL_CALLS = 4
 MAX_PAID_FAILURES = 3
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+RUNS_KEPT = 50  # per-run lines kept on the session (the sums cover every run)
+# The cap check prices a run before sending it: the estimated input of every planned call
+# (our estimate over-counts) plus this many output tokens per call (answers run ~300-800).
+EXPECTED_OUTPUT_TOKENS = 1000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,30 +97,42 @@ def _extract_log() -> Iterator[None]:
         handler.close()
 
 
-def month_spent(store: Store, *, now: datetime | None = None) -> float:
-    """Extraction spending of the current calendar month (UTC), over sessions started in it."""
-    moment = now or datetime.now(UTC)
-    start = moment.strftime("%Y-%m-01T00:00:00.000Z")
-    row = store.conn.execute(
-        "SELECT coalesce(sum(extraction_cost_usd), 0) FROM sessions WHERE started_at >= ?", (start,)
-    ).fetchone()
-    return float(row[0])
-
-
 def has_api_key() -> bool:
     return any(os.environ.get(name) for name in KEY_VARIABLES)
 
 
-def _summed_usage(done: dict[str, Any], usage: Usage) -> dict[str, int]:
-    """Token counts over all runs of the session (it is extracted once per Stop, in increments)."""
-    now = {
-        "calls": usage.calls,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-    }
-    return {key: int(done.get(key, 0)) + value for key, value in now.items()}
+SUMMED = ("calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+
+
+def with_run(extraction: dict[str, Any], usage: Usage, *, trigger: str, mode: str, status: str) -> dict[str, Any]:
+    """The session's extraction metadata with one more run: its line in `runs_log` (tokens in,
+    cached, out, and cost) and the session's sums over every run, paid failures included."""
+    updated = dict(extraction)
+    for key, value in zip(
+        SUMMED,
+        (usage.calls, usage.input_tokens, usage.output_tokens, usage.cache_write_tokens, usage.cache_read_tokens),
+        strict=True,
+    ):
+        updated[key] = int(extraction.get(key, 0) or 0) + value
+    updated["cost_usd"] = round(float(extraction.get("cost_usd", 0) or 0) + usage.cost_usd, 6)
+    line = {"at": utc_now(), "trigger": trigger, "mode": mode, "status": status, **usage.to_json()}
+    runs = [entry for entry in extraction.get("runs_log", []) if isinstance(entry, dict)]
+    updated["runs_log"] = [*runs, line][-RUNS_KEPT:]
+    return updated
+
+
+def estimated_run_cost(plan: InputPlan, known: list[KnownRecord], model: str) -> float:
+    """What a run would cost at most, before it is sent: every planned call's estimated input
+    (system prompt, tool schema, message) and `EXPECTED_OUTPUT_TOKENS` per call."""
+    from agentctx_store.budget import estimate_tokens
+
+    fixed = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(json.dumps(TOOL))
+    parts = list(plan.parts)
+    inputs = [fixed + estimate_tokens(session_message(part, known)) for part in parts]
+    if plan.mode == "map_reduce":  # the synthesis call reads one answer per part
+        inputs.append(fixed + EXPECTED_OUTPUT_TOKENS * len(parts))
+    price = price_for(model)
+    return sum(price.cost(input_tokens=tokens, output_tokens=EXPECTED_OUTPUT_TOKENS) for tokens in inputs)
 
 
 def _known_records(store: Store, project: Project) -> list[KnownRecord]:
@@ -143,7 +164,15 @@ def _call_model(caller: Caller, plan: InputPlan, known: list[KnownRecord]) -> Ex
 
 
 def _note_failure(
-    store: Store, project: Project, session_id: str, done: dict[str, Any], *, start: int, total_turns: int, paid: bool
+    store: Store,
+    project: Project,
+    session_id: str,
+    done: dict[str, Any],
+    *,
+    start: int,
+    total_turns: int,
+    paid: bool,
+    run: dict[str, Any],
 ) -> str:
     """Count failures that cost money (an answer came back but was unusable) from one starting
     turn. Network errors and 429/5xx cost nothing and are retried at the next Stop for ever;
@@ -153,7 +182,7 @@ def _note_failure(
         return ""
     previous = done.get("failures") or {}
     count = int(previous.get("count", 0)) + 1 if previous.get("start") == start else 1
-    extraction = dict(done, failures={"start": start, "count": count})
+    extraction = dict(with_run(done, **run), failures={"start": start, "count": count})
     note = ""
     if count >= MAX_PAID_FAILURES:
         extraction.update(turns_done=total_turns, failures={})
@@ -171,7 +200,7 @@ def _write(
     done: dict[str, Any],
     session_id: str,
     meta: dict[str, Any],
-    usage: Usage,
+    run: dict[str, Any],
 ) -> IngestReport:
     """Ingest and mark the session's progress in one transaction: all of it or none.
 
@@ -187,15 +216,16 @@ def _write(
             session_id=session_id,
             threshold=int(settings["reinforce_threshold"]),
             already_reinforced=already_reinforced,
+            review_required=settings.get("review") == "required",
         )
         store.update_session_meta(
             project,
             session_id,
             extraction={
+                **with_run(done, **run),
                 **meta,
                 "at": utc_now(),
                 "runs": int(done.get("runs", 0)) + 1,
-                **_summed_usage(done, usage),
                 "flush_ok": extraction.flush_ok,
                 "created": sorted(set(done.get("created", [])) | set(report.created)),
                 "reinforced": sorted(set(already_reinforced) | set(report.reinforced)),
@@ -206,21 +236,41 @@ def _write(
 
 
 def extract_session(
-    session_id: str, transcript_path: Path, *, project_path: Path | None = None, force: bool = False
+    session_id: str,
+    transcript_path: Path,
+    *,
+    project_path: Path | None = None,
+    force: bool = False,
+    trigger: Trigger = "manual",
+    client: str = "claude",
 ) -> Outcome:
-    """Extract one session's context into the store. Never raises for runtime failures."""
+    """Extract one session's context into the store. Never raises for runtime failures.
+
+    `trigger` says which hook asked (`end`, `stop`, `precompact`, `sweep`) or `manual`; it is
+    written on the session's per-run line and in the log. `client` names the transcript format
+    (claude, codex, gemini: `client_transcripts`)."""
     with _extract_log():
         try:
-            outcome = _run(session_id, transcript_path, project_path=project_path, force=force)
+            outcome = _run(
+                session_id, transcript_path, project_path=project_path, force=force, trigger=trigger, client=client
+            )
         except Exception as exc:  # process boundary: a detached run must end in a log line, not a traceback
             log.exception("session %s: extraction crashed", session_id)
             return Outcome(status="failed", message=f"extraction crashed: {type(exc).__name__}", session_id=session_id)
         level = logging.WARNING if outcome.status == "failed" else logging.INFO
-        log.log(level, "session %s: %s", session_id, outcome.message)
+        log.log(level, "session %s (%s): %s", session_id, trigger, outcome.message)
         return outcome
 
 
-def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, force: bool) -> Outcome:
+def _run(
+    session_id: str,
+    transcript_path: Path,
+    *,
+    project_path: Path | None,
+    force: bool,
+    trigger: str,
+    client: str = "claude",
+) -> Outcome:
     settings = config.load()
     if not settings["llm"]:
         return Outcome(
@@ -235,7 +285,7 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
             return Outcome(
                 status="locked", message="another extraction of this session is running", session_id=session_id
             )
-        transcript = read_transcript(transcript_path)
+        transcript = read_for_client(transcript_path, client, session_id=session_id)
         project = resolve_project(project_path or transcript.cwd or Path.cwd())
         with Store.open() as store:
             session = store.get_session(session_id)
@@ -257,18 +307,26 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
                 return Outcome(
                     status="empty", message="no new words from the developer in the transcript", **base_outcome
                 )
+            known = _known_records(store, project)
+            model = str(settings["extraction_model"])
             spent, cap = month_spent(store), float(settings["monthly_cap_usd"])
-            if spent >= cap:
+            estimate = estimated_run_cost(plan, known, model)
+            if spent + estimate > cap:
                 return Outcome(
                     status="cap_reached",
-                    message=f"monthly extraction cap reached (${spent:.2f} of ${cap:.2f}); nothing sent",
+                    message=(
+                        f"monthly extraction cap reached (${spent:.4f} spent + ~${estimate:.4f} for this run "
+                        f"> cap ${cap:.2f}); nothing sent"
+                    ),
                     **base_outcome,
                 )
-            known = _known_records(store, project)
         if plan.chunks_dropped:
             log.info("session %s: huge session, %d middle chunks left out", session_id, plan.chunks_dropped)
-        call_settings = CallSettings.from_env(str(settings["extraction_model"]))
-        caller = Caller(make_client(call_settings), call_settings)
+        if not is_known(model):
+            log.info("session %s: model %r is not in the price table; priced at the dearest row", session_id, model)
+        call_settings = CallSettings.from_env(model)
+        # the prefix repeats within the cache's 5 minutes only across a map-reduce run's calls
+        caller = Caller(make_client(call_settings), call_settings, cache=plan.mode == "map_reduce")
         try:
             extraction: Extraction | None = _call_model(caller, plan, known)
             failure = ""
@@ -277,9 +335,17 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
         with Store.open() as store:
             if caller.usage.calls:
                 store.add_extraction_cost(session_id, project, caller.usage.cost_usd)
+            run = {"usage": caller.usage, "trigger": trigger, "mode": plan.mode}
             if extraction is None:
                 note = _note_failure(
-                    store, project, session_id, done, start=start, total_turns=total_turns, paid=caller.usage.calls > 0
+                    store,
+                    project,
+                    session_id,
+                    done,
+                    start=start,
+                    total_turns=total_turns,
+                    paid=caller.usage.calls > 0,
+                    run={**run, "status": "failed"},
                 )
                 return Outcome(
                     status="failed", message=f"extraction skipped: {failure}{note}", usage=caller.usage, **base_outcome
@@ -293,7 +359,7 @@ def _run(session_id: str, transcript_path: Path, *, project_path: Path | None, f
                     done=done,
                     session_id=session_id,
                     meta={"turns_done": total_turns, "mode": plan.mode, "model": call_settings.model},
-                    usage=caller.usage,
+                    run={**run, "status": "flush_ok" if extraction.flush_ok else "written"},
                 )
             except (sqlite3.Error, AgentctxError) as exc:  # rolled back whole: nothing of this run is stored
                 return Outcome(

@@ -1,8 +1,10 @@
-"""What the model is told: a fixed system prompt (cached), the answer tool, and per-call messages.
+"""What the model is told: a fixed system prompt, the answer tool, and per-call messages.
 
-The system prompt never varies between sessions or projects, so its prompt-cache entry can be
-reused by every call: everything that varies (the transcript, the project's current decisions)
-goes in the user message, after the cache breakpoint.
+The system prompt never varies between sessions or projects: everything that varies (the
+transcript, the project's current decisions) goes in the user message. The answer's JSON
+schema is the tool's `input_schema` and is not repeated in the prompt (it would cost ~1K
+tokens a call). A prompt-cache breakpoint is set only where the prefix repeats within the
+cache's 5 minutes, the parallel calls of a map-reduce run (see docs/extraction.md, "Caching").
 """
 
 from __future__ import annotations
@@ -67,8 +69,7 @@ old endpoint for one release?"]}}
 Negative examples (extract nothing): Claude says "I'll use a dict here for speed" and the developer says nothing \
 about it; Claude runs `npm test` on its own; a README that Claude read mentions Redis.
 
-The answer's JSON schema:
-{json.dumps(OUTPUT_SCHEMA, separators=(",", ":"))}"""
+The answer's JSON schema is the `{TOOL_NAME}` tool's input schema."""
 
 TOOL = {
     "name": TOOL_NAME,
@@ -84,9 +85,12 @@ class KnownRecord:
     title: str
 
 
-def system_blocks() -> list[dict[str, object]]:
-    """The system prompt as one text block carrying the cache breakpoint."""
-    return [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
+def system_blocks(*, cache: bool = False) -> list[dict[str, object]]:
+    """The system prompt as one text block; with `cache`, carrying a prompt-cache breakpoint."""
+    block: dict[str, object] = {"type": "text", "text": SYSTEM_PROMPT}
+    if cache:
+        block["cache_control"] = {"type": "ephemeral"}
+    return [block]
 
 
 def known_section(known: Sequence[KnownRecord]) -> str:

@@ -23,7 +23,9 @@ EVENTS = (
     "Stop",
     "SessionEnd",
 )
-USAGE = f"usage: agentctx hook <{'|'.join(EVENTS)}> < payload.json"
+USAGE = (
+    f"usage: agentctx hook [--client claude|codex|gemini] <{'|'.join(EVENTS)}|the client's event name> < payload.json"
+)
 
 
 def _handler(event: str):  # returns a handler: HookInput -> str
@@ -44,16 +46,33 @@ def _handler(event: str):  # returns a handler: HookInput -> str
     return handle
 
 
-def run(event: str, raw: bytes) -> str:
-    """The stdout text for one event and payload ("" for nothing). Never raises."""
+def run(event: str, raw: bytes, client: str = "claude") -> str:
+    """The stdout text for one event and payload ("" for nothing). Never raises.
+
+    `event` is the client's own event name; `client` names the client that runs the hook (from
+    `--client`, written by `agentctx init`; never guessed from the payload)."""
     session = ""
     try:
-        from agentctx_hooks.output import hook_json
         from agentctx_hooks.payload import parse
 
-        hook = parse(event, raw)
+        if client == "claude":
+            from agentctx_hooks.output import hook_json
+
+            hook = parse(event, raw)
+            session = hook.session_id
+            return hook_json(event, _handler(event)(hook))
+        from agentctx_hooks import clients
+        from agentctx_hooks.payload import HookInput
+
+        module = clients.get(client)
+        ours = module.EVENTS[event]
+        hook = parse(ours, raw)
         session = hook.session_id
-        return hook_json(event, _handler(event)(hook))
+        ours, data = module.normalise(event, hook.data)
+        data["agentctx_client"] = client
+        data["agentctx_hook"] = event
+        hook = HookInput(event=ours, data=data)
+        return module.render(ours, event, _handler(ours)(hook))
     except Exception as exc:  # the process boundary: log, print nothing, exit 0
         log.error(event, exc, session=session)
         return ""
@@ -64,10 +83,32 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE + "\n")
         return 0
-    event = args[0]
-    if event not in EVENTS:
-        log.write(event, f"unknown hook event {event!r}; known: {', '.join(EVENTS)}")
+    client = "claude"
+    if args[0] == "--client" or args[0].startswith("--client="):
+        client = args[0].partition("=")[2] if "=" in args[0] else (args[1] if len(args) > 1 else "")
+        args = args[1:] if "=" in args[0] else args[2:]
+        if client not in ("claude", "codex", "gemini"):
+            log.write("hook", f"unknown client {client!r}; supported: claude, codex, gemini")
+            return 0
+    if not args:
+        log.write("hook", f"no hook event given ({USAGE})")
         return 0
+    event = args[0]
+    if client == "claude":
+        if event not in EVENTS:
+            log.write(event, f"unknown hook event {event!r}; known: {', '.join(EVENTS)}")
+            return 0
+    else:
+        from agentctx_hooks import clients
+
+        known = clients.get(client).EVENTS
+        if not known.get(event):  # unknown to us, or an event of this client agentctx does not use
+            if event not in known:
+                log.write(
+                    event,
+                    f"unknown {client} hook event {event!r}; known: {', '.join(k for k, v in known.items() if v)}",
+                )
+            return 0
     try:
         from agentctx_hooks.payload import read_stdin
 
@@ -75,12 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # too large, unreadable
         log.error(event, exc)
         return 0
-    owns_process = sys.argv[1:3] == ["hook", event]  # `agentctx hook X`, not a caller in-process
+    owns_process = sys.argv[1:2] == ["hook"] and sys.argv[-1:] == [event]  # `agentctx hook [--client C] X`
     if owns_process:
         from agentctx_hooks._process import ENDS_WITH_OS_EXIT
 
         ENDS_WITH_OS_EXIT["value"] = True
-    text = run(event, raw)
+    text = run(event, raw, client)
     if text:
         try:
             sys.stdout.write(text + "\n")

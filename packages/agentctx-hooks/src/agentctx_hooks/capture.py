@@ -73,6 +73,9 @@ def handle(hook: HookInput) -> str:
     from agentctx_hooks._fast import time_now
 
     entry["at"] = time_now()
+    if hook.get_text("agentctx_client"):
+        entry["client"] = hook.get_text("agentctx_client")
+        entry["hook"] = hook.get_text("agentctx_hook")
     spool.add(entry)
     return ""
 
@@ -204,6 +207,10 @@ def _apply_bash(store: Store, project: Project, root: str, session_id: str, entr
                     key=key,
                 ),
             )
+            from agentctx_hooks.provenance import note_record
+
+            hook = str(entry.get("hook") or "PostToolUseFailure")
+            note_record(store, project, session_id, stub.record_id, str(entry.get("client") or "claude"), hook)
         store.add_edge(stub.record_id, session_node, "observed_in")
     test = entry.get("test")
     if test:

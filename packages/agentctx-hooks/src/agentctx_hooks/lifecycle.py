@@ -1,10 +1,12 @@
 """PreCompact, Stop, SessionEnd and CwdChanged: the hooks that say nothing to the model.
 
 - PreCompact writes a snapshot of the working state into the session's metadata; the next
-  SessionStart(`compact`) puts it back into context.
-- Stop starts `agentctx extract` detached (one at a time per session) and returns.
-- SessionEnd starts `agentctx consolidate` detached, then closes the session row; it has
-  1.5 s in total, so the spawn comes first and the store write waits at most 500 ms.
+  SessionStart(`compact`) puts it back into context. It also starts a checkpoint extraction.
+- Stop counts what the turn added and starts a checkpoint extraction only once the
+  un-extracted part is large (`extraction.on_stop`).
+- SessionEnd starts `agentctx extract` for the rest of the session and `agentctx consolidate`,
+  detached, then closes the session row; it has 1.5 s in total, so the spawns come first and
+  the store write waits at most 500 ms.
 - CwdChanged refreshes the profile records of the project the new directory belongs to.
 """
 
@@ -23,7 +25,6 @@ if TYPE_CHECKING:
 
     from agentctx_store import Project, Store
 
-EXTRACT_TIMEOUT_SECONDS = 600
 CONSOLIDATE_TIMEOUT_SECONDS = 900
 TRANSCRIPT_TAIL_BYTES = 256_000
 SNAPSHOT_TOKENS = 400
@@ -31,26 +32,19 @@ SNAPSHOT_CHARS = 1600
 
 
 def stop(hook: HookInput) -> str:
-    transcript = hook.transcript_path
-    if not hook.session_id or not transcript:
-        log.write(hook.event, "payload has no session_id or transcript_path; no extraction", session=hook.session_id)
-        return ""
-    from agentctx_hooks.spawn import spawn_agentctx
+    from agentctx_hooks.extraction import on_stop
 
-    spawn_agentctx(
-        ["extract", "--session-id", hook.session_id, "--transcript", transcript],
-        lock_name=f"extract-{hook.session_id}",
-        timeout_seconds=EXTRACT_TIMEOUT_SECONDS,
-        cwd=hook.cwd,
-    )
-    return ""
+    return on_stop(hook)
 
 
 def session_end(hook: HookInput) -> str:
     if not hook.cwd:
-        log.write(hook.event, "payload has no usable cwd; no consolidation", session=hook.session_id)
+        log.write(hook.event, "payload has no usable cwd; no extraction or consolidation", session=hook.session_id)
         return ""
+    from agentctx_hooks.extraction import on_session_end
     from agentctx_hooks.spawn import spawn_agentctx
+
+    on_session_end(hook)
 
     spawn_agentctx(
         ["consolidate", "--project", hook.cwd],
@@ -107,6 +101,9 @@ def pre_compact(hook: HookInput) -> str:
             flush_pending(store, project, hook.session_id)
             if snapshot:
                 store.update_session_meta(project, hook.session_id, snapshot=snapshot)
+    from agentctx_hooks.extraction import on_pre_compact
+
+    on_pre_compact(hook)
     return ""
 
 

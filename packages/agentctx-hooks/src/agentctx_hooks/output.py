@@ -13,9 +13,11 @@ from agentctx_hooks._json_lite import quote
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
 
 
-def hook_json(event: str, context: str) -> str:
-    """The stdout line for `context`, or "" when there is nothing to say."""
+def hook_json(event: str, context: str, *, name: str = "") -> str:
+    """The stdout line for `context`, or "" when there is nothing to say. `name` is the
+    client's own name for the event (Gemini's `BeforeAgent` for our `UserPromptSubmit`)."""
     if not context.strip() or event not in CONTEXT_EVENTS:
         return ""
     # json.dumps of {"hookSpecificOutput": {...}}, ASCII-escaped so any stdout encoding carries it
-    return f'{{"hookSpecificOutput": {{"hookEventName": {quote(event)}, "additionalContext": {quote(context)}}}}}'
+    label = quote(name or event)
+    return f'{{"hookSpecificOutput": {{"hookEventName": {label}, "additionalContext": {quote(context)}}}}}'

@@ -6,7 +6,9 @@ accounting is parked in the session state and written by the next hook that open
 
 Slow path: no digest yet (compose the cheap one once, detecting the profile if the project
 has none), a digest over budget (cut it), or `compact` (add the PreCompact snapshot). A
-missing, stale or day-old digest also starts a detached `agentctx consolidate`.
+missing, stale or day-old digest also starts a detached `agentctx consolidate`. Every source
+also notes the session as open and sweeps the project's sessions that ended without
+SessionEnd into a detached extraction (`extraction.sweep`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ def handle(hook: HookInput) -> str:
         text, refresh = _compose_slowly(hook, source)
         recorded = True
     _remember(hook, source, record_ids(text), tokens, already_recorded=recorded)
+    from agentctx_hooks.extraction import sweep
+
+    sweep(hook, project_id)  # sessions of this project that ended without SessionEnd
     if refresh:
         from agentctx_hooks.spawn import spawn_agentctx
 

@@ -3,7 +3,7 @@
 The record types (`Record`, `NewRecord`, `Project`, `SearchHit`, `SearchResult`, `Budget`) sit
 on the path of the UserPromptSubmit hook, a fresh process on every prompt. `import dataclasses`
 pulls in `inspect` (and with it `ast`, `dis`, `tokenize`): about 6 ms, more than half of a bare
-interpreter's start-up, spent before the hook has read a byte (bench/bench_hooks.py). This
+interpreter's start-up, spent before the hook has read a byte (bench/test_bench_hooks.py). This
 decorator gives the same behaviour: a keyword-only `__init__` with defaults and default
 factories (generated source, as dataclasses does; the only part compiled, which is the cost),
 `__repr__`, `__eq__` over the fields in order, `__hash__` of them, and assignment or deletion

@@ -85,6 +85,11 @@ SETTINGS: dict[str, Setting] = {
     "monthly_cap_usd": Setting(
         default=5.0, parse=_non_negative_float, help="Stop extraction once a month costs this much."
     ),
+    "review": Setting(
+        default="optional",
+        parse=_choice("optional", "required"),
+        help="required: extracted records wait in `agentctx review` and are not injected until accepted.",
+    ),
     "embed_model": Setting(default="", parse=_text, help="fastembed model name (empty: BAAI/bge-small-en-v1.5)."),
     "embed_model_dir": Setting(default="", parse=_text, help="Local model folder loaded with no network."),
 }

@@ -65,9 +65,11 @@ def record_line(record: Record, *, with_body: bool = True) -> str:
 
 
 def profile_section(project_name: str, profile: Sequence[Record]) -> str:
+    """Profile lines; an inferred one (a guess, not detected from the project's files nor stated)
+    carries the same unconfirmed mark as an inferred handover."""
     lines = [f"## Project: {project_name}"]
     for record in sorted(profile, key=lambda item: item.key or item.title):
-        lines.append(f"- {record.title}: {' '.join(record.body.split())}")
+        lines.append(f"- {record.title}{mark(record)}: {' '.join(record.body.split())}")
     return "\n".join(lines)
 
 
@@ -190,7 +192,23 @@ def refresh_after_write(store: Store, project_ids: Iterable[str]) -> None:
         ids.update(row[0] for row in store.conn.execute("SELECT project_id FROM projects"))
     for project_id in ids:
         existing = read(project_id)
-        if existing is not None and existing[1].kind == "full":
+        if existing is not None and existing[1].kind == "full" and not lists_non_current(store, existing[0]):
             mark_stale(project_id)
-        else:
+        else:  # no digest, a cheap one, or a full one naming a record that is superseded or gone now
             write(project_id, compose(store, project_for(store, project_id)), kind="cheap")
+
+
+def lists_non_current(store: Store, text: str) -> bool:
+    """Whether a digest names a record (`[type ULID]`) that is no longer current. A stale full
+    digest is still served until consolidation redoes it, so one that would hand the agent a
+    superseded fact is replaced by the cheap digest at once."""
+    import re
+
+    ids = set(re.findall(r"\[[a-z]+ ([0-9A-HJKMNP-TV-Z]{26})\]", text))
+    if not ids:
+        return False
+    marks = ",".join("?" * len(ids))
+    current = store.conn.execute(
+        f"SELECT COUNT(*) FROM records WHERE id IN ({marks}) AND superseded_at IS NULL", sorted(ids)
+    ).fetchone()[0]
+    return current < len(ids)

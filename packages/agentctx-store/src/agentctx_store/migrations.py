@@ -197,3 +197,11 @@ def m005_fts_namespace_column(conn: sqlite3.Connection, fts5: bool) -> None:
     for trigger in FTS_NS_TRIGGERS:
         conn.execute(trigger)
     conn.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")
+
+
+@migration
+def m006_prompt_injection_accounting(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Per session: prompts that injected records, their tokens, and records shown in full or by
+    title only (`injections` and `tokens_injected` also count the SessionStart digest)."""
+    for column in ("prompt_injections", "prompt_tokens", "records_full", "records_title"):
+        conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} INTEGER DEFAULT 0")

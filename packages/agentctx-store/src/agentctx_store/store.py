@@ -594,14 +594,33 @@ class Store:
                 (session_id, project.project_id, utc_now()),
             )
 
-    def record_injection(self, project: Project, session_id: str, record_ids: Sequence[str], tokens: int) -> None:
-        """Self-accounting (ADR-007): what a hook injected and its token estimate."""
+    def record_injection(
+        self,
+        project: Project,
+        session_id: str,
+        record_ids: Sequence[str],
+        tokens: int,
+        *,
+        title_ids: Sequence[str] = (),
+        prompt: bool = False,
+    ) -> None:
+        """Self-accounting (ADR-007): what a hook injected and its token estimate.
+
+        `record_ids` were shown in full (their access count goes up), `title_ids` by their title
+        only; `prompt=True` for a prompt's injection (counted apart from the session-start digest).
+        """
         self.touch_session(project, session_id)
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE sessions SET tokens_injected = tokens_injected + ?, injections = injections + 1 WHERE session_id = ?",
                 (tokens, session_id),
             )
+            if prompt:
+                conn.execute(
+                    "UPDATE sessions SET prompt_injections = prompt_injections + 1, prompt_tokens = prompt_tokens + ?, "
+                    "records_full = records_full + ?, records_title = records_title + ? WHERE session_id = ?",
+                    (tokens, len(record_ids), len(title_ids), session_id),
+                )
             if record_ids:
                 now = utc_now()
                 conn.executemany(
@@ -667,3 +686,15 @@ class Store:
                 "SELECT coalesce(sum(tokens_injected), 0) FROM sessions WHERE project_id = ?", (project.project_id,)
             ).fetchone()
         return int(row[0])
+
+    def prompt_injection_totals(self, project: Project | None = None) -> dict[str, int]:
+        """Prompts that injected records, their tokens, records shown in full and by title only."""
+        columns = "coalesce(sum(prompt_injections), 0), coalesce(sum(prompt_tokens), 0), "
+        columns += "coalesce(sum(records_full), 0), coalesce(sum(records_title), 0)"
+        if project is None:
+            row = self.conn.execute(f"SELECT {columns} FROM sessions").fetchone()
+        else:
+            row = self.conn.execute(
+                f"SELECT {columns} FROM sessions WHERE project_id = ?", (project.project_id,)
+            ).fetchone()
+        return dict(zip(("prompts", "tokens", "full", "title"), (int(value) for value in row), strict=True))

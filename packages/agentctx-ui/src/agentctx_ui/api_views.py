@@ -7,13 +7,14 @@ import importlib
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, global_project
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, global_project, spend
 from agentctx_store.graph_view import record_graph
 from fastapi import APIRouter, Query, Request
 
 from agentctx_ui import __version__
 from agentctx_ui.api_records import ERRORS, ProjectParam, dashboard, out
 from agentctx_ui.models import (
+    ExtractionOut,
     GraphOut,
     MetaOut,
     ProjectList,
@@ -119,12 +120,14 @@ def profile(request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 500)
 def sessions(
     request: Request, project: ProjectParam = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100
 ) -> SessionList:
-    """Session history: prompts with injections, tokens injected, extraction cost."""
+    """Session history: prompts with injections, tokens injected, extraction runs (tokens in, cached,
+    out) and cost; this month's extraction spend and the cap."""
     context = dashboard(request)
     with context.store() as store:
         target = context.project(store, project)
         rows = store.list_sessions(target, limit=limit)
         total_tokens = store.total_tokens_injected(target)
+        month = spend.month_spent(store)
     items = [
         SessionOut(
             session_id=str(row["session_id"]),
@@ -134,6 +137,7 @@ def sessions(
             injections=int(row.get("injections") or 0),
             tokens_injected=int(row.get("tokens_injected") or 0),
             extraction_cost_usd=float(row.get("extraction_cost_usd") or 0.0),
+            extraction=ExtractionOut(**spend.session_usage(row)),
             meta=row.get("meta") or {},
         )
         for row in rows
@@ -142,6 +146,8 @@ def sessions(
         sessions=items,
         total_tokens_injected=total_tokens,
         total_extraction_cost_usd=round(sum(item.extraction_cost_usd for item in items), 6),
+        month_extraction_cost_usd=round(month, 6),
+        monthly_cap_usd=float(config.load()["monthly_cap_usd"]),
     )
 
 

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentctx_ui import __version__
+from agentctx_ui.api_inbox import router as inbox_router
 from agentctx_ui.api_records import router as records_router
 from agentctx_ui.api_views import router as views_router
 from agentctx_ui.context import DashboardContext
@@ -61,6 +62,7 @@ def create_app(*, project: Project, port: int = 7327, token: str | None = None, 
     app.state.dashboard = DashboardContext(default_project=project, db_path=db_path)
     app.include_router(records_router)
     app.include_router(views_router)
+    app.include_router(inbox_router)
 
     @app.exception_handler(AgentctxError)
     async def store_error(request: Request, exc: AgentctxError) -> JSONResponse:

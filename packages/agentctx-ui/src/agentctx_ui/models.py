@@ -136,6 +136,19 @@ class GraphOut(BaseModel):
     truncated: bool
 
 
+class ExtractionOut(BaseModel):
+    """A session's extraction runs (`agentctx_store.spend.session_usage`)."""
+
+    runs: int
+    calls: int
+    input_tokens: int
+    cached_tokens: int = Field(description="Input tokens read from the prompt cache.")
+    cache_write_tokens: int
+    output_tokens: int
+    cost_usd: float
+    last_trigger: str | None = Field(None, description="end, stop, precompact, sweep or manual.")
+
+
 class SessionOut(BaseModel):
     session_id: str
     project_id: str | None
@@ -144,6 +157,7 @@ class SessionOut(BaseModel):
     injections: int
     tokens_injected: int
     extraction_cost_usd: float
+    extraction: ExtractionOut
     meta: dict[str, Any]
 
 
@@ -151,6 +165,8 @@ class SessionList(BaseModel):
     sessions: list[SessionOut]
     total_tokens_injected: int
     total_extraction_cost_usd: float
+    month_extraction_cost_usd: float = Field(description="This month's extraction spend, all projects.")
+    monthly_cap_usd: float
 
 
 class SyncOut(BaseModel):

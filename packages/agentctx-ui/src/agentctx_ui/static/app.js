@@ -2,6 +2,7 @@
 // Plain ES modules, no build step, nothing loaded from the network but this server.
 import { renderRecords } from "./records.js";
 import { renderGraph } from "./graph.js";
+import { renderInbox } from "./inbox.js";
 import { api, fill, badge, h, navigate, projectQuery, state, table, toast, when } from "./ui.js";
 
 // ---- views ------------------------------------------------------------------------
@@ -80,6 +81,14 @@ function sessionDetails(meta) {
   return parts.join(" · ") || "—";
 }
 
+/** A session's extraction runs: "1 run (end): 12,345 in · 0 cached · 456 out", or "—". */
+function extractionDetails(extraction) {
+  if (!extraction.runs && !extraction.calls) return "—";
+  const runs = `${extraction.runs} run${extraction.runs === 1 ? "" : "s"}${extraction.last_trigger ? ` (last: ${extraction.last_trigger})` : ""}`;
+  const tokens = `${extraction.input_tokens.toLocaleString()} in · ${extraction.cached_tokens.toLocaleString()} cached · ${extraction.output_tokens.toLocaleString()} out`;
+  return `${runs}: ${tokens}`;
+}
+
 async function renderSessions(main) {
   const data = await api("GET", `/api/sessions?${projectQuery()}`);
   const rows = data.sessions.map((session) =>
@@ -92,6 +101,7 @@ async function renderSessions(main) {
       h("td", { class: "num" }, session.injections),
       h("td", { class: "num" }, session.tokens_injected.toLocaleString()),
       h("td", { class: "num" }, `$${session.extraction_cost_usd.toFixed(4)}`),
+      h("td", {}, extractionDetails(session.extraction)),
       h("td", {}, sessionDetails(session.meta)),
     ),
   );
@@ -102,8 +112,9 @@ async function renderSessions(main) {
       {},
       `Tokens injected in all: ${data.total_tokens_injected.toLocaleString()} · extraction cost of the sessions shown: $${data.total_extraction_cost_usd.toFixed(4)}`,
     ),
+    h("p", { id: "month-spend" }, `Extraction this month (all projects): $${data.month_extraction_cost_usd.toFixed(4)} of the $${data.monthly_cap_usd.toFixed(2)} cap.`),
     rows.length
-      ? table("Sessions", ["Session", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost", "Details"], rows)
+      ? table("Sessions", ["Session", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost", "Extraction tokens", "Details"], rows)
       : h("p", {}, "No sessions recorded for this project yet."),
   );
 }
@@ -135,7 +146,7 @@ async function renderSync(main) {
   fill(main, h("h2", {}, "Sync with CLAUDE.md"), ...body);
 }
 
-const VIEWS = { projects: renderProjects, records: renderRecords, graph: renderGraph, profile: renderProfile, sessions: renderSessions, sync: renderSync };
+const VIEWS = { projects: renderProjects, records: renderRecords, inbox: renderInbox, graph: renderGraph, profile: renderProfile, sessions: renderSessions, sync: renderSync };
 
 // ---- routing and the project picker ------------------------------------------------
 

@@ -330,4 +330,7 @@ def run_checks(project: Project) -> list[Check]:
     checks.append(check_api_key())
     checks.append(check_hooks(project))
     checks.append(check_mcp_registration(project))
+    from agentctx.cli._clients import client_checks  # Codex CLI, Gemini CLI
+
+    checks.extend(client_checks(project))
     return checks

@@ -61,6 +61,7 @@ FOLDERS: dict[str, list[Rule]] = {
         (r"[A-Za-z0-9_.~-]+\.json\.\d+\.tmp", None, False),
     ],
     "locks": [(r"extract-[A-Za-z0-9_.-]+\.lock", None, False)],
+    "open-sessions": [(r"[A-Za-z0-9_.-]+\.json", None, False), (r"[A-Za-z0-9_.-]+\.json\.\d+\.tmp", None, False)],
     "profile": [(r"preferences\.(?:md|json)", None, False)],
     # the embedding model cache: fastembed / Hugging Face hub folders named after the model
     "models": [

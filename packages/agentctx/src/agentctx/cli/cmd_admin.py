@@ -10,12 +10,11 @@ from __future__ import annotations
 import json as jsonlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import Project, Store, config, digest, paths
+from agentctx_store import Project, Store, config, digest, paths, spend
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, cannot_write, print_json, project_for
@@ -73,50 +72,74 @@ def degradation_section(store: Store, project: Project) -> StatusSection:
     return StatusSection(key="degradation", title="Degradation", lines=lines, data=data)
 
 
-def month_start(now: datetime | None = None) -> str:
-    moment = now or datetime.now(UTC)
-    return moment.strftime("%Y-%m-01T00:00:00.000Z")
-
-
 def sessions_section(store: Store, project: Project) -> StatusSection:
     recent = store.list_sessions(project, limit=5)
     tokens_project = store.total_tokens_injected(project)
     tokens_all = store.total_tokens_injected()
+    prompts = store.prompt_injection_totals(project)
     count, month_cost = store.conn.execute(
         "SELECT count(*), coalesce(sum(extraction_cost_usd), 0) FROM sessions WHERE started_at >= ?",
-        (month_start(),),
+        (spend.month_start(),),
     ).fetchone()
     cap = config.load().get("monthly_cap_usd")
     lines = [
         f"{session['started_at'][:16].replace('T', ' ')}  {session['session_id'][:12]:<12}  "
         f"{session['tokens_injected']:>6} tokens in {session['injections']} injections, "
-        f"extraction ${session['extraction_cost_usd']:.4f}"
+        f"extraction {_usage_text(spend.session_usage(session))}"
         for session in recent
     ] or ["(no sessions yet: hooks record them once `agentctx init` has run)"]
     lines.append(f"tokens injected: {tokens_project} in this project, {tokens_all} in all projects")
-    lines.append(f"this month: {count} sessions, extraction ${month_cost:.2f} (cap ${float(cap or 0):.2f})")
+    lines.append(prompt_injection_line(prompts))
+    lines.append(
+        f"this month: {count} sessions, extraction spend ${month_cost:.4f} of the ${float(cap or 0):.2f} cap"
+        " (`agentctx config monthly_cap_usd` changes it)"
+    )
     data = {
         "recent": [
             {
-                key: session.get(key)
-                for key in (
-                    "session_id",
-                    "started_at",
-                    "ended_at",
-                    "tokens_injected",
-                    "injections",
-                    "extraction_cost_usd",
-                )
+                **{
+                    key: session.get(key)
+                    for key in (
+                        "session_id",
+                        "started_at",
+                        "ended_at",
+                        "tokens_injected",
+                        "injections",
+                        "extraction_cost_usd",
+                    )
+                },
+                "extraction": spend.session_usage(session),
             }
             for session in recent
         ],
         "tokens_injected_project": tokens_project,
         "tokens_injected_total": tokens_all,
+        "prompt_injections": prompts
+        | {"tokens_per_prompt": round(prompts["tokens"] / prompts["prompts"], 1) if prompts["prompts"] else None},
         "month_sessions": count,
         "month_extraction_cost_usd": round(float(month_cost), 6),
         "monthly_cap_usd": cap,
     }
     return StatusSection(key="sessions", title="Sessions", lines=lines, data=data)
+
+
+def _usage_text(usage: dict[str, Any]) -> str:
+    """`$0.0123 (1 run: 12,345 in, 0 cached, 456 out)`, or `none` before any run."""
+    if not usage["runs"] and not usage["cost_usd"]:
+        return "none"
+    runs = f"{usage['runs']} run{'s' if usage['runs'] != 1 else ''}"
+    tokens = f"{usage['input_tokens']:,} in, {usage['cached_tokens']:,} cached, {usage['output_tokens']:,} out"
+    return f"${usage['cost_usd']:.4f} ({runs}: {tokens})"
+
+
+def prompt_injection_line(prompts: dict[str, int]) -> str:
+    """Prompts that injected records in this project: tokens per injected prompt, full vs title-only."""
+    if not prompts["prompts"]:
+        return "prompt injections: none yet in this project"
+    return (
+        f"prompt injections: {prompts['prompts']}, {prompts['tokens'] / prompts['prompts']:.0f} tokens per injected "
+        f"prompt; records shown in full {prompts['full']}, by title only {prompts['title']}"
+    )
 
 
 def digest_section(store: Store, project: Project) -> StatusSection:

@@ -25,6 +25,20 @@ def extract(
     force: Annotated[
         bool, typer.Option("--force", help="Extract again even if this transcript was already extracted.")
     ] = False,
+    trigger: Annotated[
+        str,
+        typer.Option(
+            "--trigger",
+            help="Who asked: manual, or the hook (end, stop, precompact, sweep); shown on the session's runs.",
+        ),
+    ] = "manual",
+    client: Annotated[
+        str,
+        typer.Option(
+            "--client",
+            help="Whose transcript: claude (a session .jsonl), codex (a rollout), gemini (a chat recording).",
+        ),
+    ] = "claude",
     as_json: bool = JsonOption,
 ) -> None:
     """Turn a session transcript into decisions, preferences, conventions, gotchas and a handover.
@@ -43,7 +57,17 @@ def extract(
         raise ValidationError(f"No transcript at {str(transcript)!r}; pass the session's .jsonl file to --transcript.")
     if project is not None and not project.exists():
         raise ValidationError(f"No such directory {str(project)!r}; pass an existing project directory to --project.")
-    outcome = extract_session(session_id, transcript, project_path=project, force=force)
+    from agentctx_extract.pipeline import TRIGGERS
+
+    if trigger not in TRIGGERS:
+        raise ValidationError(f"Unknown --trigger {trigger!r}; use one of: {', '.join(TRIGGERS)}.")
+    if client not in ("claude", "codex", "gemini"):
+        raise ValidationError(f"Unknown client {client!r}; supported: claude, codex, gemini.")
+    outcome = extract_session(session_id, transcript, project_path=project, force=force, trigger=trigger, client=client)  # type: ignore[arg-type]
+    if trigger in ("end", "sweep") and outcome.status not in ("failed", "locked"):
+        from agentctx_hooks.extraction import forget
+
+        forget(session_id)  # the session is over and done: the next SessionStart need not sweep it
     if as_json:
         report = outcome.report
         print_json(

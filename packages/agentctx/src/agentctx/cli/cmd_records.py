@@ -75,7 +75,7 @@ def record_json(record: Record) -> dict[str, Any]:
     return data
 
 
-def echo_record_full(record: Record, *, supersedes: list[str]) -> None:
+def echo_record_full(record: Record, *, supersedes: list[str], origin: dict[str, str] | None = None) -> None:
     rows = [
         ("id", record.record_id),
         ("type", record.type),
@@ -91,6 +91,7 @@ def echo_record_full(record: Record, *, supersedes: list[str]) -> None:
         ("updated_at", record.updated_at or "-"),
         ("source", record.source),
         ("session", record.session_id or "-"),
+        ("client", " / ".join(origin.values()) if origin else "-"),
         ("key", record.key or "-"),
         ("accessed", f"{record.access_count}× (last {record.last_accessed or 'never'})"),
     ]
@@ -246,12 +247,16 @@ def show_cmd(
                     f"No version of {record.record_id} was current at {moment}; see `agentctx history`."
                 )
             record = versions[-1]
+        from agentctx_hooks.provenance import of_record  # which client (and hook) produced it
+
+        origin = of_record(store.get_session(record.session_id) if record.session_id else None, record.record_id)
     position = [link.record_id for link in chain].index(record.record_id)
     supersedes = [chain[position - 1].record_id] if position > 0 else []
     if json:
-        print_json(record_json(record) | {"supersedes": supersedes, "chain": [link.record_id for link in chain]})
+        extra = {"supersedes": supersedes, "chain": [link.record_id for link in chain], "origin": origin}
+        print_json(record_json(record) | extra)
         return
-    echo_record_full(record, supersedes=supersedes)
+    echo_record_full(record, supersedes=supersedes, origin=origin)
 
 
 def edit_cmd(

@@ -77,23 +77,44 @@ def init(
             show_default=False,
         ),
     ] = None,
+    client: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--client",
+            help="Which agent to set up: claude, codex, gemini, or all (every one on PATH); repeatable. "
+            "Default: claude.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Set agentctx up for Claude Code: data dir, hooks, MCP server, project profile.
+    """Set agentctx up for Claude Code (or Codex CLI, Gemini CLI): data dir, hooks, MCP server, profile.
 
     Only the hook events the installed Claude Code knows are registered (older clients reject a
     whole settings file that names an unknown one); without `claude` on PATH that is the classic
     six. The hook command is the absolute path of this installation's `agentctx` script, so it
     needs no PATH lookup and keeps working across upgrades. Running it again changes nothing.
 
+    All clients share one store: a decision recorded in one is injected in the others.
+
     \b
     Example:
         agentctx init --dry-run
         agentctx init --project --mcp-always-load
+        agentctx init --client codex --client gemini
     """
     from agentctx_hooks import install, profile
 
+    from agentctx.cli import _clients as cmd_clients
+
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
+    clients = cmd_clients.expand(client)
+    for name in clients:
+        if name != "claude":
+            cmd_clients.require_installed(name)
+    if "claude" not in clients:
+        _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp)
+        return
     version = install.parse_version(claude_version) if claude_version else install.detect_claude_version()
     if claude_version and version is None:
         raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
@@ -113,15 +134,29 @@ def init(
 
     shown_version = ".".join(map(str, version)) if version else "unknown (`claude` not on PATH)"
     typer.echo(f"Claude Code version: {shown_version}; events: {', '.join(events)}")
+    others = [name for name in clients if name != "claude"]
     if dry_run:
         typer.echo(install.diff(target, original, new_text) if settings_changed else f"{target}: no change")
         if mcp_plan is not None:
             typer.echo(mcp_plan["preview"])
+        for name in others:
+            cmd_clients.init_client(
+                name,
+                base=base,
+                manifest=install.load_manifest(data_home),
+                dry_run=True,
+                no_mcp=no_mcp,
+                project_root=project_for(directory).root if project else None,
+            )
         for entry in detected:
             typer.echo(f"profile {entry.key}: {entry.body}")
         typer.echo("Dry run: nothing was written.")
         return
 
+    for name in others:  # a malformed Codex / Gemini config refuses before anything is written
+        cmd_clients.plan_only(
+            name, base=base, no_mcp=no_mcp, project_root=project_for(directory).root if project else None
+        )
     data_home.mkdir(parents=True, exist_ok=True)
     manifest = install.load_manifest(data_home)
     record = manifest["settings"].get(str(target), {})
@@ -139,7 +174,47 @@ def init(
     if mcp_plan is not None:
         manifest["mcp"] = _apply_mcp_plan(mcp_plan, manifest.get("mcp"))
     install.save_manifest(data_home, manifest)
+    if others:
+        _init_other_clients(
+            others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
+        )
+    _profile_and_store(directory, detected)
 
+
+def _init_other_clients(
+    clients: list[str], *, directory: Path | None, project: bool, dry_run: bool, no_mcp: bool, profile_too: bool = True
+) -> None:
+    """init for Codex CLI / Gemini CLI (`cmd_clients`), then the shared profile and store."""
+    from agentctx_hooks import install, profile
+
+    from agentctx.cli import _clients as cmd_clients
+
+    base = install.agentctx_command()
+    data_home = paths.home()
+    manifest = install.load_manifest(data_home)
+    project_root = project_for(directory).root if project else None
+    for name in clients:  # a malformed config of any of them refuses before anything is written
+        cmd_clients.plan_only(name, base=base, no_mcp=no_mcp, project_root=project_root)
+    for name in clients:
+        cmd_clients.init_client(
+            name, base=base, manifest=manifest, dry_run=dry_run, no_mcp=no_mcp, project_root=project_root
+        )
+    detected = profile.detect(str(project_for(directory).root))
+    if dry_run:
+        for entry in detected:
+            typer.echo(f"profile {entry.key}: {entry.body}")
+        typer.echo("Dry run: nothing was written.")
+        return
+    data_home.mkdir(parents=True, exist_ok=True)
+    install.save_manifest(data_home, manifest)
+    if profile_too:
+        _profile_and_store(directory, detected)
+
+
+def _profile_and_store(directory: Path | None, detected: list[Any]) -> None:
+    from agentctx_hooks import profile
+
+    data_home = paths.home()
     root_project = project_for(directory)
     with open_store() as store:  # creates the store, so the first hook finds it
         if detected or (root_project.root / ".git").exists():  # not for a home dir or a scratch folder
@@ -229,6 +304,14 @@ def uninstall(
     purge: Annotated[bool, typer.Option("--purge", help="Also delete the data agentctx created (asks first).")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before --purge deletes data.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the exact changes and write nothing.")] = False,
+    client: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--client",
+            help="Only this client: claude, codex, gemini, or all; repeatable. Default: every client init set up.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Remove what `agentctx init` added: our hook entries, the MCP server, and with --purge the data.
 
@@ -242,15 +325,28 @@ def uninstall(
     """
     from agentctx_hooks import install
 
+    from agentctx.cli import _clients as cmd_clients
+
     data_home = paths.home()
     manifest = install.load_manifest(data_home)
-    targets = [settings_path(True, directory)] if project else [settings_path(False, None)]
-    if not project:
-        targets += [Path(name) for name in manifest["settings"] if Path(name) not in targets]
-    for target in targets:
-        _unhook(target, manifest, dry_run=dry_run)
-    if not project:
-        _unregister_mcp(manifest, dry_run=dry_run)
+    if client:
+        chosen = cmd_clients.expand([name for name in client if name != "all"] or ["claude"])
+        chosen = list(cmd_clients.SUPPORTED) if "all" in client else chosen
+    else:
+        chosen = ["claude", *[name for name in ("codex", "gemini") if name in (manifest.get("clients") or {})]]
+    if "claude" in chosen:
+        targets = [settings_path(True, directory)] if project else [settings_path(False, None)]
+        if not project:
+            targets += [Path(name) for name in manifest["settings"] if Path(name) not in targets]
+        for target in targets:
+            _unhook(target, manifest, dry_run=dry_run)
+        if not project:
+            _unregister_mcp(manifest, dry_run=dry_run)
+    for name in chosen:
+        if name != "claude" and not (project and name == "codex"):  # Codex has no project-scope registration
+            cmd_clients.uninstall_client(
+                name, manifest, dry_run=dry_run, project_root=project_for(directory).root if project else None
+            )
     if not dry_run and data_home.is_dir():
         install.save_manifest(data_home, manifest)
     if purge:
@@ -394,3 +490,7 @@ def register(app: typer.Typer) -> None:
 
     if hooks_status not in cmd_admin.STATUS_SECTIONS:
         cmd_admin.STATUS_SECTIONS.append(hooks_status)
+    from agentctx.cli._clients import clients_status
+
+    if clients_status not in cmd_admin.STATUS_SECTIONS:
+        cmd_admin.STATUS_SECTIONS.append(clients_status)

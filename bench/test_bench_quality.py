@@ -1,0 +1,168 @@
+"""Retrieval quality on the shared dev eval sets, saved next to the speed figures.
+
+Each test times one pass of the set's queries through a ranking and attaches the set's own
+`eval.py` metrics as `extra_info` (recall@3, MRR@10, nDCG@10, stale@3, bleed, empty
+precision; per query kind; for the production run also what the prompt hook would inject:
+records in the top 3 and the share of them that is relevant). Skipped when `../shared/eval`
+is absent (a fresh clone).
+
+Runs per set:
+- `production`: `search()` with the production floor (what the prompt hook and MCP get);
+- `no-floor`: ranking alone;
+- `per-project`: each eval project alone in its own store (a new user's small store);
+- `fts5-baseline` / `fts5-baseline-cutoff`: the set's `baseline_fts5.py` (a subprocess),
+  without and with its dev-tuned cut-off.
+
+`test_hook_injection` sends every query through the prompt hook's entry point (a fresh session
+per query) and measures what it injected (`_eval.hook_injections`: relevant share of the injected
+characters, mean characters, full and title-only records, recall@3 of the injected ids, no-answer
+prompts injected into; docs/retrieval.md, "What a prompt injects").
+
+`test_ablation` re-scores the production run with one idea of the pipeline switched off (or
+one setting changed) per row: the "What we tried" table of docs/retrieval.md. It patches
+constants of `agentctx_store.search` in-process and restores them after each row.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import _eval
+import pytest
+
+RUNS = ("production", "no-floor", "per-project", "fts5-baseline", "fts5-baseline-cutoff")
+search_module = importlib.import_module("agentctx_store.search")
+
+
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_retrieval(benchmark, eval_set, tmp_path, set_name: str, run: str) -> None:
+    data = eval_set(set_name)
+    benchmark.group = f"quality {set_name}"
+    if run in ("production", "no-floor"):
+        rows = benchmark.pedantic(
+            _eval.run_queries,
+            args=(data.loaded, data.queries),
+            kwargs={"floor_on": run == "production", "now": data.now},
+        )
+        metrics = data.score(rows)
+        if run == "production":
+            metrics |= _eval.top3_load(data.queries, rows)
+    elif run == "per-project":
+        rows = benchmark.pedantic(per_project, args=(data, tmp_path))
+        metrics = data.score(rows)
+    else:
+        rows = benchmark.pedantic(_eval.baseline_results, args=(data.folder, tmp_path / "baseline.jsonl"))
+        if rows is None:
+            pytest.skip(f"{data.folder} has no baseline_fts5.py")
+        cutoff = _eval.BASELINE_CUTOFF.get(set_name, 7.0) if run == "fts5-baseline-cutoff" else None
+        metrics = data.score(rows, cutoff)
+        benchmark.extra_info["cutoff"] = cutoff
+    benchmark.extra_info.update(_eval.rounded(metrics))
+    if run == "production":  # superseded records must never come back
+        assert metrics["superseded_returned"] == 0
+
+
+def per_project(data: _eval.EvalSet, scratch) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name in sorted({record["project"] for record in data.records}):
+        mine = [record for record in data.records if record["project"] == name]
+        alone = _eval.load_into_store(mine, scratch / f"alone-{name}.db")
+        try:
+            own = [query for query in data.queries if query["project"] == name]
+            rows += _eval.run_queries(alone, own, floor_on=True, now=data.now)
+        finally:
+            alone.store.close()
+    return rows
+
+
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_hook_injection(benchmark, shared_dir, tmp_path, set_name: str) -> None:
+    """What the prompt hook injects for each query of the set (its entry point, in-process)."""
+    folder = shared_dir / "eval" / set_name
+    if not (folder / "records.jsonl").is_file():
+        pytest.skip(f"{folder} not found")
+    records, queries = _eval.load_jsonl(folder / "records.jsonl"), _eval.load_jsonl(folder / "queries.jsonl")
+    benchmark.group = f"quality {set_name}"
+    figures = benchmark.pedantic(_eval.hook_injections, args=(records, queries, tmp_path / "hook"), rounds=1)
+    benchmark.extra_info.update(_eval.rounded(figures))
+    assert figures["injected_prompts"] > 0, "the hook injected nothing for any answerable prompt"
+
+
+# -- ablations -------------------------------------------------------------------------------
+
+# The developer-chatter words the retrieval work added to search.STOPWORDS.
+_ADDED_WORDS = (
+    "did decide decided deciding agree agreed anything something someone anyone everything nothing really actually "
+    "currently sure quick days works worked working great perfect cool nice done good looks seems fine awesome "
+    "sounds lgtm yeah yep nope"
+)
+ADDED_STOPWORDS = frozenset(_ADDED_WORDS.split())
+
+
+def raw_bm25_floor(threshold: float) -> Callable[..., list[Any]]:
+    """The floor before the retrieval work: each hit's raw BM25 must reach a constant."""
+
+    def apply(conn: Any, scored: list[Any], floor: float, *, like: bool, terms: Any) -> list[Any]:
+        return [item for item in scored if item[1] >= threshold]
+
+    return apply
+
+
+ABLATIONS: dict[str, tuple[dict[str, Any], bool | float]] = {
+    "final (production)": ({}, True),
+    "no floor (ranking alone)": ({}, False),
+    "floor 1.0": ({}, 1.0),
+    "floor 1.2 rare-term matches (production: 1.4)": ({}, 1.2),
+    "floor 1.3": ({}, 1.3),
+    "floor 1.5": ({}, 1.5),
+    "floor 1.6": ({}, 1.6),
+    "floor 1.8": ({}, 1.8),
+    "per-hit raw BM25 >= 7.0 (before)": ({"_apply_floor": raw_bm25_floor(7.0)}, True),
+    "no two-distinct-words rule": ({"MIN_DISTINCT_TERMS": 0}, True),
+    "no short-query relief (short prompts also need 2 words)": ({"SHORT_QUERY_TERMS": 0}, True),
+    "short queries: <= 3 terms": ({"SHORT_QUERY_TERMS": 3}, True),
+    "no inheritance from superseded": ({"INHERIT_SHARE": 0.0}, True),
+    "no tail cut": ({"TAIL_RATIO": 0.0}, True),
+    "tail cut at 0.5 of best": ({"TAIL_RATIO": 0.5}, True),
+    "without the chatter stop words": ({"STOPWORDS": search_module.STOPWORDS - ADDED_STOPWORDS}, True),
+    "title weight 1 (= body)": ({"TITLE_WEIGHT": 1.0}, True),
+    "title weight 4": ({"TITLE_WEIGHT": 4.0}, True),
+    "no rerank (type, recency, pin, confidence)": ({"rerank_factor": lambda record, now: 1.0}, True),
+}
+
+
+@contextmanager
+def patched(**values: Any) -> Iterator[None]:
+    saved = {name: getattr(search_module, name) for name in values}
+    try:
+        for name, value in values.items():
+            setattr(search_module, name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(search_module, name, value)
+
+
+@pytest.mark.parametrize("variant", list(ABLATIONS))
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_ablation(benchmark, eval_set, bench_mode, set_name: str, variant: str) -> None:
+    data = eval_set(set_name)
+    queries = data.queries[: bench_mode.scale(len(data.queries), 20)]  # CI: each row works, cheaply
+    changes, floor_on = ABLATIONS[variant]
+    explicit = None if isinstance(floor_on, bool) else float(floor_on)
+    benchmark.group = f"ablation {set_name}"
+    with patched(**changes):
+        rows = benchmark.pedantic(
+            _eval.run_queries,
+            args=(data.loaded, queries),
+            kwargs={"floor_on": bool(floor_on), "now": data.now, "floor": explicit},
+        )
+    metrics = data.score(rows, queries=queries)
+    benchmark.extra_info.update(
+        queries=len(queries),
+        **{key: round(metrics[key], 3) for key in ("recall@3", "MRR@10", "empty_precision")},
+    )

@@ -1,0 +1,32 @@
+"""Claude Code: the reference client. Our event names, payloads and output are its own."""
+
+from __future__ import annotations
+
+NAME = "claude"
+LABEL = "Claude Code"
+BINARY = "claude"
+TRANSCRIPT = "claude"
+EVENTS = {
+    event: event
+    for event in (
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "CwdChanged",
+        "PreCompact",
+        "Stop",
+        "SessionEnd",
+    )
+}
+TOOLS: dict[str, str] = {}  # Claude's own tool names: nothing to map
+
+
+def normalise(native_event: str, data: dict) -> tuple[str, dict]:
+    return native_event, data
+
+
+def render(event: str, native_event: str, context: str) -> str:
+    from agentctx_hooks.output import hook_json
+
+    return hook_json(event, context)

@@ -1,0 +1,134 @@
+"""Google Gemini CLI (tested with 0.61.0; payloads in tests-e2e/fixtures/gemini-cli/).
+
+What differs from Claude Code, and what this module does about it:
+
+- Event names: `BeforeAgent` is our UserPromptSubmit, `AfterTool` our PostToolUse, `AfterAgent`
+  our Stop. `PreCompress` fires before *every* model call (also when nothing is compressed) and
+  Gemini has no SessionStart after compression to re-inject a snapshot, so it is not used.
+- BeforeAgent's `prompt` already carries the SessionStart context in front of what the developer
+  typed (`<hook_context>…</hook_context>\\n\\n<typed text>`): only the typed text is searched,
+  or every prompt would match the whole digest.
+- Tools: `run_shell_command` (output in `tool_response.llmContent`, an `Exit Code: N` line when
+  it failed), `write_file` and `replace` (`tool_input.file_path`); a failed tool has
+  `tool_response.error` and no separate event.
+- Output: the same `hookSpecificOutput.additionalContext`, delivered inside the user turn as
+  `<hook_context>…</hook_context>` with every `<` and `>` of our text HTML-escaped. An
+  `<agentctx-record …>` fence would reach the model as `&lt;agentctx-record …&gt;`, so for
+  Gemini the fences are written with square brackets: `[agentctx-record id="…" …]` …
+  `[/agentctx-record]` (record text cannot forge them either).
+- Timeouts are in milliseconds. `transcript_path` is a chat recording (`TRANSCRIPT = "gemini"`).
+"""
+
+from __future__ import annotations
+
+NAME = "gemini"
+LABEL = "Gemini CLI"
+BINARY = "gemini"
+TRANSCRIPT = "gemini"
+EVENTS = {
+    "SessionStart": "SessionStart",  # startup / resume (/ clear, interactive)
+    "BeforeAgent": "UserPromptSubmit",
+    "AfterTool": "PostToolUse",
+    "AfterAgent": "Stop",
+    "SessionEnd": "SessionEnd",
+    # events Gemini has that agentctx does not use (never registered; quiet if they come anyway)
+    "PreCompress": "",  # before every model call: a snapshot here would be taken every turn
+    "BeforeModel": "",
+    "AfterModel": "",
+    "BeforeToolSelection": "",
+    "BeforeTool": "",
+    "Notification": "",
+}
+REGISTERED = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd")
+TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
+MATCHERS = {"AfterTool": "^(run_shell_command|write_file|replace)$"}
+_TIMEOUTS_MS = {"SessionEnd": 5000}
+_EXIT_MARK = "Exit Code: "
+
+
+def timeout(event: str) -> int:
+    return _TIMEOUTS_MS.get(event, 10_000)
+
+
+def typed_prompt(prompt: str) -> str:
+    """What the developer typed: BeforeAgent's `prompt` without the hook contexts Gemini put in
+    front of it (`agentctx_store.client_text`, shared with extraction)."""
+    from agentctx_store.client_text import strip_hook_context
+
+    return strip_hook_context(prompt)
+
+
+def normalise(native_event: str, data: dict) -> tuple[str, dict]:
+    event = EVENTS.get(native_event) or native_event
+    if event == "UserPromptSubmit":
+        prompt = data.get("prompt")
+        if isinstance(prompt, str):
+            data = {**data, "prompt": typed_prompt(prompt)}
+    elif event == "PostToolUse":
+        event, data = _tool(data)
+    return event, data
+
+
+def _tool(data: dict) -> tuple[str, dict]:
+    tool = data.get("tool_name")
+    ours = TOOLS.get(tool) if isinstance(tool, str) else None
+    if ours is None:
+        return "PostToolUse", data
+    response = data.get("tool_response")
+    response = response if isinstance(response, dict) else {}
+    output = llm_text(response.get("llmContent"))
+    error = response.get("error")
+    error_text = (
+        error if isinstance(error, str) else (llm_text(error.get("message")) if isinstance(error, dict) else "")
+    )
+    failed = bool(error) or (ours == "Bash" and _exit_code(output) not in (None, 0))
+    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
+    if ours == "Bash":
+        normal = {**data, "tool_name": "Bash", "tool_input": {"command": tool_input.get("command")}}
+        normal["tool_response"] = output
+    else:
+        normal = {**data, "tool_name": ours, "tool_input": {"file_path": tool_input.get("file_path")}}
+        normal["tool_response"] = {}
+    if failed:
+        normal["error"] = "\n".join(part for part in (error_text, output) if part)
+        return "PostToolUseFailure", normal
+    return "PostToolUse", normal
+
+
+def llm_text(content: object) -> str:
+    """`llmContent`: a string, or a list of `{text}` parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def _exit_code(output: str) -> int | None:
+    at = output.rfind(_EXIT_MARK)
+    if at < 0 or (at > 0 and output[at - 1] != "\n"):
+        return None
+    digits = output[at + len(_EXIT_MARK) :].split("\n", 1)[0].strip()
+    return int(digits) if digits.lstrip("-").isdigit() else None
+
+
+def render(event: str, native_event: str, context: str) -> str:
+    from agentctx_hooks.output import hook_json
+
+    return hook_json(event, bracket_fences(context), name=native_event)
+
+
+def bracket_fences(text: str) -> str:
+    """`<agentctx-record …>` / `</agentctx-record>` as `[agentctx-record …]` / `[/agentctx-record]`.
+
+    Record text already has any `<agentctx-record` of its own defused (`prompt._unfence`); the
+    bracket form is defused here the same way first, so only our fences read as fences."""
+    if "agentctx-record" not in text.lower():
+        return text
+    import re
+
+    text = re.sub(r"\[(/?)(agentctx-record)", r"[\1\2_", text, flags=re.IGNORECASE)
+    text = re.sub(r"<agentctx-record( [^<>\n]*)>", r"[agentctx-record\1]", text)
+    return text.replace("</agentctx-record>", "[/agentctx-record]")

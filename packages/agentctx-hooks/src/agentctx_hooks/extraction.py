@@ -1,0 +1,278 @@
+"""When session-end extraction runs: once per session, at its end (issue 14).
+
+- `SessionEnd` (also `/clear`, which ends the session) starts `agentctx extract` for everything
+  of the session not extracted yet.
+- `Stop` fires after every assistant turn. It only counts what the session gained since the
+  last extraction, as the extraction would render it (the developer's and Claude's words and
+  tool output, each cut to the rendering's cap; reading the transcript's new bytes, nothing
+  else), and starts a checkpoint extraction once that reaches `CHECKPOINT_TOKENS` (about 20K
+  tokens of the developer's and Claude's words in a session with ordinary tool use).
+- `PreCompact` starts a checkpoint: the context is about to be summarised away.
+- A session that ended without `SessionEnd` (a crash, a kill, a client without that hook) is
+  swept by the next `SessionStart` of its project, detached.
+
+Each running session leaves a small marker in `$AGENTCTX_HOME/open-sessions/` (its project,
+transcript, and the pid of the process that ran the hook, i.e. the client); `SessionEnd` marks
+it ended and the extraction that finishes an ended session removes it (`forget`). A marker of
+another session whose client is gone, that is marked ended, or whose transcript has not moved
+for a day is swept. Every start goes through the spawn lock `extract-<session>`, so two
+`SessionStart`s racing start one extraction, and a sweep never overlaps a checkpoint.
+
+Extraction is incremental either way: a run sends only the turns after the last extracted one
+(plus the last three, marked as context), so checkpoints never send a turn twice.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from agentctx_hooks import _fast, log, state
+from agentctx_hooks._json_lite import dumps, loads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentctx_hooks.payload import HookInput
+
+# Not yet extracted, as rendered (our estimate). Checkpoints are a safety net for long sessions,
+# not a schedule: each one costs the fixed prompt again (~2.6K tokens). At 30K, a 30-turn session
+# with long replies (~28K rendered) is still extracted once; measured in bench/extract_replay.py,
+# where 13K (a checkpoint small enough to be sent whole) cost 1.55x a one-shot extraction.
+CHECKPOINT_TOKENS = 30_000
+EXTRACT_TIMEOUT_SECONDS = 600
+IDLE_SWEEP_SECONDS = 24 * 3600
+# what the rendering keeps of one message (agentctx_extract.transcript.LIMITS)
+DEVELOPER_CHARS = 8000
+CLAUDE_CHARS = 1500
+TOOL_OUTPUT_CHARS = 600
+MAX_SCAN_BYTES = 64 << 20  # a Stop never reads more than this of a transcript at once
+
+
+def open_dir() -> str:
+    return os.path.join(_fast.data_home(), "open-sessions")
+
+
+def marker_path(session_id: str) -> str:
+    return os.path.join(open_dir(), _fast.safe_name(session_id) + ".json")
+
+
+def note_open(hook: HookInput, *, ended: bool = False) -> None:
+    """Write (or refresh) this session's marker."""
+    if not hook.session_id or not hook.transcript_path or not hook.cwd:
+        return
+    marker = {
+        "session_id": hook.session_id,
+        "project_id": _fast.project_id(hook.cwd),
+        "cwd": hook.cwd,
+        "transcript": hook.transcript_path,
+        "client": client_of(hook),
+        "pid": os.getppid(),
+        "ended": ended,
+    }
+    os.makedirs(open_dir(), exist_ok=True)
+    target = marker_path(hook.session_id)
+    temp = f"{target}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.write(dumps(marker))
+    os.replace(temp, target)
+
+
+def forget(session_id: str) -> None:
+    """The session is over and extracted: no sweep needs it any more."""
+    try:  # noqa: SIM105 - contextlib is not imported on the hook path
+        os.unlink(marker_path(session_id))
+    except FileNotFoundError:
+        pass
+
+
+def read_marker(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as handle:
+            data = loads(handle.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("session_id"), str) else None
+
+
+def abandoned(project_id: str, current_session: str, *, now: float | None = None) -> list[dict[str, Any]]:
+    """Markers of this project's other sessions that are over: marked ended, their client gone,
+    or their transcript idle for a day. Markers whose transcript is gone are dropped."""
+    from agentctx_hooks._process import is_alive
+
+    try:
+        names = [name for name in os.listdir(open_dir()) if name.endswith(".json")]
+    except OSError:
+        return []
+    moment = time.time() if now is None else now
+    found = []
+    for name in sorted(names):
+        marker = read_marker(os.path.join(open_dir(), name))
+        if marker is None or marker.get("project_id") != project_id or marker["session_id"] == current_session:
+            continue
+        transcript = marker.get("transcript")
+        try:
+            idle = moment - os.path.getmtime(transcript) if isinstance(transcript, str) else None
+        except OSError:
+            idle = None
+        if idle is None:
+            forget(marker["session_id"])
+            continue
+        pid = marker.get("pid")
+        gone = not isinstance(pid, int) or not is_alive(pid)
+        if marker.get("ended") is True or gone or idle > IDLE_SWEEP_SECONDS:
+            found.append(marker)
+    return found
+
+
+def client_of(hook: HookInput) -> str:
+    """The client whose hook this is (`agentctx hook --client X`); its transcript format."""
+    return hook.get_text("agentctx_client") or "claude"
+
+
+def start(session_id: str, transcript: str, cwd: str, trigger: str, client: str = "claude") -> bool:
+    """Start `agentctx extract` detached for the session; False when one is running already."""
+    from agentctx_hooks.spawn import spawn_agentctx
+
+    return spawn_agentctx(
+        ["extract", "--session-id", session_id, "--transcript", transcript, "--trigger", trigger]
+        + (["--client", client] if client != "claude" else []),
+        lock_name=f"extract-{session_id}",
+        timeout_seconds=EXTRACT_TIMEOUT_SECONDS,
+        cwd=cwd,
+    )
+
+
+# -- the hooks ----------------------------------------------------------------------------
+
+
+def on_stop(hook: HookInput) -> str:
+    """Count what the last turn added; checkpoint only once the un-extracted part is large."""
+    if not hook.session_id or not hook.transcript_path:
+        log.write(hook.event, "payload has no session_id or transcript_path; no extraction", session=hook.session_id)
+        return ""
+    if not os.path.exists(marker_path(hook.session_id)):
+        try:
+            note_open(hook)  # hooks installed mid-session, or no SessionStart from this client
+        except OSError as exc:
+            log.error(hook.event, exc, session=hook.session_id)
+    data = state.load(hook.session_id)
+    pending = scan(hook.transcript_path, data)
+    if pending >= CHECKPOINT_TOKENS and start(hook.session_id, hook.transcript_path, hook.cwd, "stop", client_of(hook)):
+        data["scan"]["tokens"] = 0
+    state.save(hook.session_id, data)
+    return ""
+
+
+def on_pre_compact(hook: HookInput) -> None:
+    """The context is about to be summarised: extract what it holds now."""
+    if not hook.session_id or not hook.transcript_path:
+        return
+    data = state.load(hook.session_id)
+    scan(hook.transcript_path, data)
+    if start(hook.session_id, hook.transcript_path, hook.cwd, "precompact", client_of(hook)):
+        data["scan"]["tokens"] = 0
+    state.save(hook.session_id, data)
+
+
+def on_session_end(hook: HookInput) -> None:
+    """Mark the session ended and extract the rest of it."""
+    if not hook.session_id or not hook.transcript_path:
+        log.write(hook.event, "payload has no session_id or transcript_path; no extraction", session=hook.session_id)
+        return
+    try:
+        note_open(hook, ended=True)
+    except OSError as exc:  # without the mark the next SessionStart still sweeps it (its client is gone)
+        log.error(hook.event, exc, session=hook.session_id)
+    start(hook.session_id, hook.transcript_path, hook.cwd, "end", client_of(hook))
+
+
+def sweep(hook: HookInput, project_id: str) -> None:
+    """At SessionStart: note this session, and extract this project's sessions that ended
+    without SessionEnd. Never raises (the digest must still be printed)."""
+    try:
+        note_open(hook)
+        for marker in abandoned(project_id, hook.session_id):
+            cwd = marker.get("cwd") if isinstance(marker.get("cwd"), str) else hook.cwd
+            client = marker.get("client") if isinstance(marker.get("client"), str) else "claude"
+            if start(marker["session_id"], str(marker["transcript"]), cwd, "sweep", client):
+                log.write(hook.event, f"sweeping session {marker['session_id']} (ended without SessionEnd)")
+    except Exception as exc:  # the sweep is a side job of SessionStart
+        log.error(hook.event, exc, session=hook.session_id)
+
+
+# -- what the transcript gained -------------------------------------------------------------
+
+
+def scan(transcript_path: str, data: dict[str, Any]) -> int:
+    """Add the developer's and Claude's words written since the last scan to `data["scan"]`
+    and return the estimated tokens not yet extracted. Reads only the transcript's new bytes
+    (up to the last complete line); a transcript that shrank is read again from the start."""
+    progress = data.get("scan") if isinstance(data.get("scan"), dict) else {}
+    assert isinstance(progress, dict)
+    offset = progress.get("offset") if isinstance(progress.get("offset"), int) else 0
+    tokens = progress.get("tokens") if isinstance(progress.get("tokens"), int) else 0
+    try:
+        size = os.path.getsize(transcript_path)
+        if size < offset:
+            offset, tokens = 0, 0
+        with open(transcript_path, "rb") as handle:
+            handle.seek(offset)
+            chunk = handle.read(min(size - offset, MAX_SCAN_BYTES))
+    except OSError:
+        chunk = b""
+    end = chunk.rfind(b"\n") + 1
+    for line in chunk[:end].splitlines():
+        tokens += rendered_tokens(line)
+    data["scan"] = {"offset": offset + end, "tokens": tokens}
+    return tokens
+
+
+def rendered_tokens(line: bytes) -> int:
+    """Estimated tokens one transcript line adds to the extraction's input: the developer's and
+    Claude's words and tool output, each cut to the rendering's cap (0 for meta entries, command
+    echoes, sidechains and bookkeeping; tool calls are short and not counted)."""
+    if b'"user"' not in line and b'"assistant"' not in line:
+        return 0
+    try:
+        entry = loads(line)
+    except (ValueError, RecursionError):
+        return 0
+    if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
+        return 0
+    kind = entry.get("type")
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if kind == "user":
+        if isinstance(content, str):
+            return 0 if content.lstrip().startswith("<") else _fast.estimate_tokens(content[:DEVELOPER_CHARS])
+        texts = _texts(content)
+        words = _fast.estimate_tokens(texts[:DEVELOPER_CHARS]) if texts else 0
+        return words + sum(_fast.estimate_tokens(output[:TOOL_OUTPUT_CHARS]) for output in _tool_outputs(content))
+    if kind == "assistant":
+        texts = _texts(content)
+        return _fast.estimate_tokens(texts[:CLAUDE_CHARS]) if texts else 0
+    return 0
+
+
+def _tool_outputs(content: object) -> list[str]:
+    """The text of each `tool_result` block (a string, or text blocks)."""
+    if not isinstance(content, list):
+        return []
+    found = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            found.append(inner if isinstance(inner, str) else _texts(inner))
+    return [text for text in found if text]
+
+
+def _texts(content: object) -> str:
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    )

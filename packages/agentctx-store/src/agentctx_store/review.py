@@ -1,0 +1,55 @@
+"""The review inbox (issue 14): what nobody has confirmed yet, for a person to accept, correct
+or reject. `agentctx review` and the dashboard's Inbox view both call these functions.
+
+The inbox holds a project's current `inferred` records (and the `_global` ones it sees),
+newest first: by default those session-end extraction wrote, with `everything=True` also the
+ones hooks observed or tools recorded as inferred. Handovers are left out: each session's
+replaces the last, and the digest already shows it marked as unconfirmed. Explicit records
+(`agentctx record`, `ctx_record`) never enter it.
+
+- accept: the record becomes `explicit` (a person stated it), so it reaches the digest and,
+  with `review = required`, prompt injection;
+- edit: correct its title or body, which accepts it too;
+- reject: delete it for good (`Store.delete`, which closes its chain over the gap).
+"""
+
+from __future__ import annotations
+
+from agentctx_store.projects import Project
+from agentctx_store.records import Record
+from agentctx_store.store import Store
+
+EXTRACTION_SOURCE = "llm_extraction"
+NOT_REVIEWED = ("handover",)
+
+
+def inbox(store: Store, project: Project, *, everything: bool = False, limit: int | None = None) -> list[Record]:
+    """Unconfirmed current records of the project and `_global`, newest first."""
+    found = [
+        record
+        for record in store.list_records(project, confidence="inferred")
+        if record.type not in NOT_REVIEWED and (everything or record.source == EXTRACTION_SOURCE)
+    ]
+    return found[:limit] if limit is not None else found
+
+
+def accept(
+    store: Store, project: Project, record_id: str, *, title: str | None = None, body: str | None = None
+) -> Record:
+    """Confirm a record (optionally corrected first): it becomes `explicit`.
+
+    Raises:
+        RecordNotFound: no such current record in this project.
+        ValidationError: the corrected title or body breaks the record contract.
+    """
+    store.get(project, record_id)  # current only: a superseded record is history, not a claim to confirm
+    return store.edit(project, record_id, title=title, body=body, confidence="explicit")
+
+
+def reject(store: Store, project: Project, record_id: str) -> Record:
+    """Delete a wrong record for good; returns what was deleted.
+
+    Raises:
+        RecordNotFound: no such record in this project.
+    """
+    return store.delete(project, record_id)

@@ -1,0 +1,335 @@
+"""`agentctx init --client codex|gemini`, `uninstall --client …`, and what `status` and `doctor`
+show for each client. The file planning lives in `agentctx_hooks.clients.setup` (unit-tested);
+Claude Code keeps its own path in `cmd_setup` (with `claude mcp add` and version detection).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from agentctx_store.errors import ValidationError
+
+SUPPORTED = ("claude", "codex", "gemini")
+INSTALL_HINTS = {
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "codex": "npm install -g @openai/codex",
+    "gemini": "npm install -g @google/gemini-cli",
+}
+LABELS = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
+
+
+def expand(clients: list[str] | None) -> list[str]:
+    """The `--client` values as client names, in order, `all` = every client on PATH.
+
+    Raises ValidationError for a name agentctx does not support."""
+    from agentctx_hooks.clients import setup
+
+    if not clients:
+        return ["claude"]
+    chosen: list[str] = []
+    for value in clients:
+        for name in (part.strip().lower() for part in value.split(",")):
+            if name == "all":
+                found = [client for client in SUPPORTED if setup.executable(client)]
+                if not found:
+                    raise ValidationError(
+                        "--client all: none of claude, codex, gemini is on PATH; install one, or name it with --client."
+                    )
+                chosen += [client for client in found if client not in chosen]
+            elif name in SUPPORTED:
+                if name not in chosen:
+                    chosen.append(name)
+            else:
+                raise ValidationError(f"Unknown client {name!r}; supported: claude, codex, gemini (or all).")
+    return chosen
+
+
+def require_installed(client: str) -> None:
+    from agentctx_hooks.clients import setup
+
+    if setup.executable(client) is None:
+        raise ValidationError(
+            f"{LABELS[client]} is not installed (`{client}` is not on PATH); install it "
+            f"(`{INSTALL_HINTS[client]}`), then run `agentctx init --client {client}` again."
+        )
+
+
+def _fail(exc: Exception) -> ValidationError:
+    return ValidationError(str(exc))
+
+
+def _mcp_entry(base: list[str]) -> dict[str, Any]:
+    from agentctx_hooks.clients import setup
+
+    entry: dict[str, Any] = {"command": base[0], "args": [*base[1:], "mcp"]}
+    env = setup.mcp_env()
+    if env:
+        entry["env"] = env
+    return entry
+
+
+# -- init ----------------------------------------------------------------------------------------
+
+
+def init_client(
+    client: str, *, base: list[str], manifest: dict[str, Any], dry_run: bool, no_mcp: bool, project_root: Path | None
+) -> None:
+    """Plan and (unless dry_run) write one client's registration; updates `manifest`."""
+    from agentctx_hooks.clients import setup
+
+    require_installed(client)
+    clients = manifest.setdefault("clients", {})
+    record = dict(clients.get(client) or {})
+    try:
+        if client == "codex":
+            changes, record = _plan_codex(base, record, no_mcp=no_mcp)
+        else:
+            changes, record = _plan_gemini(base, record, no_mcp=no_mcp, project_root=project_root)
+    except setup.ConfigError as exc:
+        raise _fail(exc) from None
+    if dry_run:
+        for change in changes:
+            typer.echo(change.diff())
+        return
+    for change in changes:
+        backup = setup.apply(change)
+        if change.changed:
+            typer.echo(f"{LABELS[client]}: wrote {change.path}" + (f" (backup: {backup})" if backup else ""))
+        else:
+            typer.echo(f"{LABELS[client]}: {change.path} already up to date")
+    clients[client] = record
+    if client == "codex":
+        total, trusted = setup.codex_trust_state()
+        typer.echo(
+            f"Codex CLI: {trusted} of {total} agentctx hooks trusted in {setup.codex_home() / 'config.toml'} "
+            "(what approving them in Codex's /hooks records)"
+        )
+    else:
+        typer.echo(
+            "Gemini CLI: hooks run only in folders you trust; trust the project when Gemini asks "
+            "(or `/permissions` inside Gemini)."
+        )
+
+
+def _plan_codex(base: list[str], record: dict[str, Any], *, no_mcp: bool) -> tuple[list[Any], dict[str, Any]]:
+    from agentctx_hooks.clients import setup
+
+    home = setup.codex_home()
+    hooks_path, config_path = home / "hooks.json", home / "config.toml"
+    setup.read_toml(config_path)  # refuse a malformed config.toml before touching hooks.json
+    hooks_change, hooks_record = setup.add_json_entries(
+        hooks_path, setup.codex_groups(base), None, record.get("hooks") or {}
+    )
+    trust = setup.trust_entries(hooks_path, hooks_change.after)
+    mcp = None if no_mcp else _mcp_entry(base)
+    config_change = setup.codex_config_change(config_path, mcp, trust)
+    created_config = record.get("created_config", config_change.before is None)
+    return [hooks_change, config_change], {
+        "hooks_path": str(hooks_path),
+        "hooks": hooks_record,
+        "config_path": str(config_path),
+        "created_config": created_config,
+    }
+
+
+def _plan_gemini(
+    base: list[str], record: dict[str, Any], *, no_mcp: bool, project_root: Path | None
+) -> tuple[list[Any], dict[str, Any]]:
+    from agentctx_hooks.clients import setup
+
+    path = setup.gemini_settings(project_root)
+    mcp = None
+    if not no_mcp and project_root is None:
+        mcp = {**_mcp_entry(base), "timeout": 30_000}
+    files = dict(record.get("files") or {})
+    change, remembered = setup.add_json_entries(path, setup.gemini_groups(base), mcp, files.get(str(path)) or {})
+    files[str(path)] = remembered
+    return [change], {"files": files}
+
+
+def plan_only(client: str, *, base: list[str], no_mcp: bool, project_root: Path | None) -> None:
+    """Raise what init would refuse (a malformed config), writing nothing."""
+    from agentctx_hooks.clients import setup
+
+    try:
+        if client == "codex":
+            _plan_codex(base, {}, no_mcp=no_mcp)
+        else:
+            _plan_gemini(base, {}, no_mcp=no_mcp, project_root=project_root)
+    except setup.ConfigError as exc:
+        raise _fail(exc) from None
+
+
+# -- uninstall -------------------------------------------------------------------------------------
+
+
+def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, project_root: Path | None) -> None:
+    from agentctx_hooks.clients import setup
+
+    clients = manifest.setdefault("clients", {})
+    record = clients.get(client) or {}
+    try:
+        if client == "codex":
+            home = setup.codex_home()
+            hooks_path = Path(record.get("hooks_path") or home / "hooks.json")
+            config_path = Path(record.get("config_path") or home / "config.toml")
+            changes = [
+                setup.remove_json_entries(hooks_path, record.get("hooks")),
+                setup.codex_config_removal(config_path, created_file=bool(record.get("created_config"))),
+            ]
+        else:
+            files = dict(record.get("files") or {})
+            targets = [setup.gemini_settings(project_root)] if project_root else [setup.gemini_settings()]
+            if project_root is None:
+                targets += [Path(name) for name in files if Path(name) not in targets]
+            changes = [setup.remove_json_entries(target, files.get(str(target))) for target in targets]
+    except setup.ConfigError as exc:
+        raise _fail(exc) from None
+    for change in changes:
+        if dry_run:
+            typer.echo(change.diff())
+            continue
+        if not change.changed:
+            typer.echo(f"{LABELS[client]}: nothing of ours in {change.path}")
+            continue
+        backup = setup.apply(change)
+        what = "removed (init had created it)" if change.after is None else "removed ours from"
+        typer.echo(f"{LABELS[client]}: {what} {change.path}" + (f" (backup: {backup})" if backup else ""))
+    if dry_run:
+        return
+    if client == "gemini" and project_root is not None:
+        files = dict(record.get("files") or {})
+        files.pop(str(setup.gemini_settings(project_root)), None)
+        if files:
+            clients[client] = {"files": files}
+            return
+    clients.pop(client, None)
+
+
+# -- status and doctor -----------------------------------------------------------------------------
+
+
+def registrations(project_root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Per client: where agentctx is registered, whether its binary is installed, and whether the
+    hooks will actually run (Codex: trusted; Gemini: hooks enabled)."""
+    from agentctx_hooks.clients import setup
+
+    found: dict[str, dict[str, Any]] = {}
+    home = setup.codex_home()
+    events = setup.our_events(home / "hooks.json")
+    total, trusted = setup.codex_trust_state()
+    mcp = False
+    try:
+        data, _ = setup.read_toml(home / "config.toml")
+        mcp = "agentctx" in (data.get("mcp_servers") or {})
+    except setup.ConfigError:
+        pass
+    found["codex"] = {
+        "installed": setup.executable("codex") is not None,
+        "hooks": {str(home / "hooks.json"): events} if events else {},
+        "mcp": mcp,
+        "active": bool(events) and total > 0 and trusted == total,
+        "trusted": f"{trusted}/{total}",
+    }
+    files = [setup.gemini_settings()] + ([setup.gemini_settings(project_root)] if project_root else [])
+    hooks: dict[str, list[str]] = {}
+    gemini_mcp = False
+    enabled = True
+    for path in files:
+        listed = setup.our_events(path)
+        if listed:
+            hooks[str(path)] = listed
+        try:
+            data, _ = setup.read_json(path)
+        except setup.ConfigError:
+            continue
+        servers = data.get("mcpServers")
+        gemini_mcp = gemini_mcp or (isinstance(servers, dict) and "agentctx" in servers)
+        config = data.get("hooksConfig")
+        if isinstance(config, dict) and config.get("enabled") is False:
+            enabled = False
+    found["gemini"] = {
+        "installed": setup.executable("gemini") is not None,
+        "hooks": hooks,
+        "mcp": gemini_mcp,
+        "active": bool(hooks) and enabled,
+        "hooks_enabled": enabled,
+    }
+    return found
+
+
+def client_checks(project: Any) -> list[Any]:
+    """`doctor` lines for Codex CLI and Gemini CLI (Claude Code has its own checks)."""
+    from agentctx.cli._health import Check
+
+    checks = []
+    for client, info in registrations(project.root).items():
+        name = f"{LABELS[client].lower()} hooks"
+        if not info["hooks"]:
+            state = "warn" if info["installed"] else "ok"
+            detail = "not registered" if info["installed"] else f"`{client}` not installed; nothing to do"
+            checks.append(
+                Check(
+                    name=name,
+                    state=state,
+                    detail=detail,
+                    fix=f"agentctx init --client {client}" if info["installed"] else "",
+                )
+            )
+            continue
+        detail = "; ".join(f"{where}: {', '.join(events)}" for where, events in info["hooks"].items())
+        if client == "codex" and not info["active"]:
+            checks.append(
+                Check(
+                    name=name,
+                    state="fail",
+                    detail=f"{detail}; only {info['trusted']} trusted: Codex skips untrusted hooks silently",
+                    fix="agentctx init --client codex (or approve them in Codex's /hooks)",
+                )
+            )
+        elif client == "gemini" and not info["active"]:
+            checks.append(
+                Check(
+                    name=name,
+                    state="fail",
+                    detail=f"{detail}; hooksConfig.enabled is false",
+                    fix='set "hooksConfig": {"enabled": true}',
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    name=name, state="ok", detail=detail + ("; trusted " + info["trusted"] if client == "codex" else "")
+                )
+            )
+        checks.append(
+            Check(
+                name=f"{LABELS[client].lower()} mcp",
+                state="ok" if info["mcp"] else "warn",
+                detail="`agentctx` MCP server registered" if info["mcp"] else "no `agentctx` MCP server",
+                fix="" if info["mcp"] else f"agentctx init --client {client}",
+            )
+        )
+    return checks
+
+
+def clients_status(store: Any, project: Any) -> Any:
+    """A `status` section: each client's registration and whether its hooks are active."""
+    from agentctx.cli.cmd_admin import StatusSection
+
+    data = registrations(project.root)
+    lines = []
+    for client, info in data.items():
+        if not info["hooks"] and not info["mcp"]:
+            lines.append(f"{LABELS[client]}: not registered" + ("" if info["installed"] else " (not installed)"))
+            continue
+        events = sorted({event for listed in info["hooks"].values() for event in listed})
+        state = "active" if info["active"] else "INACTIVE"
+        extra = f", trusted {info['trusted']}" if client == "codex" else ""
+        lines.append(
+            f"{LABELS[client]}: {state}; hooks {', '.join(events) or 'none'}; MCP {'yes' if info['mcp'] else 'no'}{extra}"
+        )
+    return StatusSection(key="clients", title="Other clients", lines=lines, data=json.loads(json.dumps(data)))

@@ -1,0 +1,98 @@
+"""`agentctx init / uninstall --client`, `status` and `doctor` for Codex CLI and Gemini CLI:
+bad input is one line that says what to do, and nothing is changed (issue 20)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+
+def fake_binary(folder: Path, name: str) -> None:
+    """A stand-in `codex` / `gemini` on PATH: init only checks that the client is installed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\necho 0.0.0\n", encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.fixture
+def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin:/bin")
+    return folder
+
+
+def one_line_error(result, *fragments: str) -> None:
+    assert result.code == 1, (result.out, result.err)
+    assert result.err.startswith("Error: ") and len(result.err.strip().splitlines()) == 1, result.err
+    for fragment in fragments:
+        assert fragment in result.err, result.err
+
+
+def test_unknown_client_names_the_supported_ones(cli, project_dir: Path) -> None:
+    one_line_error(cli("init", "--client", "cursor", "--dir", str(project_dir)), "'cursor'", "claude, codex, gemini")
+    one_line_error(cli("uninstall", "--client", "cursor"), "claude, codex, gemini")
+
+
+def test_a_client_that_is_not_installed(cli, project_dir: Path, on_path: Path, isolated_home: Path) -> None:
+    one_line_error(cli("init", "--client", "codex", "--dir", str(project_dir)), "Codex CLI is not installed", "npm")
+    one_line_error(cli("init", "--client", "all", "--dir", str(project_dir)), "none of claude, codex, gemini")
+    assert not (isolated_home / ".codex").exists()
+
+
+def test_init_and_uninstall_codex_and_gemini(cli, project_dir: Path, on_path: Path, isolated_home: Path) -> None:
+    fake_binary(on_path, "codex")
+    fake_binary(on_path, "gemini")
+    (isolated_home / ".codex").mkdir()
+    config = isolated_home / ".codex" / "config.toml"
+    config.write_text('model = "m"\n', encoding="utf-8")
+
+    dry = cli("init", "--client", "all", "--dir", str(project_dir), "--dry-run")
+    assert dry.code == 0, dry.err
+    assert "hooks.json" in dry.out and "Dry run: nothing was written." in dry.out
+    assert config.read_text(encoding="utf-8") == 'model = "m"\n' and not (isolated_home / ".gemini").exists()
+
+    done = cli("init", "--client", "codex", "--client", "gemini", "--dir", str(project_dir))
+    assert done.code == 0, done.err
+    assert "6 of 6 agentctx hooks trusted" in done.out
+    settings = json.loads((isolated_home / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    assert "--client gemini BeforeAgent" in settings["hooks"]["BeforeAgent"][0]["hooks"][0]["command"]
+    again = cli("init", "--client", "codex", "--client", "gemini", "--dir", str(project_dir))
+    assert again.out.count("already up to date") == 3, again.out
+
+    status = cli("status", "--project", str(project_dir))
+    assert "Codex CLI: active" in status.out and "trusted 6/6" in status.out, status.out
+    assert "Gemini CLI: active" in status.out, status.out
+    doctor = cli("doctor", "--project", str(project_dir), "--json")
+    names = {check["name"]: check["state"] for check in json.loads(doctor.out)}
+    assert names["codex cli hooks"] == "ok" and names["gemini cli hooks"] == "ok", names
+
+    # a stale trust (the hook command changed by hand) shows as inactive in doctor
+    hooks = isolated_home / ".codex" / "hooks.json"
+    hooks.write_text(hooks.read_text(encoding="utf-8").replace("hook --client codex Stop", "hook --client codex  Stop"))
+    doctor = cli("doctor", "--project", str(project_dir), "--json")
+    names = {check["name"]: check["state"] for check in json.loads(doctor.out)}
+    assert names["codex cli hooks"] == "fail"
+
+    gone = cli("uninstall")  # every client init set up
+    assert gone.code == 0, gone.err
+    assert config.read_text(encoding="utf-8") == 'model = "m"\n'
+    assert not hooks.exists() and not (isolated_home / ".gemini" / "settings.json").exists()
+
+
+def test_malformed_gemini_settings_is_refused_before_anything_is_written(
+    cli, project_dir: Path, on_path: Path, isolated_home: Path
+) -> None:
+    fake_binary(on_path, "codex")
+    fake_binary(on_path, "gemini")
+    settings = isolated_home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "ide": {\n}\n', encoding="utf-8")
+    result = cli("init", "--client", "codex", "--client", "gemini", "--dir", str(project_dir))
+    one_line_error(result, str(settings), "line ")
+    assert not (isolated_home / ".codex").exists()  # codex came first, but nothing was written
