@@ -50,10 +50,9 @@ def text(data: dict[str, Any], name: str) -> str:
 
 def project_dir(data: dict[str, Any]) -> str:
     """The directory the project is resolved from: the payload's `cwd`, else the
-    `CLAUDE_PROJECT_DIR` Claude Code sets for hooks; "" when neither is an absolute path to an
-    existing directory (a missing or file `cwd` would make a phantom project and digest)."""
+    `CLAUDE_PROJECT_DIR` Claude Code sets for hooks; "" when neither is an absolute path."""
     for candidate in (text(data, "cwd"), os.environ.get("CLAUDE_PROJECT_DIR", "")):
-        if candidate and "\x00" not in candidate and os.path.isabs(candidate) and os.path.isdir(candidate):
+        if candidate and "\x00" not in candidate and os.path.isabs(candidate):
             return candidate
     return ""
 

@@ -40,7 +40,9 @@ def record_ids(text: str) -> list[str]:
 
 
 def handle(hook: HookInput) -> str:
-    if not hook.cwd:
+    import os
+
+    if not hook.cwd or not os.path.isdir(hook.cwd):  # a missing or file cwd: no phantom project (issue 13)
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
     source = hook.get_text("source") or "startup"
