@@ -34,10 +34,10 @@ import pytest
 from _harness import REPO_ROOT
 from agentctx_extract.llm import PRICE_CACHE_READ, PRICE_INPUT, PRICE_OUTPUT
 from agentctx_extract.prompt import SYSTEM_PROMPT, TOOL, TOOL_USE_SYSTEM_TOKENS, session_message, synthesis_message
-from agentctx_extract.redact import redact
 from agentctx_extract.sizing import plan_input
 from agentctx_extract.transcript import read_transcript, render
 from agentctx_store.budget import estimate_tokens
+from agentctx_store.redact import redact
 
 TRANSCRIPTS = REPO_ROOT / "tests-e2e" / "fixtures" / "claude-code" / "transcripts"
 ANSWER_TOKENS = 500

@@ -64,8 +64,14 @@ def test_captured_payload_as_is(path: Path, run_hook: RunHook, hooks_log: Callab
         assert isinstance(text, str) and text
         assert (SESSION_START if event == "SessionStart" else PROMPT).allows(text)
     assert " error " not in hooks_log(), hooks_log()
-    if event == "SessionStart":
+    if event == "SessionStart" and Path(payload["cwd"]).is_dir():
         assert output is not None  # even with an empty store: the profile heading and the MCP hint
+    elif event == "SessionStart":  # the captured cwd does not exist here: no phantom project (issue 13)
+        assert output is None and "no usable cwd" in hooks_log()
+        from agentctx_store import Store
+
+        with Store.open() as store:
+            assert store.list_projects() == []
 
 
 @pytest.fixture

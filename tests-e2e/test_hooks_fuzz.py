@@ -94,7 +94,7 @@ def test_fuzzed_stdin(tmp_path: Path, run_hook: RunHook) -> None:
     project.mkdir()
     (project / "file.txt").write_text("x", encoding="utf-8")
     data_dir = Path(os.environ["AGENTCTX_HOME"])
-    state_dir = Path(os.environ["TMPDIR"]) / f"agentctx-{os.getuid()}"
+    state_dir = data_dir / "state"  # session state lives in the data dir (issue 13)
     before = _tree(tmp_path, (data_dir, state_dir))
     for name, raw in _cases(project).items():
         for event in EVENTS:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.append(str(Path(__file__).parents[2] / "agentctx-store" / "tests"))  # secrets_corpus.py
 
 from extract_testkit import FIXTURES, MessagesServer, transcript_lines
 

@@ -41,7 +41,7 @@ def hook(event: str, payload: dict[str, Any], env: dict[str, str], *, via_shell:
 
 def wait_for_background(deadline_s: float = 60.0) -> None:
     """Until no background run holds its spawn lock (the runner removes it when its child ends)."""
-    folder = Path(os.environ["TMPDIR"]) / f"agentctx-{os.getuid()}"
+    folder = Path(os.environ["AGENTCTX_HOME"]) / "state"  # spawn locks live with the session state
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         if not any(folder.glob("*.lock")):

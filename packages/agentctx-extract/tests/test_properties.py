@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentctx_store.redact import redact_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx_extract.redact import redact_text
 from agentctx_extract.schema import MalformedOutput, parse_extraction
 from agentctx_extract.sizing import plan_input
 

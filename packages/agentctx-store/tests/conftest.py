@@ -5,10 +5,13 @@ The root conftest already points `AGENTCTX_HOME` and `HOME` into the test's temp
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # secrets_corpus.py, shared with the extract and e2e tests
 
 from agentctx_store import NewRecord, Project, Record, Store
 

@@ -5,6 +5,7 @@ never on a hook's path. `agentctx_store.consolidate` declares the seam (`VectorP
 `EmbedPhase` fills it.
 """
 
+import agentctx_embed._offline  # noqa: F401 - first: telemetry off before onnxruntime loads
 from agentctx_embed.judge import make_judge
 from agentctx_embed.models import DEFAULT_MODEL, Embedder, ModelChoice, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import EmbedPhase, embedding_text, find_duplicates

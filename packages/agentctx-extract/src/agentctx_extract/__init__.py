@@ -4,8 +4,9 @@
 `agentctx extract` calls it. It imports `anthropic` only when it actually calls the model.
 """
 
+from agentctx_store.redact import redact, redact_text
+
 from agentctx_extract.pipeline import Outcome, extract_session
-from agentctx_extract.redact import redact, redact_text
 from agentctx_extract.transcript import Transcript, Turn, read_transcript, render
 
 __all__ = ["Outcome", "Transcript", "Turn", "extract_session", "read_transcript", "redact", "redact_text", "render"]

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from agentctx_store import NewRecord, Project, Record, RecordNotFound, Store
 from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS
+from agentctx_store.redact import redact_text
 
-from agentctx_extract.redact import redact_text
 from agentctx_extract.schema import ActiveWork, Extraction
 
 log = logging.getLogger("agentctx.extract")

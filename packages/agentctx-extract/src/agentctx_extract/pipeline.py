@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from agentctx_store import AgentctxError, Project, Store, config, paths, resolve_project
 from agentctx_store.records import utc_now
+from agentctx_store.redact import redact, redact_text
 from agentctx_store.spend import month_spent
 
 from agentctx_extract.client_transcripts import read_for_client
@@ -36,7 +37,6 @@ from agentctx_extract.prompt import (
     session_message,
     synthesis_message,
 )
-from agentctx_extract.redact import redact, redact_text
 from agentctx_extract.schema import Extraction, MalformedOutput, parse_extraction
 from agentctx_extract.sizing import InputPlan, plan_input
 from agentctx_extract.transcript import render

@@ -53,14 +53,20 @@ def handle(hook: HookInput) -> str:
         observation = observe_bash(command, output, failed=failed)
         if observation.is_empty():
             return ""
+        from agentctx_store.redact import redact_value  # the spool file holds no secret either
+
         entry.update(
             kind="bash",
-            command=command[:2000],
-            error=list(observation.error) if observation.error else None,
-            test=[observation.test[0], observation.test[1]] if observation.test else None,
-            branch=observation.branch,
-            commit=observation.commit,
-            pull_request=observation.pull_request,
+            **redact_value(
+                {
+                    "command": command[:2000],
+                    "error": list(observation.error) if observation.error else None,
+                    "test": [observation.test[0], observation.test[1]] if observation.test else None,
+                    "branch": observation.branch,
+                    "commit": observation.commit,
+                    "pull_request": observation.pull_request,
+                }
+            ),
         )
     else:
         return ""

@@ -52,6 +52,7 @@ def session_end(hook: HookInput) -> str:
         timeout_seconds=CONSOLIDATE_TIMEOUT_SECONDS,
         cwd=hook.cwd,
     )
+    state.prune()  # session state nobody touched for a month
     if hook.session_id:
         from agentctx_hooks.spool import flush_quietly
         from agentctx_hooks.storage import open_store, project_of
@@ -146,14 +147,12 @@ def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
 
 def recent_prompts(transcript_path: str, *, limit: int = 5) -> list[str]:
     """The developer's last typed prompts, read from the tail of the session transcript."""
-    if not transcript_path or not os.path.isfile(transcript_path):
+    from agentctx_hooks.bounded import read_regular
+
+    raw = read_regular(transcript_path, limit=TRANSCRIPT_TAIL_BYTES, from_end=True)
+    if raw is None:
         return []
-    try:
-        with open(transcript_path, "rb") as handle:
-            handle.seek(max(0, os.path.getsize(transcript_path) - TRANSCRIPT_TAIL_BYTES))
-            tail = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return []
+    tail = raw.decode("utf-8", errors="replace")
     prompts: list[str] = []
     for line in tail.splitlines():
         try:

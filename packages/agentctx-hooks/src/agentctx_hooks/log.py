@@ -34,7 +34,7 @@ def write(event: str, message: str, *, session: str = "") -> None:
     """Append one line; never raises (a full disk must not turn into a failed hook)."""
     try:
         directory = logs_dir()
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, 0o700, exist_ok=True)
         target = os.path.join(directory, "hooks.log")
         try:
             if os.path.getsize(target) > MAX_BYTES:
@@ -44,7 +44,8 @@ def write(event: str, message: str, *, session: str = "") -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         safe_event = _one_line(event)[:40] or "-"
         line = f"{stamp} {safe_event} session={_one_line(session)[:64] or '-'} {_one_line(message)}\n"
-        with open(target, "a", encoding="utf-8", errors="replace") as handle:
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(descriptor, "a", encoding="utf-8", errors="replace") as handle:
             handle.write(line)
     except Exception:  # the log is the last resort; nothing may escape it
         pass
@@ -58,7 +59,13 @@ def error(event: str, exc: BaseException, *, session: str = "") -> None:
         tb = tb.tb_next
     if tb is not None:
         where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
-    write(event, f"error {type(exc).__name__}: {exc}{where}", session=session)
+    try:  # an exception's text may quote the data that caused it: redacted (not `write`'s own lines)
+        from agentctx_store.redact import redact_text
+
+        text = redact_text(str(exc))
+    except Exception:
+        text = "(message withheld: it could not be redacted)"
+    write(event, f"error {type(exc).__name__}: {text}{where}", session=session)
     try:  # noqa: SIM105 - contextlib is not imported on the hot path
         sys.stderr.write(f"agentctx: {type(exc).__name__} in the {event} hook; see {log_path()}\n")
     except Exception:

@@ -63,7 +63,7 @@ def handle(hook: HookInput) -> str:
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
     data = _load_state(hook)
-    state.add_prompt(data, prompt)
+    state.add_prompt(data, prompt)  # only a prompt that plainly holds no secret is kept
     already = state.injected_ids(data)
     served = warm.ask(hook, prompt, data, already)  # the search service, when it is up
     if served is not None:

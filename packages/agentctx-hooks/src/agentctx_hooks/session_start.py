@@ -24,6 +24,7 @@ RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
 # The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
 REPLAY_MARK = b'"type":"hook_additional_context"'
 _ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+TRANSCRIPT_HEAD_BYTES = 4 << 20  # ~20 ms of reading at most
 
 
 def record_ids(text: str) -> list[str]:
@@ -39,7 +40,9 @@ def record_ids(text: str) -> list[str]:
 
 
 def handle(hook: HookInput) -> str:
-    if not hook.cwd:
+    import os
+
+    if not hook.cwd or not os.path.isdir(hook.cwd):  # a missing or file cwd: no phantom project (issue 13)
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
     source = hook.get_text("source") or "startup"
@@ -123,21 +126,15 @@ def _replays_hook_context(transcript_path: str) -> bool:
     Claude Code 2.1 keeps hook output in the transcript and replays it on `resume`, so the
     session's injected ids stay valid. 2.0.x keeps none and replays nothing: there the list must
     start afresh, or a record injected before the resume never reaches the resumed session.
-    Scans the transcript in 1 MB chunks (the first SessionStart entry is near its top); an
-    unreadable one counts as replaying (the old behaviour: at worst a record is not repeated).
+    Reads the first `TRANSCRIPT_HEAD_BYTES` of a regular file only (the first SessionStart
+    entry is near its top; a FIFO or a device would hang the hook, a huge file would blow its
+    budget); a transcript it cannot read counts as replaying (the old behaviour: at worst a
+    record is not repeated).
     """
-    if not transcript_path:
-        return True
-    try:
-        with open(transcript_path, "rb") as handle:
-            carry = b""
-            while chunk := handle.read(1 << 20):
-                if REPLAY_MARK in carry + chunk:
-                    return True
-                carry = chunk[-len(REPLAY_MARK) :]
-    except OSError:
-        return True
-    return False
+    from agentctx_hooks.bounded import read_regular
+
+    head = read_regular(transcript_path, limit=TRANSCRIPT_HEAD_BYTES)
+    return head is None or REPLAY_MARK in head
 
 
 def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:

@@ -40,11 +40,11 @@ def spool_dir() -> str:
 def add(entry: dict[str, Any]) -> None:
     """Write one capture atomically (temp file, then rename into place)."""
     directory = spool_dir()
-    os.makedirs(directory, exist_ok=True)
+    os.makedirs(directory, 0o700, exist_ok=True)
     _counter[0] += 1
     name = f"{time.time_ns():020d}-{os.getpid()}-{_counter[0]}"
     temp = os.path.join(directory, f".{name}.tmp")
-    with open(temp, "w", encoding="utf-8") as handle:
+    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as handle:
         handle.write(dumps(entry))
     os.replace(temp, os.path.join(directory, name + ".json"))
 

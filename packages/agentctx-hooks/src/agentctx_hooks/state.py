@@ -1,10 +1,14 @@
-"""Disposable per-session state in the per-user temp folder (SPEC §4): injected record ids,
-the last prompts, token accounting not yet written to the store, and spawn locks.
+"""Disposable per-session state in `$AGENTCTX_HOME/state/` (SPEC §4): injected record ids,
+token accounting not yet written to the store, and spawn locks.
 
-The session id comes from stdin, so it only ever reaches a path through `safe_name`. The
-folder is created private (0700) and refused when it is a symlink or owned by someone else
-(a shared /tmp). Losing any of this costs at most a re-injection: every reader treats a
-missing, unreadable or malformed file as empty state.
+It lives in the data dir, not the temp dir: a session resumed under another `TMPDIR` keeps
+its dedup list, and two data dirs (`AGENTCTX_HOME`) never share state. Files untouched for
+`KEEP_DAYS` are removed by `prune` (SessionEnd). The session id comes from stdin, so it only
+ever reaches a path through `file_name`, which never maps two ids to one file. The folder is
+private (0700, files 0600) and refused when it is a symlink or owned by someone else. Losing
+any of this costs at most a re-injection: every reader treats a missing, unreadable or
+malformed file as empty state. A prompt is kept here only when it plainly holds no secret
+(`is_plain`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx_hooks._fast import safe_name
+from agentctx_hooks._fast import _sha256_hex, data_home, safe_name
 from agentctx_hooks._json_lite import dumps, loads
 
 TYPE_CHECKING = False
@@ -22,34 +26,61 @@ if TYPE_CHECKING:
 MAX_IDS = 500
 MAX_PROMPTS = 5
 PROMPT_CHARS = 400
-
-
-def temp_root() -> str:
-    """`tempfile.gettempdir()` for the usual cases (TMPDIR, TEMP, TMP, else /tmp), without
-    importing `tempfile` (it pulls in `random` and `shutil`: ~8 ms on the hot path)."""
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        candidate = os.environ.get(name)
-        if candidate and os.path.isdir(candidate):
-            return os.path.abspath(candidate)
-    return "/tmp" if os.path.isdir("/tmp") else os.path.abspath(os.getcwd())
+KEEP_DAYS = 30  # a session resumed within a month still knows what it was shown
 
 
 def state_dir() -> str:
-    """Same folder as `agentctx_store.paths.session_state_dir()`, created private."""
-    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    directory = os.path.join(temp_root(), f"agentctx-{uid}")
-    try:  # noqa: SIM105 - contextlib is not imported on the hot path
+    """`$AGENTCTX_HOME/state`, created private (the data dir too when it is missing)."""
+    directory = os.path.join(data_home(), "state")
+    try:
         os.mkdir(directory, 0o700)
     except FileExistsError:
         pass
+    except FileNotFoundError:  # no data dir yet: it is private too (makedirs' mode is the leaf's only)
+        os.makedirs(data_home(), 0o700, exist_ok=True)
+        os.makedirs(directory, 0o700, exist_ok=True)
     info = os.lstat(directory)
     if os.path.islink(directory) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
         raise PermissionError(f"{directory} is not a private folder of this user; not using it")
     return directory
 
 
+def file_name(value: str) -> str:
+    """A file name for an id from stdin: the id itself when it is already a safe name, else
+    its safe form plus `~` and a hash of the id (`~` never occurs in a safe name, so `..` and
+    `.`, or `a/b` and `a_b`, never share a file)."""
+    cleaned = safe_name(value)
+    return cleaned if cleaned == value else f"{cleaned[:64]}~{_sha256_hex(value)[:16]}"
+
+
 def state_path(session_id: str) -> str:
-    return os.path.join(state_dir(), safe_name(session_id) + ".json")
+    return os.path.join(state_dir(), file_name(session_id) + ".json")
+
+
+def lock_path(name: str) -> str:
+    return os.path.join(state_dir(), file_name(name) + ".lock")
+
+
+def prune(*, keep_days: float = KEEP_DAYS) -> int:
+    """Remove state files untouched for `keep_days` and temp files left by a crash; returns
+    how many went. Only our own names (`*.json`, `*.tmp`) are touched."""
+    removed = 0
+    cutoff = time.time() - keep_days * 86400
+    try:
+        directory = state_dir()
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            old = os.lstat(path).st_mtime < (cutoff if name.endswith(".json") else time.time() - 86400)
+            if name.endswith((".json", ".tmp")) and old:
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def load(session_id: str) -> dict[str, Any]:
@@ -70,7 +101,7 @@ def save(session_id: str, data: dict[str, Any]) -> None:
         return
     target = state_path(session_id)
     temp = f"{target}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
+    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
         handle.write(dumps(data))
     os.replace(temp, target)
 
@@ -86,7 +117,32 @@ def add_injected(data: dict[str, Any], ids: list[str]) -> None:
     data["injected"] = merged[-MAX_IDS:]
 
 
+# A prompt is kept (for the compaction snapshot, when the transcript cannot be read) only when
+# it plainly holds no secret, decided without `re` (the prompt hook never imports it): every word
+# is letters (with punctuation around it) of at most 24, or a short number, and no word that
+# announces a secret appears. Anything else is simply not kept; the transcript still has it.
+_EDGE = ".,;:!?'\"()[]{}<>*`"
+_ANNOUNCING = ("key", "token", "secret", "pass", "pwd", "auth", "credential", "bearer", "basic", "private", "cookie")
+
+
+def is_plain(prompt: str) -> bool:
+    """Whether `prompt` certainly holds no secret (see above); False when in doubt."""
+    lowered = prompt.lower()
+    if any(word in lowered for word in _ANNOUNCING) or any(mark in prompt for mark in ("=", "@", "://", "--")):
+        return False
+    for word in prompt.split():
+        core = word.strip(_EDGE)
+        if not core:
+            continue
+        if not (core.isascii() and (core.isalpha() and len(core) <= 24 or core.isdigit() and len(core) <= 6)):
+            return False
+    return True
+
+
 def add_prompt(data: dict[str, Any], prompt: str) -> None:
+    """Keep the prompt among the last few, when it is plain (`is_plain`)."""
+    if not is_plain(prompt):
+        return
     prompts = data.get("prompts")
     recent = [value for value in prompts if isinstance(value, str)] if isinstance(prompts, list) else []
     recent.append(" ".join(prompt.split())[:PROMPT_CHARS])
@@ -127,7 +183,7 @@ def try_lock(name: str, *, max_age_seconds: float) -> str | None:
     A lock older than `max_age_seconds`, or whose owner process is gone, is broken: the
     background work it guarded is time-bounded, so an old lock can only be a leftover.
     """
-    path = os.path.join(state_dir(), safe_name(name) + ".lock")
+    path = lock_path(name)
     for _attempt in range(2):
         try:
             handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -35,7 +35,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from agentctx_mcp import tools
+from agentctx_mcp import bounds, tools
 from agentctx_mcp.schema import compact_schema
 
 logger = logging.getLogger("agentctx.mcp")
@@ -189,13 +189,13 @@ def argument_message(name: str, error: pydantic.ValidationError, arguments: dict
             sentences.append(f"`{field}` is required.")
         elif field == "type":
             try:
-                check_type(str(arguments.get("type")))
+                check_type(str(arguments.get("type"))[: bounds.LIMITS["type"]])
             except ValidationError as exc:
                 sentences.append(str(exc))
             else:
                 sentences.append(f"`type`: {detail.get('msg', 'invalid value')}.")
         elif field == "scope":
-            sentences.append(f"Invalid scope {arguments.get('scope')!r}; use one of: project, global.")
+            sentences.append(f"Invalid scope {bounds.prefix(arguments.get('scope'))}; use one of: project, global.")
         else:
             sentences.append(f"`{field}`: {detail.get('msg', 'invalid value')}.")
     return f"Invalid arguments for {name}: " + " ".join(sentences)
@@ -314,6 +314,9 @@ def host_search_service() -> None:
 
 def serve() -> int:
     """Run the stdio server until the client closes stdin. Returns the exit status."""
+    from agentctx_store.private import restrict_umask
+
+    restrict_umask()  # its log and the store files it creates are the user's alone
     configure_logging()
     logger.info("start pid=%d cwd=%s", os.getpid(), os.getcwd())
     host_search_service()

@@ -24,6 +24,7 @@ from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_cho
 from agentctx_store.search import CANDIDATES, query_terms, search
 from agentctx_store.store import Store
 
+from agentctx_mcp import bounds
 from agentctx_mcp.index import IndexEntry, render_index
 
 MAX_GET_IDS = 10
@@ -86,6 +87,8 @@ def search_index(
     Raises:
         ValidationError: empty query, no searchable words, limit out of range, bad type or scope.
     """
+    bounds.check("query", query)
+    bounds.check("file", file)
     if not query.strip():
         raise ValidationError('The query is empty; pass the words to look for, e.g. "database choice".')
     check_limit(limit)
@@ -121,6 +124,7 @@ def related_records(store: Store, project: Project, file: str, *, limit: int) ->
     connect every file and stub of a session; without ordering by distance, the newest stubs of
     busy sessions would push out the records attached to the file itself.
     """
+    bounds.check("file", file)
     name = relative_file(project, file)
     if not store.related_to_file(project, name, max_depth=RELATED_DEPTH, limit=1):
         return []  # nothing linked at any distance (the common case for a new file): one query
@@ -162,6 +166,9 @@ def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str,
     Raises:
         ValidationError: no ids, or more than 10.
     """
+    if len(ids) > 10 * MAX_GET_IDS:
+        raise ValidationError(f"{len(ids)} ids given; ctx_get takes at most {MAX_GET_IDS} per call.")
+    bounds.check_ids("ids", ids)
     wanted = list(dict.fromkeys(record_id.strip() for record_id in ids if record_id.strip()))
     if not wanted:
         raise ValidationError("No ids given; pass 1 to 10 record ids from ctx_search.")
@@ -224,6 +231,9 @@ def record_new(
     Raises:
         ValidationError, RecordNotFound, NotHeadError: from the store, messages as they are.
     """
+    for name, value in (("type", type), ("scope", scope), ("title", title), ("body", body)):
+        bounds.check(name, value)
+    bounds.check("supersedes", supersedes, "id")
     check_type(type)
     check_scope(scope)
     target = supersedes.strip() if supersedes and supersedes.strip() else None
@@ -247,6 +257,16 @@ def record_new(
         payload["superseded"] = target.upper()
     if specs:
         payload["anchors"] = [format_spec(anchor) for anchor in stored]
+    return _with_redaction_note(payload, title, body)
+
+
+def _with_redaction_note(payload: dict[str, Any], *texts: str) -> dict[str, Any]:
+    """Tell the model when the store replaced secrets (it redacts every write), so it stops sending them."""
+    from agentctx_store.redact import redact
+
+    count = sum(redact(text).count for text in texts)
+    if count:
+        payload["redacted"] = f"{count} secret(s) replaced by [REDACTED:<kind>]; never put secrets in records."
     return payload
 
 
@@ -272,6 +292,9 @@ def supersede_record(store: Store, project: Project, *, old_id: str, new_body: s
         NotHeadError: `old_id` is already superseded; the message names the current head.
         RecordNotFound, ValidationError: from the store.
     """
+    bounds.check("old_id", old_id, "id")
+    bounds.check("new_body", new_body, "body")
+    bounds.check("rationale", rationale)
     if not rationale.strip():
         raise ValidationError("The rationale is empty; say in a sentence why the old record no longer holds.")
     if not new_body.strip():
@@ -285,7 +308,8 @@ def supersede_record(store: Store, project: Project, *, old_id: str, new_body: s
         source="mcp_tool",
         confidence="explicit",
     )
-    return {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    payload = {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    return _with_redaction_note(payload, new_body, rationale)
 
 
 def _profile_value(body: str) -> Any:

@@ -75,7 +75,10 @@ def connect(path: Path | str, *, create: bool = True, readonly: bool = False) ->
             raise StoreError(f"No store at {str(path)!r}. Record something first, or run `agentctx init`.")
         parent = os.path.dirname(os.fspath(path)) or "."
         try:
-            os.makedirs(parent, exist_ok=True)
+            from agentctx_store.private import create_file, make_dir
+
+            make_dir(parent)
+            create_file(os.fspath(path))  # 0600 before SQLite opens it: the WAL and SHM files inherit it
         except OSError as exc:
             raise StoreError(
                 f"Cannot create the data dir {parent!r} ({exc.strerror}); set AGENTCTX_HOME to a writable directory."

@@ -59,9 +59,5 @@ def safe_name(value: str, *, limit: int = 96) -> str:
 
 
 def session_state_dir() -> Path:
-    """Per-user temp folder for disposable per-session state (injection dedup)."""
-    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    import tempfile  # here, not at the top: hooks import this module and tempfile costs ~5 ms
-    from pathlib import Path
-
-    return Path(tempfile.gettempdir()) / f"agentctx-{uid}"
+    """Disposable per-session state (injection dedup, spawn locks): `agentctx_hooks.state`."""
+    return home() / "state"

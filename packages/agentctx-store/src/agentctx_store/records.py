@@ -165,13 +165,13 @@ def parsed_to_text(moment: datetime) -> str:
 
 def check_type(value: str) -> str:
     if value not in RECORD_TYPES:
-        raise ValidationError(f"Unknown record type {value!r}; use one of: {', '.join(RECORD_TYPES)}.")
+        raise ValidationError(f"Unknown record type {str(value)[:40]!r}; use one of: {', '.join(RECORD_TYPES)}.")
     return value
 
 
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise ValidationError(f"Invalid {name} {value!r}; use one of: {', '.join(choices)}.")
+        raise ValidationError(f"Invalid {name} {str(value)[:40]!r}; use one of: {', '.join(choices)}.")
     return value
 
 
@@ -193,7 +193,10 @@ def supersession_error(old_type: str, old_key: str | None, new_type: str, new_ke
 
 
 def check_text(title: str, body: str) -> tuple[str, str]:
-    """Title and body limits of SPEC §5 `ctx_record`, after trimming whitespace."""
+    """Title and body limits of SPEC §5 `ctx_record`, after trimming whitespace and
+    redacting secrets (every record write passes here: add, supersede, edit, import)."""
+    from agentctx_store.redact import redact_text  # not at the top: `re` stays off the prompt path
+
     title, body = title.strip(), body.strip()
     if not title:
         raise ValidationError("The title is empty; give the record a one-line title.")
@@ -210,7 +213,7 @@ def check_text(title: str, body: str) -> tuple[str, str]:
             f"The body is {len(body)} characters; the limit is {MAX_BODY_CHARS}. "
             "Split it into atomic records (one fact each)."
         )
-    return title, body
+    return redact_text(title), redact_text(body)  # the limits hold what was given; a mark may be longer
 
 
 def validate(new: NewRecord) -> NewRecord:

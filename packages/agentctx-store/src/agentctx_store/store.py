@@ -70,6 +70,11 @@ def row_to_record(row: sqlite3.Row) -> Record:
     )
 
 
+def _like_literal(text: str) -> str:
+    """`text` matched literally by a LIKE pattern with `ESCAPE '\\'` (`%` and `_` are not wildcards)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def visible_ids(project: Project) -> tuple[str, str]:
     """The namespaces a project may read (SPEC §3.4): its own and the global one."""
     return (project.project_id, GLOBAL_PROJECT_ID)
@@ -527,6 +532,9 @@ class Store:
     # -- entities and edges (ADR-014) ------------------------------------------------
 
     def upsert_node(self, project: Project, kind: str, name: str) -> str:
+        from agentctx_store.redact import redact_text  # a test node is named by its command line
+
+        name = redact_text(name)
         with self.transaction() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO nodes(id, project_id, kind, name) VALUES (?, ?, ?, ?)",
@@ -554,7 +562,7 @@ class Store:
         """Current records linked to a file node, directly or through edges (cycle-safe, depth-guarded)."""
         rows = self.conn.execute(
             f"""WITH RECURSIVE reach(node_id, depth) AS (
-                    SELECT id, 0 FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ?)
+                    SELECT id, 0 FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ? ESCAPE '\\')
                     UNION
                     SELECT CASE WHEN e.from_id = reach.node_id THEN e.to_id ELSE e.from_id END, reach.depth + 1
                     FROM edges e JOIN reach ON (e.from_id = reach.node_id OR e.to_id = reach.node_id)
@@ -566,7 +574,14 @@ class Store:
                     r.id IN (SELECT re.record_id FROM record_entities re JOIN reach ON re.entity_id = reach.node_id)
                     OR r.id IN (SELECT node_id FROM reach))
                 ORDER BY r.recorded_at DESC LIMIT ?""",
-            (project.project_id, file_path, f"%/{file_path.lstrip('/')}", max_depth, *visible_ids(project), limit),
+            (
+                project.project_id,
+                file_path,
+                "%/" + _like_literal(file_path.lstrip("/")),
+                max_depth,
+                *visible_ids(project),
+                limit,
+            ),
         ).fetchall()
         return [row_to_record(row) for row in rows]
 
@@ -614,7 +629,11 @@ class Store:
                 )
 
     def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
-        """Merge keys into a session's JSON metadata (branch, commits, snapshot, …)."""
+        """Merge keys into a session's JSON metadata (branch, commits, snapshot, …); every
+        text in it is redacted (commands carry tokens and passwords)."""
+        from agentctx_store.redact import redact_value
+
+        values = redact_value(values)
         self.touch_session(project, session_id)
         with self.transaction() as conn:
             row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()

@@ -81,13 +81,17 @@ def _meta_json(record: Record) -> str:
 
 
 def render_record(record: Record) -> str:
-    lines = [f"{_HEADING}{record.title}", ""]
+    """One record as Markdown; its text redacted again (a store written before redaction
+    covered every path may still hold a secret, and an export is shared)."""
+    from agentctx_store.redact import redact_text
+
+    lines = [f"{_HEADING}{redact_text(record.title)}", ""]
     if record.superseded_at is not None:
         lines += [f"*Superseded by {record.superseded_by} on {record.superseded_at[:10]}.*", ""]
     lines += [
         f"<!-- agentctx-record {_meta_json(record)} -->",
         "",
-        record.body,
+        redact_text(record.body),
         "",
         f"<!-- /agentctx-record {record.record_id} -->",
         "",

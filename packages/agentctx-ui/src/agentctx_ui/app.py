@@ -24,6 +24,7 @@ from agentctx_ui.api_inbox import router as inbox_router
 from agentctx_ui.api_records import router as records_router
 from agentctx_ui.api_views import router as views_router
 from agentctx_ui.context import DashboardContext
+from agentctx_ui.head import HeadAsGet
 from agentctx_ui.security import GuardMiddleware
 
 STATIC_DIR = Path(str(resources.files("agentctx_ui") / "static"))
@@ -102,5 +103,6 @@ def create_app(*, project: Project, port: int = 7327, token: str | None = None, 
         return HTMLResponse(page, headers={"cache-control": "no-store"})
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.add_middleware(HeadAsGet)  # inside the guard: a HEAD is refused or allowed as a GET would be
     app.add_middleware(GuardMiddleware, token=secret, port=port)
     return app

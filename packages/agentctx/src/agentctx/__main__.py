@@ -12,6 +12,10 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the console script owns this process (in-process callers keep their umask)
+        import os
+
+        os.umask(0o077)  # agentctx_store.private.UMASK: what this process writes is the user's alone
     if args[:1] == ["hook"]:
         from agentctx_hooks.__main__ import main as hook_main
 

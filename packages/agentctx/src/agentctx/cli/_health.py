@@ -312,6 +312,9 @@ def run_checks(project: Project) -> list[Check]:
             fix="" if writable else "set AGENTCTX_HOME to a writable directory",
         )
     )
+    from agentctx.cli._private import check_modes
+
+    checks.append(check_modes(home))
     checks.append(check_config(paths.config_path()))
     checks.extend(check_store(paths.db_path()))
     for name, modules, what, fix in OPTIONAL_PARTS:

@@ -194,11 +194,23 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
 # -- doctor -----------------------------------------------------------------------------
 
 
-def doctor_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
-    """Check that agentctx works here: FTS5, WAL, a writable store, optional parts, Claude Code hooks.
+def doctor_cmd(
+    project: Path | None = ProjectOption,
+    json: bool = JsonOption,
+    fix_modes: bool = typer.Option(
+        False, "--fix-modes", help="Make the data dir private first (folders 0700, files 0600)."
+    ),
+) -> None:
+    """Check that agentctx works here: FTS5, WAL, a writable store, private files, optional parts, Claude Code hooks.
 
     Exits 1 when a check fails (warnings are degraded but working service).
     """
+    if fix_modes:
+        from agentctx.cli._private import fix_modes as make_private
+
+        changed = make_private(paths.home())
+        if not json:
+            typer.echo(f"Made {changed} path(s) private in {paths.home()}")
     target = project_for(project)
     checks = run_checks(target)
     if json:

@@ -15,6 +15,7 @@ from agentctx_store import transfer
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
+from agentctx.cli._secrets import warn_redacted
 from agentctx.cli.cmd_records import TypesFilterOption
 
 OutputOption = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout).", show_default=False)
@@ -91,6 +92,7 @@ def import_cmd(
             f"No records found in {source}; expected an `agentctx export` Markdown file "
             "(`### title` headings with agentctx-record comments) or JSONL (one JSON record per line)."
         )
+    warn_redacted(*(part for item in items for part in (item.title, item.body)))
     target = project_for(project)
     with open_store() as store:
         if dry_run:

@@ -19,6 +19,7 @@ from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, as_of_mome
 from agentctx_store.search import RELEVANCE_FLOOR
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
+from agentctx.cli._secrets import warn_redacted
 
 TYPES_HELP = f"Record type: {', '.join(RECORD_TYPES)}."
 TypesFilterOption = typer.Option(None, "--type", "-t", help="Only these types (repeatable).", show_default=False)
@@ -130,6 +131,7 @@ def record_cmd(
 ) -> None:
     """Record one fact (a decision, convention, preference, ...) in the project's store."""
     text = read_text_arg(body) or ""
+    warn_redacted(title, text)
     new = NewRecord(
         type=type,
         title=title,
@@ -308,12 +310,14 @@ def edit_cmd(
     if all(value is None for value in (title, body, type, confidence, scope, valid_from)):
         raise ValidationError("Nothing to change; pass --title, --body, --type, --confidence, --scope or --valid-from.")
     target = project_for(project)
+    new_body = read_text_arg(body)
+    warn_redacted(title, new_body)
     with open_store() as store:
         record = store.edit(
             target,
             record_id,
             title=title,
-            body=read_text_arg(body),
+            body=new_body,
             type=type,
             confidence=confidence,
             scope=scope,
@@ -369,11 +373,13 @@ def supersede_cmd(
 ) -> None:
     """Replace a fact that changed: the old record is kept as history and never surfaces again."""
     target = project_for(project)
+    new_body = read_text_arg(body) or ""
+    warn_redacted(new_body, title, why)
     with open_store() as store:
         old, new = store.supersede(
             target,
             record_id,
-            body=read_text_arg(body) or "",
+            body=new_body,
             title=title,
             rationale=why,
             confidence=confidence,

@@ -9,10 +9,8 @@ planning and file logic lives in `agentctx_hooks.install` (standard library only
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Annotated, Any
@@ -438,24 +436,26 @@ def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
     manifest["mcp"] = None
 
 
-OUR_FILES = ("agentctx.db", "agentctx.db-wal", "agentctx.db-shm", "agentctx.db-journal", "install.json")
-OUR_DIRS = ("digests", "logs", "models", "profile", "exports", "spool")
-
-
 def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
-    """Delete the files agentctx creates in the data dir (a foreign config.json stays)."""
+    """Delete the files agentctx created, by name (`_purge.py`); a folder only once it is empty."""
+    import tempfile
+
     from agentctx_store import config
 
-    doomed = [data_home / name for name in (*OUR_FILES, *OUR_DIRS) if (data_home / name).exists()]
+    from agentctx.cli import _purge as purge
+
     config_file = paths.config_path()
     try:
         marked = json.loads(config_file.read_text(encoding="utf-8")).get(config.MARKER) == config.MARKER_VALUE
     except (OSError, ValueError, AttributeError):
         marked = False  # absent, unreadable, or another program's config.json: not ours to delete
-    if marked:
-        doomed.append(config_file)
+    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    legacy = Path(tempfile.gettempdir()) / f"agentctx-{uid}"  # where versions before 0.2 kept session state
+    doomed = purge.our_paths(data_home, config_is_ours=marked, legacy_state=legacy)
     if not doomed:
         typer.echo(f"Purge: nothing of agentctx's in {data_home}")
+        if not dry_run and data_home not in purge.delete([], purge.our_folders(data_home, legacy_state=legacy)):
+            typer.echo(f"Purge: removed {data_home} (empty)")
         return
     typer.echo("Purge would delete:" if dry_run else "Purge deletes:")
     for path in doomed:
@@ -464,32 +464,12 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
         return
     if not yes and not typer.confirm("Delete these files for good?", default=False):
         raise typer.Abort()
-    for path in doomed:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-    _purge_session_state()
-    try:
-        data_home.rmdir()
-        typer.echo(f"Purge: removed {data_home}")
-    except OSError:
+    kept = purge.delete(doomed, purge.our_folders(data_home, legacy_state=legacy))
+    if data_home in kept:
         left = ", ".join(sorted(child.name for child in data_home.iterdir()))
         typer.echo(f"Purge: kept {data_home} (not ours: {left})")
-
-
-def _purge_session_state() -> None:
-    from agentctx_hooks import state
-
-    try:
-        directory = Path(state.state_dir())
-    except OSError:
-        return
-    for child in directory.iterdir():
-        if child.suffix in (".json", ".lock", ".tmp"):
-            child.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        directory.rmdir()
+    else:
+        typer.echo(f"Purge: removed {data_home}")
 
 
 # -- `agentctx status`: what the hooks have been doing ----------------------------------------

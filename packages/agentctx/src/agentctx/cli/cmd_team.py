@@ -19,7 +19,7 @@ team_app = typer.Typer(
 
 def is_secret(text: str) -> bool:
     """The extraction's secret detector: a record it would redact never goes into the file."""
-    from agentctx_extract.redact import redact
+    from agentctx_store.redact import redact
 
     return redact(text).count > 0
 

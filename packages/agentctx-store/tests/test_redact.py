@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from secrets_corpus import NEAR_MISSES, SECRETS
 
-from agentctx_extract.redact import is_secret_name, redact, redact_text
+from agentctx_store.redact import is_secret_name, redact, redact_text
 
 
 @pytest.mark.parametrize(("label", "text", "secret"), SECRETS, ids=[item[0] for item in SECRETS])

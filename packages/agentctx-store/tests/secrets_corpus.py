@@ -1,7 +1,9 @@
 """The redaction corpus: realistic secrets that must go, look-alikes that carry meaning and must stay.
 
-Every secret below is fake but has the exact shape of the real thing (prefix, length, alphabet).
-Shared by the redaction unit tests and the pipeline test that sends all of it to the local server.
+Every secret below is fake but has the exact shape of the real thing (prefix, length, alphabet);
+the provider shapes follow gitleaks' rules. Shared by the redaction unit tests, the extraction
+pipeline test and `tests-e2e/test_secrets_everywhere.py`, which drives all of it through every
+write path (hook stdin, MCP, CLI, dashboard, extraction) and greps the data dir afterwards.
 """
 
 from __future__ import annotations
@@ -116,6 +118,108 @@ SECRETS: list[tuple[str, str, str]] = [
         "//registry.npmjs.org/:_authToken=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
         "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
     ),
+    # -- the leaks of issue 13: prose, odd URL passwords, providers the first redactor did not know
+    (
+        "aws secret in prose",
+        "the AWS secret is HLxDsCxqjBLd3qbJskH53rGTD/2U3OpSH5r44wLz, rotate it monthly",
+        "HLxDsCxqjBLd3qbJskH53rGTD/2U3OpSH5r44wLz",
+    ),
+    ("api key in prose", "api key: lHwqxDqMrz4iKFJpKp4mSxieBPO9DyaU", "lHwqxDqMrz4iKFJpKp4mSxieBPO9DyaU"),
+    ("my token", "my token B73cojFZS1COqkUAV3q4WZwmT2Ox stopped working", "B73cojFZS1COqkUAV3q4WZwmT2Ox"),
+    (
+        "failing test command",
+        "GITHUB_TOKEN=ghp_HTQi5TMpUFn3NcLSLcwLUKvlsmkYRJh5okeB PGPASSWORD=S3cr3tPassw0rd pytest tests/",
+        "ghp_HTQi5TMpUFn3NcLSLcwLUKvlsmkYRJh5okeB",
+    ),
+    ("pgpassword in a command", "PGPASSWORD=S3cr3tPassw0rd pytest -x", "S3cr3tPassw0rd"),
+    ("postgres url", "E  connection to postgres://app:S3cr3tPassw0rd@db.internal:5432/app failed", "S3cr3tPassw0rd"),
+    ("url password with @", "DATABASE_URL=postgres://app:p@ss@w0rd!x@db.internal:5432/app", "p@ss@w0rd!x"),
+    ("url password with /", "mongo mongodb://admin:s3cr/t+pa55@mongo.internal/admin", "s3cr/t+pa55"),
+    (
+        "record body",
+        "deploy key ghp_YO4EHljlgbQ7vIHbcr8kruOONywonsJouuey and password=hunter2",
+        "ghp_YO4EHljlgbQ7vIHbcr8kruOONywonsJouuey",
+    ),
+    ("password=hunter2", "deploy with password=hunter2 for now", "hunter2"),
+    (
+        "slack app token",
+        "SLACK_APP=xapp-1-A098C2VF7AI-4164499178500-aa4ff7691c548d68d7b79d6bd1ace221096efca19d4413b5699c91b43bfed1b9",
+        "aa4ff7691c548d68d7b79d6bd1ace221096efca19d4413b5699c91b43bfed1b9",
+    ),
+    ("twilio", "client = Client(sid, 'SK41a540742fb2b86177e6c1134bc94982')", "SK41a540742fb2b86177e6c1134bc94982"),
+    (
+        "telegram",
+        "telegram_bot: 550020184:AAlQ2uLfomNZX8XItt5MadHJQCFV1u90Ht7",
+        "550020184:AAlQ2uLfomNZX8XItt5MadHJQCFV1u90Ht7",
+    ),
+    (
+        "discord",
+        "discord_bot = e6cf601f5430492f16d004941d87f037a0ea71d703b4eb4b79284453140ebcfd",
+        "e6cf601f5430492f16d004941d87f037a0ea71d703b4eb4b79284453140ebcfd",
+    ),
+    ("mailchimp", "mailchimp: 2e8ac36ac2fd90ecdf128604a96d9062-us21", "2e8ac36ac2fd90ecdf128604a96d9062-us21"),
+    ("square", "square client uses sq0atp-oqiXBOucuxghD3w0k_togS in prod", "sq0atp-oqiXBOucuxghD3w0k_togS"),
+    ("shopify", "X-Shopify-Access: 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", "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"),
+    (
+        "vault",
+        "vault login hvs.D9QUpa_lmI5b1rarFSt23cTUQSynsuv2h3p_0AtWcYYR2ZKkFZvg74n5sfydE3f-I2fSy6Zu4A3YhYZCy2Aeec5YZq6l-_5",
+        "hvs.D9QUpa_lmI5b1rarFSt23cTUQSynsuv2h3p_0AtWcYYR2ZKkFZvg74n5sfydE3f-I2fSy6Zu4A3YhYZCy2Aeec5YZq6l-_5",
+    ),
+    (
+        "databricks",
+        "databricks configure with dapi201f5730d6ef1d168f44405295f6f072",
+        "dapi201f5730d6ef1d168f44405295f6f072",
+    ),
+    (
+        "age",
+        "# created: 2026\nAGE-SECRET-KEY-1A8YYCTVRPCDU4FUTG0YM2E60NJUQXUA0TSPAD3QGM40UPE3XGZ4UPYY8H9",
+        "AGE-SECRET-KEY-1A8YYCTVRPCDU4FUTG0YM2E60NJUQXUA0TSPAD3QGM40UPE3XGZ4UPYY8H9",
+    ),
+    (
+        "linear",
+        "linear: lin_api_NWQX5lVKF4KDKTaDGTb9NvJV9wf4AWA253fMn8vj",
+        "lin_api_NWQX5lVKF4KDKTaDGTb9NvJV9wf4AWA253fMn8vj",
+    ),
+    (
+        "postman",
+        "postman collection run --api PMAK-342c9f9d6f63c9129e6f01d2-f963a09f05a19d0d4d1b45bc79f603a517",
+        "PMAK-342c9f9d6f63c9129e6f01d2-f963a09f05a19d0d4d1b45bc79f603a517",
+    ),
+    ("new relic", "newrelic_user: NRAK-OSWZ7SAAMQE9PIG0Z2SU9QE1SO1", "NRAK-OSWZ7SAAMQE9PIG0Z2SU9QE1SO1"),
+    (
+        "artifactory",
+        "jfrog uses AKCphE5pgenhvnkRfPwzpmLGuhfRu9ADSAyzexKAGlqsYSyEIeIj61ewP1TNaOvwAL4AVHy8k here",
+        "AKCphE5pgenhvnkRfPwzpmLGuhfRu9ADSAyzexKAGlqsYSyEIeIj61ewP1TNaOvwAL4AVHy8k",
+    ),
+    (
+        "doppler",
+        "doppler run --token dp.pt.gPn95U7z0O3GgMTnhQ2OzAFRH3nzKe3rCSCax0m0sF1",
+        "dp.pt.gPn95U7z0O3GgMTnhQ2OzAFRH3nzKe3rCSCax0m0sF1",
+    ),
+    (
+        "sentry",
+        "sentry-cli --auth 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",
+        "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",
+    ),
+    ("docker login -p", "docker login registry.example.com -u deploy -p DkMq3DH6AUu2ryju7OJc", "DkMq3DH6AUu2ryju7OJc"),
+    ("docker login quoted", "docker login -u ci --password 'DkMq3DH6AUu2ryju7OJc' ghcr.io", "DkMq3DH6AUu2ryju7OJc"),
+    ("netrc", "machine api.example.com login me password fFn0B0ZI20W1swBN8nyKP4dW", "fFn0B0ZI20W1swBN8nyKP4dW"),
+    (
+        "aws session token",
+        "export AWS_SESSION_TOKEN=EAG46K9aWTvr376teNBf/JdtVpQYRneJCbiDF9naag95l6cGis2+tcUZLRC9SCgsyo4c6aFr",
+        "EAG46K9aWTvr376teNBf/JdtVpQYRneJCbiDF9naag95l6cGis2+tcUZLRC9SCgsyo4c6aFr",
+    ),
+    ("mysql pwd", "MYSQL_PWD=Zq8vLm2Xr5Tn mysql -u app", "Zq8vLm2Xr5Tn"),
+    (
+        "azure storage",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Xk2mP9qR4sT7vW1yZ3bC5dF8gH0jK6nL;",
+        "Xk2mP9qR4sT7vW1yZ3bC5dF8gH0jK6nL",
+    ),
+    (
+        "pkcs8 private key",
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+    ),
 ]
 
 # text that must come out unchanged
@@ -142,4 +246,28 @@ NEAR_MISSES: list[tuple[str, str]] = [
     ("mysql without password", "mysql -u root -h db.internal -P 3306 app_db"),
     ("curl user without password", "curl -u admin https://example.com"),
     ("jwt-like prose", "eyJ is how base64 JSON starts"),
+    # -- look-alikes around the rules added for issue 13
+    ("secret sauce", "the secret sauce is caching; the token bucket refills 100 tokens per second"),
+    ("key value", "key: value pairs in YAML, and the api key rotation doc lives in docs/security/api-keys.md"),
+    ("password reset route", "password reset flow: POST /api/v1/password/reset sends a mail"),
+    ("cache key", "export KEY_PREFIX=app_ and CACHE_KEY=users:list"),
+    ("docker stdin", "docker login registry.example.com -u deploy --password-stdin"),
+    ("url with user", "https://user@example.com/path and postgres://localhost:5432/app"),
+    ("email", "mail dev@example.com: the build is green"),
+    ("token after sha", "the token refresh fix landed in 9fceb02d0ae598e95dc970b74767f19372d61af8"),
+    ("ulid after token", "token request 01JD3W4X5Y6Z7A8B9C0D1E2F3G failed once"),
+    ("secret name", "secret_name: prod/db/password"),
+    ("api version", "api_version: 2024-06-01"),
+    ("password rules", "the password must be at least 12 characters long"),
+    ("vault path", "vault kv get secret/data/app and s.substring(0, 24)"),
+    ("password prompt", "mysql -u root -p app_db asks for the password"),
+    ("env reference", "password: ${{ secrets.DB_PASSWORD }}"),
+    (
+        "public key on one line",
+        "-----BEGIN PUBLIC KEY----- MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE -----END PUBLIC KEY-----",
+    ),
+    (
+        "ssh public key",
+        "the deploy key is ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ci@host",
+    ),
 ]
