@@ -121,9 +121,12 @@ def test_an_excerpt_never_cuts_inside_a_sentence_or_a_code_block(blocks: list[st
         segment = segment.removeprefix(f"{GAP}\n").removesuffix(f"\n{GAP}")
         if segment == GAP:
             continue
+        # the same text may stand twice (a sentence and a list item of it): take the first
+        # occurrence that starts and ends on piece boundaries
         found = body.find(segment, position)
+        while found >= 0 and not (found in starts and found + len(segment) in ends):
+            found = body.find(segment, found + 1)
         assert found >= 0, segment
-        assert found in starts and found + len(segment) in ends, segment
         position = found + len(segment)
 
 
