@@ -167,6 +167,10 @@ def rig(isolated_home: Path, tmp_path: Path) -> Iterator[Rig]:
             "ANTHROPIC_BASE_URL": mock.url,
             "ANTHROPIC_API_KEY": "test-key",
             "DISABLE_TELEMETRY": "1",
+            # `claude -p` connects MCP servers in the background and may send the first request
+            # before a server that starts slowly (a loaded CI machine: `import mcp` takes seconds)
+            # is ready; "0" makes it wait for the connection, as its own evaluation mode does.
+            "MCP_CONNECTION_NONBLOCKING": "0",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
