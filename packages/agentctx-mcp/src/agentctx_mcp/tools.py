@@ -212,6 +212,7 @@ def record_new(
     body: str,
     supersedes: str | None = None,
     scope: str = "project",
+    session_id: str | None = None,
 ) -> dict[str, Any]:
     """`ctx_record`: store one explicit fact (`source=mcp_tool`, `confidence=explicit`).
 
@@ -229,7 +230,16 @@ def record_new(
         key, previous = keyed_rule(store, project, type, title)
         if target is None and previous is not None:
             target = previous.record_id
-    new = NewRecord(type=type, title=title, body=body, scope=scope, confidence="explicit", source="mcp_tool", key=key)
+    new = NewRecord(
+        type=type,
+        title=title,
+        body=body,
+        scope=scope,
+        confidence="explicit",
+        source="mcp_tool",
+        key=key,
+        session_id=session_id,
+    )
     created = store.add(project, new, supersedes=target)
     payload: dict[str, Any] = {"id": created.record_id, "type": created.type, "scope": created.scope}
     if target:
@@ -249,7 +259,9 @@ def title_from_body(body: str) -> str:
     return cut + "…"
 
 
-def supersede_record(store: Store, project: Project, *, old_id: str, new_body: str, rationale: str) -> dict[str, Any]:
+def supersede_record(
+    store: Store, project: Project, *, old_id: str, new_body: str, rationale: str, session_id: str | None = None
+) -> dict[str, Any]:
     """`ctx_supersede`: retire `old_id` and create its replacement (same type and scope).
 
     The new title is the first sentence of `new_body` (the old title described the old fact);
@@ -271,6 +283,7 @@ def supersede_record(store: Store, project: Project, *, old_id: str, new_body: s
         rationale=rationale,
         source="mcp_tool",
         confidence="explicit",
+        session_id=session_id,
     )
     return {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
 

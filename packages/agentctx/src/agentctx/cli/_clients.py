@@ -61,14 +61,10 @@ def _fail(exc: Exception) -> ValidationError:
     return ValidationError(str(exc))
 
 
-def _mcp_entry(base: list[str]) -> dict[str, Any]:
+def _mcp_entry(base: list[str], client: str) -> dict[str, Any]:
     from agentctx_hooks.clients import setup
 
-    entry: dict[str, Any] = {"command": base[0], "args": [*base[1:], "mcp"]}
-    env = setup.mcp_env()
-    if env:
-        entry["env"] = env
-    return entry
+    return {"command": base[0], "args": [*base[1:], "mcp"], "env": setup.mcp_env(client)}
 
 
 # -- init ----------------------------------------------------------------------------------------
@@ -124,7 +120,7 @@ def _plan_codex(base: list[str], record: dict[str, Any], *, no_mcp: bool) -> tup
         hooks_path, setup.codex_groups(base), None, record.get("hooks") or {}
     )
     trust = setup.trust_entries(hooks_path, hooks_change.after)
-    mcp = None if no_mcp else _mcp_entry(base)
+    mcp = None if no_mcp else _mcp_entry(base, "codex")
     config_change = setup.codex_config_change(config_path, mcp, trust)
     created_config = record.get("created_config", config_change.before is None)
     return [hooks_change, config_change], {
@@ -143,7 +139,7 @@ def _plan_gemini(
     path = setup.gemini_settings(project_root)
     mcp = None
     if not no_mcp and project_root is None:
-        mcp = {**_mcp_entry(base), "timeout": 30_000}
+        mcp = {**_mcp_entry(base, "gemini"), "timeout": 30_000}
     files = dict(record.get("files") or {})
     change, remembered = setup.add_json_entries(path, setup.gemini_groups(base), mcp, files.get(str(path)) or {})
     files[str(path)] = remembered

@@ -259,13 +259,21 @@ def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
     if plan["unchanged"]:
         plan["preview"] = f"MCP: {install.MCP_NAME!r} already registered in {path}"
     elif claude:
-        command = ["claude", "mcp", "add", "--scope", "user", install.MCP_NAME, "--", entry["command"], *entry["args"]]
+        command = ["claude", *_mcp_add_args(entry)]
         plan["preview"] = "would run: " + " ".join(command)
         if always_load:
             plan["preview"] += f'\nthen set "alwaysLoad": true on it in {path}'
     else:
         plan["preview"] = install.diff(path, original, plan["text"])
     return plan
+
+
+def _mcp_add_args(entry: dict[str, Any]) -> list[str]:
+    """`claude mcp add` for our entry; `-e` after the name (it takes several values, up to `--`)."""
+    from agentctx_hooks import install
+
+    env = [part for key, value in entry["env"].items() for part in ("-e", f"{key}={value}")]
+    return ["mcp", "add", "--scope", "user", install.MCP_NAME, *env, "--", entry["command"], *entry["args"]]
 
 
 def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -281,8 +289,7 @@ def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> di
     if plan["claude"]:
         if plan["existing"] is not None:
             _run_claude(plan["claude"], "mcp", "remove", "--scope", "user", install.MCP_NAME)
-        args = ["mcp", "add", "--scope", "user", install.MCP_NAME, "--", entry["command"], *entry["args"]]
-        _run_claude(plan["claude"], *args)
+        _run_claude(plan["claude"], *_mcp_add_args(entry))
         if entry.get("alwaysLoad"):
             config, original = install.read_json(plan["path"])
             patched, _ = install.apply_mcp(config, entry)
