@@ -47,6 +47,24 @@ def expand(clients: list[str] | None) -> list[str]:
     return chosen
 
 
+NO_CODEX_PROJECT = (
+    "Codex CLI has no project scope in agentctx: Codex runs a repository's .codex/hooks.json only once you "
+    "trust the whole project (its config and every hook committed there), a choice agentctx does not make "
+    "for you; run `agentctx {command} --client codex` without --project (user scope serves every repository)."
+)
+
+
+def without_codex_project(raw: list[str] | None, clients: list[str], *, project: bool, command: str) -> list[str]:
+    """`--project` and Codex: a `--client codex` named by hand is refused in one line that says what
+    to do (nothing written); Codex found by `--client all` is left out with a note."""
+    if not project or "codex" not in clients:
+        return clients
+    if any(part.strip().lower() == "codex" for value in raw or [] for part in value.split(",")):
+        raise ValidationError(NO_CODEX_PROJECT.format(command=command))
+    typer.echo(f"Codex CLI: skipped (no project scope); `agentctx {command} --client codex` covers every repository.")
+    return [name for name in clients if name != "codex"]
+
+
 def require_installed(client: str) -> None:
     from agentctx_hooks.clients import setup
 

@@ -110,7 +110,7 @@ def init(
 
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
-    clients = cmd_clients.expand(client)
+    clients = cmd_clients.without_codex_project(client, cmd_clients.expand(client), project=project, command="init")
     for name in clients:
         if name != "claude":
             cmd_clients.require_installed(name)
@@ -341,6 +341,7 @@ def uninstall(
     if client:
         chosen = cmd_clients.expand([name for name in client if name != "all"] or ["claude"])
         chosen = list(cmd_clients.SUPPORTED) if "all" in client else chosen
+        chosen = cmd_clients.without_codex_project(client, chosen, project=project, command="uninstall")
     else:
         chosen = ["claude", *[name for name in ("codex", "gemini") if name in (manifest.get("clients") or {})]]
     if "claude" in chosen:
