@@ -62,7 +62,12 @@ def _run_claude(claude: str, *args: str) -> None:
 
 def init(
     project: Annotated[
-        bool, typer.Option("--project", help="Register the hooks in this repository's .claude/settings.json.")
+        bool,
+        typer.Option(
+            "--project",
+            help="Register the hooks in this repository's .claude/settings.json (Gemini: .gemini/settings.json; "
+            "Codex has no project scope).",
+        ),
     ] = False,
     directory: Annotated[Path | None, DirOption] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the exact changes and write nothing.")] = False,
