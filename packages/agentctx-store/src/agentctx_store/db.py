@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 
 from agentctx_store.errors import StoreError, StoreLockedError
 from agentctx_store.migrations import MIGRATIONS
@@ -90,7 +91,7 @@ def connect(path: Path | str, *, create: bool = True, readonly: bool = False) ->
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != schema_version() or not _is_wal(conn):
-            _prepare(conn, path)
+            _prepare_with_retry(conn, path)
         conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -150,6 +151,20 @@ def _as_store_error(exc: sqlite3.DatabaseError, path: Path | str) -> StoreError:
             "`sqlite3 .recover`); agentctx will start a new one."
         )
     return StoreError(f"The store at {str(path)!r} cannot be used: {text}.")
+
+
+def _prepare_with_retry(conn: sqlite3.Connection, path: Path | str) -> None:
+    """`_prepare`, tried again when processes racing to create the store make SQLite answer
+    "locked" without waiting (switching to WAL and recovering a fresh WAL index can do that)."""
+    for attempt in range(6):
+        try:
+            _prepare(conn, path)
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc)
+            if attempt == 5 or ("locked" not in text and "busy" not in text):
+                raise
+        time.sleep(0.05 * 2**attempt)
 
 
 def _prepare(conn: sqlite3.Connection, path: Path | str) -> None:
