@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -111,11 +112,11 @@ class Rig:
     def agentctx(self, *args: str) -> str:
         return agentctx(self.env, self.project, *args).stdout
 
-    def session(self, prompt: str) -> list[Recorded]:
+    def session(self, prompt: str, *extra: str) -> list[Recorded]:
         """One `codex exec` session; the Responses requests it made."""
         start = len(self.mock.model_requests())
         done = subprocess.run(
-            [str(CODEX), "exec", "--json", prompt],
+            [str(CODEX), "exec", "--json", *extra, prompt],
             cwd=self.project,
             env=self.env,
             capture_output=True,
@@ -257,6 +258,41 @@ def test_real_codex_calls_ctx_search_through_mcp(rig: Rig) -> None:
     assert outputs, [codex_tool_outputs(request) for request in requests]
     assert ids["new"] in outputs[0] and NEW_TITLE in outputs[0], outputs[0]
     assert_never([request.raw for request in rig.mock.model_requests()], OLD_TITLE, OLD_BODY, ids["old"])
+
+
+def test_real_codex_records_through_mcp_as_codex(rig: Rig) -> None:
+    """A record the model makes with `ctx_record` through Codex's MCP says it came from Codex, hook
+    `MCP`: init registered the server with `AGENTCTX_CLIENT = "codex"` and Codex passed it on."""
+    rig.agentctx("init", "--client", "codex")
+    assert 'env = { AGENTCTX_CLIENT = "codex"' in (rig.codex_home / "config.toml").read_text(encoding="utf-8")
+    made: list[bool] = []
+    waits: list[bool] = []
+    arguments = {"type": "decision", "title": "Invoices are PDFs", "body": "Invoices are rendered as PDF files."}
+
+    def respond(body: dict) -> Answer:
+        if made:
+            return Answer(text="Recorded.")
+        namespaces = [tool.get("name") for tool in body.get("tools") or [] if tool.get("type") == "namespace"]
+        if "mcp__agentctx" in namespaces:
+            made.append(True)
+            return Answer(call={"namespace": "mcp__agentctx", "name": "ctx_record", "arguments": arguments})
+        if len(waits) < 15:  # the MCP server starts after the first request (see the ctx_search test)
+            waits.append(True)
+            return Answer(call={"name": "exec_command", "arguments": {"cmd": "sleep 1"}})
+        return Answer(text="No ctx_record offered.")
+
+    rig.mock.responder = respond
+    # a tool that writes needs the user's approval in Codex (exec never asks): approve tool calls,
+    # as `--approval-mode yolo` does in the Gemini test; hook trust is still what init recorded
+    requests = rig.session(IRRELEVANT_PROMPT, "--dangerously-bypass-approvals-and-sandbox")
+    outputs = codex_call_outputs(requests[-1], "ctx_record")
+    assert outputs, [codex_tool_outputs(request) for request in requests]
+    # our JSON result, inside Codex's list of content parts
+    found = re.search(r'\\?"id\\?":\s*\\?"([0-9A-HJKMNP-TV-Z]{26})', outputs[0])
+    assert found, outputs[0]
+    record_id = found.group(1)
+    shown = json.loads(rig.agentctx("show", record_id, "--json"))
+    assert shown["title"] == "Invoices are PDFs" and shown["origin"] == {"client": "codex", "hook": "MCP"}
 
 
 def test_real_codex_gets_what_claude_code_recorded_and_nothing_of_another_repo(rig: Rig) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -228,6 +229,31 @@ def test_real_gemini_calls_ctx_search_through_mcp(rig: Rig) -> None:
     assert results, "no request carried the tool's result"
     assert ids["new"] in results[0] and NEW_TITLE in results[0], results[0]
     assert_never([request.raw for request in rig.mock.recorded()], OLD_TITLE, OLD_BODY, ids["old"])
+
+
+def test_real_gemini_records_through_mcp_as_gemini(rig: Rig) -> None:
+    """A record the model makes with `mcp_agentctx_ctx_record` says it came from Gemini, hook `MCP`:
+    init registered the server with `AGENTCTX_CLIENT: gemini` and Gemini passed it on."""
+    rig.agentctx("init", "--client", "gemini")
+    made: list[bool] = []
+    arguments = {"type": "decision", "title": "Invoices are PDFs", "body": "Invoices are rendered as PDF files."}
+
+    def respond(body: dict) -> Answer:
+        names = [
+            decl.get("name") for tool in body.get("tools") or [] for decl in tool.get("functionDeclarations") or []
+        ]
+        if "mcp_agentctx_ctx_record" in names and not made:
+            made.append(True)
+            return Answer(call={"name": "mcp_agentctx_ctx_record", "arguments": arguments})
+        return Answer(text="Recorded.")
+
+    rig.mock.responder = respond
+    _, requests = rig.session(IRRELEVANT_PROMPT, "--approval-mode", "yolo")
+    results = [result for request in requests for result in gemini_function_responses(request)]
+    assert results, "no request carried the tool's result"
+    record_id = re.search(r"[0-9A-HJKMNP-TV-Z]{26}", results[0]).group(0)
+    shown = json.loads(rig.agentctx("show", record_id, "--json"))
+    assert shown["title"] == "Invoices are PDFs" and shown["origin"] == {"client": "gemini", "hook": "MCP"}
 
 
 def test_real_gemini_gets_what_claude_code_recorded_and_nothing_of_another_repo(rig: Rig) -> None:

@@ -62,8 +62,10 @@ if args == ["--version"]:
     print(os.environ.get("FAKE_CLAUDE_VERSION", "2.1.332") + " (Claude Code)")
 elif args[:4] == ["mcp", "add", "--scope", "user"]:
     name, rest = args[4], args[args.index("--") + 1 :]
+    options = args[5 : args.index("--")]
+    env = dict(options[i + 1].split("=", 1) for i in range(0, len(options), 2) if options[i] == "-e")
     config = json.loads(config_path.read_text()) if config_path.exists() else {{}}
-    config.setdefault("mcpServers", {{}})[name] = {{"type": "stdio", "command": rest[0], "args": rest[1:], "env": {{}}}}
+    config.setdefault("mcpServers", {{}})[name] = {{"type": "stdio", "command": rest[0], "args": rest[1:], "env": env}}
     config_path.write_text(json.dumps(config, indent=2))
 elif args[:4] == ["mcp", "remove", "--scope", "user"]:
     config = json.loads(config_path.read_text())
@@ -143,7 +145,12 @@ def test_init_then_uninstall_round_trips_realistic_files(
     }
     assert list(settings_path.parent.glob("settings.json.agentctx-backup-*"))
     mcp = json.loads((isolated_home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]
-    assert mcp["agentctx"] == {"type": "stdio", "command": str(AGENTCTX), "args": ["mcp"], "env": {}}
+    assert mcp["agentctx"] == {
+        "type": "stdio",
+        "command": str(AGENTCTX),
+        "args": ["mcp"],
+        "env": {"AGENTCTX_CLIENT": "claude"},
+    }
     assert mcp["github"] == CLAUDE_JSON["mcpServers"]["github"]
 
     before_second = settings_path.read_bytes()
@@ -196,7 +203,8 @@ def test_version_from_claude_gates_events_and_mcp_goes_through_claude(
     events = set(json.loads((isolated_home / ".claude" / "settings.json").read_text(encoding="utf-8"))["hooks"])
     assert {"PostToolUseFailure", "CwdChanged"} <= events
     calls = [json.loads(line) for line in Path(env["FAKE_CLAUDE_LOG"]).read_text(encoding="utf-8").splitlines()]
-    assert ["mcp", "add", "--scope", "user", "agentctx", "--", str(AGENTCTX), "mcp"] in calls
+    add = ["mcp", "add", "--scope", "user", "agentctx", "-e", "AGENTCTX_CLIENT=claude", "--", str(AGENTCTX), "mcp"]
+    assert add in calls
     assert (
         json.loads((isolated_home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]["agentctx"]["alwaysLoad"]
         is True

@@ -40,10 +40,11 @@ def test_codex_registration_round_trips(tmp_path: Path) -> None:
     hooks_change, record = setup.add_json_entries(hooks_path, setup.codex_groups(BASE), None, {})
     trust = setup.trust_entries(hooks_path, hooks_change.after)
     assert len(trust) == 6 and all(key.startswith(f"{hooks_path}:") for key in trust)
-    config_change = setup.codex_config_change(config_path, {"command": BASE[0], "args": ["mcp"]}, trust)
+    mcp = {"command": BASE[0], "args": ["mcp"], "env": {"AGENTCTX_CLIENT": "codex"}}
+    config_change = setup.codex_config_change(config_path, mcp, trust)
     assert config_change.after.startswith(USER_CONFIG)
     parsed = tomllib.loads(config_change.after)
-    assert parsed["mcp_servers"]["agentctx"] == {"command": BASE[0], "args": ["mcp"]}
+    assert parsed["mcp_servers"]["agentctx"] == mcp
     assert parsed["mcp_servers"]["docs"] == {"command": "docs-mcp"}
     assert {key: value["trusted_hash"] for key, value in parsed["hooks"]["state"].items()} == trust
     setup.apply(hooks_change)
@@ -52,7 +53,7 @@ def test_codex_registration_round_trips(tmp_path: Path) -> None:
     # idempotent: planning again changes nothing
     again, _ = setup.add_json_entries(hooks_path, setup.codex_groups(BASE), None, record)
     assert not again.changed
-    assert not setup.codex_config_change(config_path, {"command": BASE[0], "args": ["mcp"]}, trust).changed
+    assert not setup.codex_config_change(config_path, mcp, trust).changed
 
     # undone exactly
     setup.apply(setup.remove_json_entries(hooks_path, record))
@@ -106,7 +107,7 @@ def test_gemini_registration_round_trips(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     before = json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": {}}, indent=2) + "\n"
     path.write_text(before, encoding="utf-8")
-    mcp = {"command": BASE[0], "args": ["mcp"], "timeout": 30000}
+    mcp = {"command": BASE[0], "args": ["mcp"], "env": {"AGENTCTX_CLIENT": "gemini"}, "timeout": 30000}
     change, record = setup.add_json_entries(path, setup.gemini_groups(BASE), mcp, {})
     setup.apply(change)
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -128,3 +129,10 @@ def test_config_locations_follow_the_overrides(tmp_path: Path, monkeypatch: pyte
     assert setup.codex_home() == tmp_path / "cx"
     assert setup.gemini_settings() == tmp_path / "gh" / ".gemini" / "settings.json"
     assert setup.gemini_settings(tmp_path / "repo") == tmp_path / "repo" / ".gemini" / "settings.json"
+
+
+def test_the_mcp_server_env_names_its_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTX_HOME", raising=False)
+    assert setup.mcp_env("codex") == {"AGENTCTX_CLIENT": "codex"}
+    monkeypatch.setenv("AGENTCTX_HOME", "/data/agentctx")  # Codex passes a server only HOME and PATH
+    assert setup.mcp_env("gemini") == {"AGENTCTX_CLIENT": "gemini", "AGENTCTX_HOME": "/data/agentctx"}

@@ -225,7 +225,7 @@ def test_session_end_asks_extraction_for_the_client_transcript(project_dir: Path
 
 
 def test_records_and_injections_say_which_client_and_hook(project_dir: Path) -> None:
-    from agentctx_hooks.provenance import of_record
+    from agentctx_store.origin import of_record
 
     project = resolve_project(project_dir)
     with Store.open() as store:

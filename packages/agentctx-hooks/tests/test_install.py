@@ -128,7 +128,8 @@ def test_non_object_hooks_are_refused() -> None:
 def test_mcp_entry_round_trip_and_foreign_server_refused() -> None:
     config = {"numStartups": 3, "projects": {"/x": {"allowedTools": []}}}
     entry = install.mcp_entry(BASE, always_load=True)
-    assert entry == {"type": "stdio", "command": BASE[0], "args": ["mcp"], "env": {}, "alwaysLoad": True}
+    env = {"AGENTCTX_CLIENT": "claude"}
+    assert entry == {"type": "stdio", "command": BASE[0], "args": ["mcp"], "env": env, "alwaysLoad": True}
     registered, created = install.apply_mcp(config, entry)
     assert created and registered["mcpServers"]["agentctx"] == entry
     assert install.remove_mcp(registered, drop_servers_key=created) == config

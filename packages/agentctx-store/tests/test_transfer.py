@@ -142,3 +142,47 @@ def test_any_file_imports_fully_or_fails_with_a_line_error_and_writes_nothing(st
         return
     after = len(store.list_records(PROJECT, include_superseded=True))
     assert after == before + len(report.created)
+
+
+def test_the_export_names_the_client_and_hook_and_round_trips_them(tmp_path: Path) -> None:
+    """Issue 20: which client and hook produced a record is in its metadata comment, and an import
+    into another store keeps it, so the re-export is byte for byte the same."""
+    with Store.open(tmp_path / "a.db") as source:
+        stub = source.add(PROJECT, NewRecord(type="bugfix", title="pytest failed", body="Exit 1.", session_id="g-1"))
+        source.update_session_meta(
+            PROJECT,
+            "g-1",
+            client="gemini",
+            hook_records=[{"id": stub.record_id, "client": "gemini", "hook": "AfterTool"}],
+        )
+        extracted = source.add(
+            PROJECT, NewRecord(type="decision", title="Use SQLite", body="One file.", session_id="c-1")
+        )
+        source.update_session_meta(PROJECT, "c-1", client="codex")
+        by_mcp = source.add(
+            PROJECT, NewRecord(type="convention", title="Tabs", body="Tabs.", session_id="mcp-claude-1")
+        )
+        source.update_session_meta(PROJECT, "mcp-claude-1", client="claude", hook="MCP")
+        plain = source.add(PROJECT, NewRecord(type="preference", title="Short answers", body="Be brief."))
+        text = transfer.render_markdown(source, PROJECT)
+    metas = {
+        json.loads(line.removeprefix("<!-- agentctx-record ").removesuffix(" -->"))["id"]: line
+        for line in text.split("\n")
+        if line.startswith("<!-- agentctx-record ")
+    }
+    assert '"client": "gemini", "hook": "AfterTool"' in metas[stub.record_id]
+    assert '"client": "codex"' in metas[extracted.record_id] and '"hook"' not in metas[extracted.record_id]
+    assert '"client": "claude", "hook": "MCP"' in metas[by_mcp.record_id]
+    assert '"client"' not in metas[plain.record_id]
+    with Store.open(tmp_path / "b.db") as target:
+        transfer.import_items(target, PROJECT, transfer.parse_markdown(text))
+        assert transfer.render_markdown(target, PROJECT) == text
+        again = transfer.import_items(target, PROJECT, transfer.parse_markdown(text))
+        assert len(again.unchanged) == 4 and transfer.render_markdown(target, PROJECT) == text
+
+
+def test_a_damaged_client_in_the_export_is_refused_naming_the_line(store: Store) -> None:
+    store.add(PROJECT, NewRecord(type="decision", title="Use SQLite", body="One file."))
+    text = transfer.render_markdown(store, PROJECT).replace('"source": "cli"', '"source": "cli", "client": "co dex"')
+    with pytest.raises(ValidationError, match=r"^Line \d+: client must be a name like `codex`"):
+        transfer.parse_markdown(text)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from agentctx_hooks.payload import HookInput
+from agentctx_hooks.provenance import note_injection, note_record
 from agentctx_store import NewRecord, Project, Store, global_project, paths
 from fastapi.testclient import TestClient
 
@@ -124,3 +126,32 @@ def _snapshot() -> list[tuple[object, ...]]:
         return rows
     finally:
         conn.close()
+
+
+ORIGIN_SESSION = "gemini-sess-1"
+
+
+@pytest.fixture
+def origins(seeded: Seeded) -> dict[str, str]:
+    """A Gemini session that injected the decision twice (BeforeAgent) and made an error stub
+    (AfterTool); a Codex session whose extraction wrote a record (its client, no hook)."""
+    hook = HookInput(
+        event="UserPromptSubmit",
+        data={"session_id": ORIGIN_SESSION, "agentctx_client": "gemini", "agentctx_hook": "BeforeAgent"},
+    )
+    with Store.open() as store:
+        note_injection(store, seeded.project, hook, [seeded.decision], 85, "2026-12-01T10:00:00Z")
+        note_injection(store, seeded.project, hook, [seeded.convention, seeded.linked], 140, "2026-12-01T10:05:00Z")
+        stub = store.add(
+            seeded.project,
+            NewRecord(
+                type="bugfix", title="pytest failed in test_parser", body="Exit code 1.", session_id=ORIGIN_SESSION
+            ),
+        )
+        note_record(store, seeded.project, ORIGIN_SESSION, stub.record_id, "gemini", "AfterTool")
+        extracted = store.add(
+            seeded.project,
+            NewRecord(type="decision", title="Cache parsed files", body="Keyed by mtime.", session_id="codex-sess-1"),
+        )
+        store.update_session_meta(seeded.project, "codex-sess-1", client="codex")
+    return {"stub": stub.record_id, "extracted": extracted.record_id}

@@ -389,3 +389,37 @@ def test_a_long_record_list_says_how_many_are_not_shown(page: Page, live_url: st
     page.get_by_role("button", name="Show more").click()
     expect(page.locator("#result-summary")).to_have_text("102 records, newest first")
     expect(page.get_by_role("button", name="Show more")).to_have_count(0)
+
+
+def test_the_dashboard_shows_client_and_hook_in_the_detail_and_the_injection_log(
+    page: Page, live_url: str, seeded: Seeded, origins: dict[str, str]
+) -> None:
+    """Issue 20: which client and hook produced a record, and each session's client and injection log."""
+    made = origins
+    page.goto(f"{live_url}#/records?id={made['stub']}")
+    ready(page, "records")
+    page.wait_for_selector("#detail-origin")
+    assert page.locator("#detail-origin").inner_text() == "gemini / AfterTool"
+    shot(page, "origin-record-detail")
+    page.goto(f"{live_url}#/records?id={seeded.convention}")
+    page.wait_for_selector("#detail-title:has-text('Tabs in Makefiles')")
+    assert page.locator("#detail-origin").inner_text() == "—"
+
+    page.goto(f"{live_url}#/sessions")
+    ready(page, "sessions")
+    row = page.locator("tr", has=page.locator("td[title='gemini-sess-1']"))
+    assert row.locator("td").nth(1).inner_text() == "gemini"
+    log = row.locator("details.injection-log")
+    assert log.locator("summary").inner_text() == "2 injections"
+    log.locator("summary").click()
+    entries = log.locator("li").all_inner_texts()
+    assert len(entries) == 2
+    assert "gemini / BeforeAgent · 85 tokens · " + seeded.decision[-8:] in entries[0]
+    assert "gemini / BeforeAgent · 140 tokens · " in entries[1] and seeded.linked[-8:] in entries[1]
+    log.locator("a", has_text=seeded.linked[-8:]).click()  # a logged record opens in the records view
+    page.wait_for_selector("#detail-title:has-text('Parser is slow on big files')")
+    page.goto(f"{live_url}#/sessions")
+    ready(page, "sessions")
+    codex = page.locator("tr", has=page.locator("td[title='codex-sess-1']"))
+    assert codex.locator("td").nth(1).inner_text() == "codex"
+    shot(page, "origin-sessions")

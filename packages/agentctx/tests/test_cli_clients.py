@@ -96,3 +96,32 @@ def test_malformed_gemini_settings_is_refused_before_anything_is_written(
     result = cli("init", "--client", "codex", "--client", "gemini", "--dir", str(project_dir))
     one_line_error(result, str(settings), "line ")
     assert not (isolated_home / ".codex").exists()  # codex came first, but nothing was written
+
+
+def test_codex_has_no_project_scope_and_says_what_to_do(
+    cli, project_dir: Path, on_path: Path, isolated_home: Path
+) -> None:
+    """Codex runs a repository's .codex/hooks.json only in a project the user trusted as a whole
+    (its config and every committed hook): agentctx does not make that choice, so `--project`
+    refuses Codex in one line naming the user-scope command, and writes nothing anywhere."""
+    fake_binary(on_path, "codex")
+    fake_binary(on_path, "gemini")
+    for args in (("--client", "codex"), ("--client", "gemini,codex"), ("--client", "claude", "--client", "codex")):
+        refused = cli("init", *args, "--project", "--dir", str(project_dir))
+        one_line_error(refused, "no project scope", "trust the whole project", "`agentctx init --client codex`")
+    assert not (isolated_home / ".codex").exists() and not (isolated_home / ".gemini").exists()
+    assert not (project_dir / ".codex").exists() and not (project_dir / ".gemini").exists()
+    assert not (project_dir / ".claude").exists()
+
+    # the step it names works: user scope
+    assert cli("init", "--client", "codex", "--dir", str(project_dir)).code == 0
+    assert (isolated_home / ".codex" / "hooks.json").exists() and not (project_dir / ".codex").exists()
+    refused = cli("uninstall", "--client", "codex", "--project", "--dir", str(project_dir))
+    one_line_error(refused, "no project scope", "`agentctx uninstall --client codex`")
+    assert (isolated_home / ".codex" / "hooks.json").exists()  # refused: nothing removed
+
+    # `--client all --project` sets up the others and leaves Codex out with a note
+    done = cli("init", "--client", "all", "--project", "--dir", str(project_dir))
+    assert done.code == 0, done.err
+    assert "Codex CLI: skipped (no project scope)" in done.out
+    assert (project_dir / ".gemini" / "settings.json").exists() and not (project_dir / ".codex").exists()

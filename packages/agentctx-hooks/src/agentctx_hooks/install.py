@@ -202,7 +202,9 @@ def remove_hooks(
 
 
 def mcp_entry(base: list[str], *, always_load: bool) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "stdio", "command": base[0], "args": [*base[1:], "mcp"], "env": {}}
+    # the env names the client, so records written through MCP say they came from Claude Code
+    env = {"AGENTCTX_CLIENT": "claude"}
+    entry: dict[str, Any] = {"type": "stdio", "command": base[0], "args": [*base[1:], "mcp"], "env": env}
     if always_load:
         entry["alwaysLoad"] = True
     return entry

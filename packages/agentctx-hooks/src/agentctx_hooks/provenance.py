@@ -6,7 +6,8 @@ records table needs no new column and a record finds its client through its `ses
   (`BeforeAgent` for Gemini), record ids and token estimate.
 - `hook_records`: records a hook created (error stubs), with the client and hook.
 
-Called inside the caller's transaction, only when something was injected or created.
+Called inside the caller's transaction, only when something was injected or created. Read back
+by `agentctx_store.origin`.
 """
 
 from __future__ import annotations
@@ -41,14 +42,3 @@ def note_injection(store: Store, project: Project, hook: HookInput, ids: list[st
 
 def note_record(store: Store, project: Project, session_id: str, record_id: str, client: str, hook: str) -> None:
     _append(store, project, session_id, "hook_records", {"id": record_id, "client": client, "hook": hook}, client)
-
-
-def of_record(session: dict | None, record_id: str) -> dict[str, str]:
-    """{client, hook?} of a record from its session's metadata ({} when unknown)."""
-    meta = (session or {}).get("meta")
-    if not isinstance(meta, dict):
-        return {}
-    for entry in meta.get("hook_records") or []:
-        if isinstance(entry, dict) and entry.get("id") == record_id:
-            return {"client": str(entry.get("client")), "hook": str(entry.get("hook"))}
-    return {"client": str(meta["client"])} if isinstance(meta.get("client"), str) else {}

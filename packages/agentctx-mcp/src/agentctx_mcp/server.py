@@ -30,6 +30,7 @@ from agentctx_store.errors import AgentctxError, NotHeadError, StoreError, Valid
 from agentctx_store.projects import Project, resolve_project
 from agentctx_store.records import RecordType, Scope, check_type
 from agentctx_store.store import Store
+from agentctx_store.ulid import new_ulid
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -54,6 +55,29 @@ def server_project() -> Project:
     configured = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
     base = Path(configured) if configured and Path(configured).is_dir() else Path.cwd()
     return resolve_project(base)
+
+
+CLIENTS = ("claude", "codex", "gemini")
+RUN_ID = new_ulid()  # one server process = one session of its client
+
+
+def server_client() -> str | None:
+    """The client that started this server: `AGENTCTX_CLIENT`, which `agentctx init --client X`
+    writes into the server's registration (None when unset or not a client agentctx knows)."""
+    value = os.environ.get("AGENTCTX_CLIENT", "").strip().lower()
+    return value if value in CLIENTS else None
+
+
+def client_session() -> str | None:
+    """The session id the records this server writes carry, so `show`, the dashboard and export
+    find their client (and the hook `MCP`) in that session's metadata, as for hook-made records."""
+    client = server_client()
+    return f"mcp-{client}-{RUN_ID}" if client else None
+
+
+def note_client(store: Store, project: Project, session_id: str | None) -> None:
+    if session_id:
+        store.update_session_meta(project, session_id, client=server_client(), hook="MCP")
 
 
 def text_result(value: str | dict[str, Any]) -> CallToolResult:
@@ -131,22 +155,38 @@ def ctx_record(
     anchors: list[str] | None = None,
 ) -> CallToolResult:
     """Save one fact the developer stated or chose (a decision and why, a convention, a preference). One fact per record: title ≤ 120 chars, body ≤ 2000. supersedes: id of the record it replaces. scope=global: for all projects. anchors: files it rests on (path, path:10-20, path:func)."""
-    return run_tool(
-        "ctx_record",
-        lambda store, project: tools.record_new(
-            store, project, type=type, title=title, body=body, supersedes=supersedes, scope=scope, anchors=anchors
-        ),
-    )
+
+    def action(store: Store, project: Project) -> dict[str, Any]:
+        session_id = client_session()
+        result = tools.record_new(
+            store,
+            project,
+            type=type,
+            title=title,
+            body=body,
+            supersedes=supersedes,
+            scope=scope,
+            anchors=anchors,
+            session_id=session_id,
+        )
+        note_client(store, project, session_id)
+        return result
+
+    return run_tool("ctx_record", action)
 
 
 def ctx_supersede(old_id: str, new_body: str, rationale: str) -> CallToolResult:
     """A stored fact no longer holds: retire old_id and store new_body as its replacement, with why in rationale. Returns both ids."""
-    return run_tool(
-        "ctx_supersede",
-        lambda store, project: tools.supersede_record(
-            store, project, old_id=old_id, new_body=new_body, rationale=rationale
-        ),
-    )
+
+    def action(store: Store, project: Project) -> dict[str, Any]:
+        session_id = client_session()
+        result = tools.supersede_record(
+            store, project, old_id=old_id, new_body=new_body, rationale=rationale, session_id=session_id
+        )
+        note_client(store, project, session_id)
+        return result
+
+    return run_tool("ctx_supersede", action)
 
 
 def ctx_project() -> CallToolResult:

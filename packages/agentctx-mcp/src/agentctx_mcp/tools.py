@@ -220,6 +220,7 @@ def record_new(
     supersedes: str | None = None,
     scope: str = "project",
     anchors: list[str] | None = None,
+    session_id: str | None = None,
 ) -> dict[str, Any]:
     """`ctx_record`: store one explicit fact (`source=mcp_tool`, `confidence=explicit`).
 
@@ -242,7 +243,16 @@ def record_new(
         key, previous = keyed_rule(store, project, type, title)
         if target is None and previous is not None:
             target = previous.record_id
-    new = NewRecord(type=type, title=title, body=body, scope=scope, confidence="explicit", source="mcp_tool", key=key)
+    new = NewRecord(
+        type=type,
+        title=title,
+        body=body,
+        scope=scope,
+        confidence="explicit",
+        source="mcp_tool",
+        key=key,
+        session_id=session_id,
+    )
     specs = [spec for spec in anchors or () if spec.strip()]
     if specs and scope != "project":
         raise ValidationError("Anchors belong to project files; drop `anchors` for a global record.")
@@ -282,7 +292,9 @@ def title_from_body(body: str) -> str:
     return cut + "…"
 
 
-def supersede_record(store: Store, project: Project, *, old_id: str, new_body: str, rationale: str) -> dict[str, Any]:
+def supersede_record(
+    store: Store, project: Project, *, old_id: str, new_body: str, rationale: str, session_id: str | None = None
+) -> dict[str, Any]:
     """`ctx_supersede`: retire `old_id` and create its replacement (same type and scope).
 
     The new title is the first sentence of `new_body` (the old title described the old fact);
@@ -307,6 +319,7 @@ def supersede_record(store: Store, project: Project, *, old_id: str, new_body: s
         rationale=rationale,
         source="mcp_tool",
         confidence="explicit",
+        session_id=session_id,
     )
     payload = {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
     return _with_redaction_note(payload, new_body, rationale)

@@ -7,6 +7,7 @@ re-exports the public names.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -56,6 +57,8 @@ class ImportItem:
     key: str | None = None
     reinforce_count: int = 0
     project: str | None = None  # the JSONL `project` field, kept for callers that map it
+    client: str | None = None  # which client and hook produced it (the export's provenance)
+    hook: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +126,7 @@ def import_items(store: Store, project: Project, items: Sequence[ImportItem], *,
     with store.transaction() as conn:
         for planned in plan:
             row = _row(planned, links.get(planned.record_id), now)
+            _note_origin(conn, planned, row["session_id"], now)
             if planned.existing is None:
                 conn.execute(
                     f"INSERT INTO records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * len(row))})", list(row.values())
@@ -293,6 +297,25 @@ def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]
     return links
 
 
+def origin_session(planned: _Planned) -> str | None:
+    """The session an imported record's provenance lives in (`agentctx_store.origin` reads it back):
+    one per project, client and hook, so a re-export names the same client and hook."""
+    item = planned.item
+    if item.client is None:
+        return None
+    return f"imported-{planned.owner[:12]}-{item.client}" + (f"-{item.hook}" if item.hook else "")
+
+
+def _note_origin(conn: Any, planned: _Planned, session_id: str | None, now: str) -> None:
+    if planned.existing is not None or session_id is None:
+        return
+    meta = {"client": planned.item.client} | ({"hook": planned.item.hook} if planned.item.hook else {})
+    conn.execute(
+        "INSERT OR IGNORE INTO sessions(session_id, project_id, started_at, meta) VALUES (?, ?, ?, ?)",
+        (session_id, planned.owner, now, json.dumps(meta)),
+    )
+
+
 def _stored(store: Store, record_id: str) -> tuple[str, str | None]:
     row = store.conn.execute("SELECT type, key FROM records WHERE id = ?", (record_id,)).fetchone()
     return (str(row[0]), row[1]) if row else ("", None)
@@ -320,7 +343,7 @@ def _row(planned: _Planned, link: tuple[str, str] | None, now: str) -> dict[str,
         "score": existing.score if existing else 1.0,
         "claudemd_drift_score": existing.claudemd_drift_score if existing else 0.0,
         "source": item.source,
-        "session_id": existing.session_id if existing else None,
+        "session_id": existing.session_id if existing and existing.session_id else origin_session(planned),
         "pending_embedding": 1,
         "key": item.key,
         "updated_at": existing.updated_at if existing else None,

@@ -3,8 +3,9 @@
 Markdown is a first-class *view* of the store (SPEC §3, ADR-004), never its source of truth, so
 the export is written to be read by people and re-imported without loss: every record is a
 `### title` heading, a one-line metadata comment (JSON: id, type, scope, confidence, dates,
-supersession) and the body, closed by an end marker that names the record. Hand edits to a
-title or body are honoured on import: that is how a team corrects context through git.
+supersession, and `client` / `hook` when known: which agent and hook produced it) and the body,
+closed by an end marker that names the record. Hand edits to a title or body are honoured on
+import: that is how a team corrects context through git.
 
 JSONL takes one object per line with the fields of the ADR eval set (`id`, `type`, `title`,
 `body`, `valid_from`, `supersedes`, …); its `id` only resolves `supersedes` within the file.
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentctx_store._transfer_import import ImportItem, ImportReport, import_items, line_error
+from agentctx_store.origin import of_records
 from agentctx_store.projects import Project
 from agentctx_store.records import RECORD_TYPES, Record
 from agentctx_store.store import Store
@@ -42,6 +44,7 @@ EXPORT_HEADER = "<!-- agentctx export v1: edit titles and bodies freely, keep th
 _META = re.compile(r"^<!-- agentctx-record (?P<json>\{.*\}) -->$")
 _END = re.compile(r"^<!-- /agentctx-record(?: (?P<id>[0-9A-Za-z]+))? -->$")
 _HEADING = "### "
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
 
 TYPE_HEADINGS = {
     "decision": "Decisions",
@@ -57,7 +60,7 @@ TYPE_HEADINGS = {
 # -- export ---------------------------------------------------------------------------
 
 
-def _meta_json(record: Record) -> str:
+def _meta_json(record: Record, origin: dict[str, str] | None = None) -> str:
     meta: dict[str, Any] = {
         "id": record.record_id,
         "type": record.type,
@@ -75,12 +78,13 @@ def _meta_json(record: Record) -> str:
     if record.reinforce_count:
         meta["reinforce_count"] = record.reinforce_count
     meta["source"] = record.source
+    meta.update(origin or {})  # `client` and `hook`: which agent and hook produced it
     text = json.dumps(meta, ensure_ascii=False, separators=(", ", ": "))
     # `-->` must never appear inside the comment; JSON escapes keep the value identical
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def render_record(record: Record) -> str:
+def render_record(record: Record, origin: dict[str, str] | None = None) -> str:
     """One record as Markdown; its text redacted again (a store written before redaction
     covered every path may still hold a secret, and an export is shared)."""
     from agentctx_store.redact import redact_text
@@ -89,7 +93,7 @@ def render_record(record: Record) -> str:
     if record.superseded_at is not None:
         lines += [f"*Superseded by {record.superseded_by} on {record.superseded_at[:10]}.*", ""]
     lines += [
-        f"<!-- agentctx-record {_meta_json(record)} -->",
+        f"<!-- agentctx-record {_meta_json(record, origin)} -->",
         "",
         redact_text(record.body),
         "",
@@ -117,6 +121,7 @@ def render_markdown(
     records = store.list_records(
         project, types=types, include_superseded=include_history, scope=scope, order="recorded_at ASC", limit=None
     )
+    origins = of_records(store, records)
     out = [f"# agentctx context: {project.name}", "", EXPORT_HEADER, ""]
     for record_type in RECORD_TYPES:
         of_type = [record for record in records if record.type == record_type]
@@ -125,7 +130,7 @@ def render_markdown(
         out += [f"## {TYPE_HEADINGS[record_type]}", ""]
         current = [record for record in of_type if record.superseded_at is None]
         retired = [record for record in of_type if record.superseded_at is not None]
-        out += [render_record(record) for record in current + retired]
+        out += [render_record(record, origins.get(record.record_id)) for record in current + retired]
     if len(out) == 4:
         out += ["*No records yet.*", ""]
     return "\n".join(out)
@@ -215,7 +220,17 @@ def _item_from_meta(line: int, title: str, body: str, meta: dict[str, Any]) -> I
         source=_text_field(line, meta, "source") or "import",
         key=_text_field(line, meta, "key"),
         reinforce_count=reinforce,
+        client=_origin_field(line, meta, "client"),
+        hook=_origin_field(line, meta, "hook"),
     )
+
+
+def _origin_field(line: int, data: dict[str, Any], name: str) -> str | None:
+    """`client` / `hook` of the provenance: a name (letters, digits, `_`, `-`), or absent."""
+    value = _text_field(line, data, name)
+    if value is not None and not _NAME.fullmatch(value):
+        raise line_error(line, f"{name} must be a name like `codex` or `AfterTool`, not {value!r}; restore it.")
+    return value
 
 
 def _text_field(line: int, data: dict[str, Any], name: str, *, required: bool = False) -> str | None:
@@ -269,6 +284,8 @@ def parse_jsonl(text: str) -> list[ImportItem]:
                 valid_from=_text_field(number, data, "valid_from"),
                 supersedes=tuple(supersedes),
                 project=str(data["project"]) if data.get("project") is not None else None,
+                client=_origin_field(number, data, "client"),
+                hook=_origin_field(number, data, "hook"),
             )
         )
     return items

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from agentctx_store import NewRecord, Record, ValidationError, search
+from agentctx_store.origin import of_record
 from fastapi import APIRouter, Query, Request
 
 from agentctx_ui.context import DashboardContext
@@ -138,9 +139,12 @@ def create(request: Request, payload: RecordCreate, project: ProjectParam = None
 
 @router.get("/{record_id}", response_model=RecordOut, responses=ERRORS)
 def read(request: Request, record_id: Text, project: ProjectParam = None) -> RecordOut:
+    """One record, with `origin`: which client and hook produced it."""
     context = dashboard(request)
     with context.store() as store:
-        return out(store.get(context.project(store, project), record_id))
+        record = store.get(context.project(store, project), record_id)
+        session = store.get_session(record.session_id) if record.session_id else None
+    return out(record).model_copy(update={"origin": of_record(session, record.record_id)})
 
 
 @router.get("/{record_id}/history", response_model=ChainOut, responses=ERRORS)

@@ -7,6 +7,7 @@ import importlib
 from pathlib import Path
 from typing import Annotated, Any
 
+import pydantic
 from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, freshness, global_project, spend
 from agentctx_store.graph_view import record_graph
 from fastapi import APIRouter, Query, Request
@@ -16,6 +17,7 @@ from agentctx_ui.api_records import ERRORS, ProjectParam, dashboard, out
 from agentctx_ui.models import (
     ExtractionOut,
     GraphOut,
+    InjectionOut,
     MetaOut,
     ProjectList,
     ProjectOut,
@@ -140,6 +142,8 @@ def sessions(
             tokens_injected=int(row.get("tokens_injected") or 0),
             extraction_cost_usd=float(row.get("extraction_cost_usd") or 0.0),
             extraction=ExtractionOut(**spend.session_usage(row)),
+            client=_client(row.get("meta")),
+            injection_log=_injection_log(row.get("meta")),
             meta=row.get("meta") or {},
         )
         for row in rows
@@ -151,6 +155,23 @@ def sessions(
         month_extraction_cost_usd=round(month, 6),
         monthly_cap_usd=float(config.load()["monthly_cap_usd"]),
     )
+
+
+def _client(meta: Any) -> str | None:
+    client = meta.get("client") if isinstance(meta, dict) else None
+    return client if isinstance(client, str) else None
+
+
+def _injection_log(meta: Any) -> list[InjectionOut]:
+    """The session's logged injections (`agentctx_hooks.provenance`); malformed entries are skipped."""
+    entries = meta.get("injections") if isinstance(meta, dict) else None
+    log: list[InjectionOut] = []
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            log.append(InjectionOut.model_validate(entry))
+        except pydantic.ValidationError:
+            continue
+    return log
 
 
 @router.get("/sync", response_model=SyncOut, responses=ERRORS)

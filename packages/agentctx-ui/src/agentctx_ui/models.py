@@ -56,6 +56,11 @@ class RecordOut(BaseModel):
     key: str | None
     updated_at: str | None
     rank: float | None = Field(None, description="Search rank (relevance × rerank factors); only in search results.")
+    origin: dict[str, str] | None = Field(
+        None,
+        description="Which client (claude, codex, gemini) and hook produced it, `{client, hook?}`, `{}` when not "
+        "known; only when reading one record.",
+    )
 
 
 class RecordList(BaseModel):
@@ -154,6 +159,16 @@ class ExtractionOut(BaseModel):
     last_trigger: str | None = Field(None, description="end, stop, precompact, sweep or manual.")
 
 
+class InjectionOut(BaseModel):
+    """One prompt injection of a session (the last 50 are kept)."""
+
+    at: str | None = None
+    client: str | None = None
+    hook: str | None = Field(None, description="The client's own hook name (`BeforeAgent` in Gemini).")
+    ids: list[str] = []
+    tokens: int = 0
+
+
 class SessionOut(BaseModel):
     session_id: str
     project_id: str | None
@@ -163,6 +178,8 @@ class SessionOut(BaseModel):
     tokens_injected: int
     extraction_cost_usd: float
     extraction: ExtractionOut
+    client: str | None = Field(None, description="The client the session ran in: claude, codex, gemini.")
+    injection_log: list[InjectionOut] = Field([], description="The prompt injections, oldest first (last 50).")
     meta: dict[str, Any]
 
 

@@ -110,9 +110,13 @@ def gemini_groups(base: list[str]) -> dict[str, dict[str, Any]]:
     return groups
 
 
-def mcp_env() -> dict[str, str]:
-    """What the MCP server needs from the environment: Codex gives it only HOME and PATH."""
-    return {"AGENTCTX_HOME": os.environ["AGENTCTX_HOME"]} if os.environ.get("AGENTCTX_HOME") else {}
+def mcp_env(client: str) -> dict[str, str]:
+    """What the MCP server needs from the environment: the client that starts it (the provenance of
+    the records it writes), and `AGENTCTX_HOME` when set, since Codex gives it only HOME and PATH."""
+    env = {"AGENTCTX_CLIENT": client}
+    if os.environ.get("AGENTCTX_HOME"):
+        env["AGENTCTX_HOME"] = os.environ["AGENTCTX_HOME"]
+    return env
 
 
 # -- JSON files (Codex hooks.json, Gemini settings.json) ---------------------------------------

@@ -79,7 +79,10 @@ async function renderProfile(main) {
 function sessionDetails(meta) {
   const parts = [];
   if (typeof meta.branch === "string") parts.push(`branch ${meta.branch}`);
-  for (const [key, value] of Object.entries(meta)) if (Array.isArray(value) && value.length) parts.push(`${value.length} ${key}`);
+  for (const [key, value] of Object.entries(meta)) {
+    if (key === "injections" || key === "hook_records") continue; // shown in the injection log
+    if (Array.isArray(value) && value.length) parts.push(`${value.length} ${key}`);
+  }
   return parts.join(" · ") || "—";
 }
 
@@ -91,6 +94,23 @@ function extractionDetails(extraction) {
   return `${runs}: ${tokens}`;
 }
 
+/** A session's injection log: each prompt injection with its time, client / hook, tokens and records. */
+function injectionLog(session) {
+  const log = session.injection_log;
+  if (!log.length) return "—";
+  const items = log.map((entry) =>
+    h(
+      "li",
+      {},
+      when(entry.at), " · ", h("span", { class: "origin" }, [entry.client, entry.hook].filter(Boolean).join(" / ") || "unknown client"),
+      ` · ${entry.tokens.toLocaleString()} tokens · `,
+      entry.ids.map((id, index) => [index ? ", " : "", h("a", { class: "mono", href: `#/records?id=${id}` }, id.slice(-8))]),
+    ),
+  );
+  const label = `${log.length} injection${log.length === 1 ? "" : "s"}`;
+  return h("details", { class: "injection-log" }, h("summary", {}, label), h("ol", { "aria-label": `Injection log of ${session.session_id}` }, items));
+}
+
 async function renderSessions(main) {
   const data = await api("GET", `/api/sessions?${projectQuery()}`);
   const rows = data.sessions.map((session) =>
@@ -98,12 +118,14 @@ async function renderSessions(main) {
       "tr",
       {},
       h("td", { class: "mono", title: session.session_id }, session.session_id.slice(0, 12)),
+      h("td", {}, session.client || "—"),
       h("td", {}, when(session.started_at)),
       h("td", {}, when(session.ended_at)),
       h("td", { class: "num" }, session.injections),
       h("td", { class: "num" }, session.tokens_injected.toLocaleString()),
       h("td", { class: "num" }, `$${session.extraction_cost_usd.toFixed(4)}`),
       h("td", {}, extractionDetails(session.extraction)),
+      h("td", {}, injectionLog(session)),
       h("td", {}, sessionDetails(session.meta)),
     ),
   );
@@ -116,7 +138,7 @@ async function renderSessions(main) {
     ),
     h("p", { id: "month-spend" }, `Extraction this month (all projects): $${data.month_extraction_cost_usd.toFixed(4)} of the $${data.monthly_cap_usd.toFixed(2)} cap.`),
     rows.length
-      ? table("Sessions", ["Session", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost", "Extraction tokens", "Details"], rows)
+      ? table("Sessions", ["Session", "Client", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost", "Extraction tokens", "Injection log", "Details"], rows)
       : h("p", {}, "No sessions recorded for this project yet."),
   );
 }

@@ -181,6 +181,11 @@ function supersedeForm(record, onDone) {
   return h("details", { class: "panel" }, h("summary", {}, "Supersede (the fact changed)"), form);
 }
 
+/** Which client and hook produced a record: "gemini / AfterTool", "codex", or "—". */
+function originText(origin) {
+  return origin && origin.client ? [origin.client, origin.hook].filter(Boolean).join(" / ") : "—";
+}
+
 async function renderDetail(aside, recordId, refresh) {
   let record, chain;
   try {
@@ -240,6 +245,7 @@ async function renderDetail(aside, recordId, refresh) {
       h("dt", {}, "Id"), h("dd", { class: "mono" }, record.id),
       h("dt", {}, "Valid from"), h("dd", {}, when(record.valid_from)),
       h("dt", {}, "Recorded"), h("dd", {}, `${when(record.recorded_at)} (${record.source})`),
+      h("dt", {}, "Client"), h("dd", { id: "detail-origin" }, originText(record.origin)),
       h("dt", {}, "Times seen"), h("dd", {}, String(record.reinforce_count)),
       record.superseded_by ? [h("dt", {}, "Superseded by"), h("dd", {}, h("button", { type: "button", class: "link mono", onclick: () => renderDetail(aside, record.superseded_by, refresh) }, record.superseded_by))] : null,
     ),

@@ -47,6 +47,24 @@ def expand(clients: list[str] | None) -> list[str]:
     return chosen
 
 
+NO_CODEX_PROJECT = (
+    "Codex CLI has no project scope in agentctx: Codex runs a repository's .codex/hooks.json only once you "
+    "trust the whole project (its config and every hook committed there), a choice agentctx does not make "
+    "for you; run `agentctx {command} --client codex` without --project (user scope serves every repository)."
+)
+
+
+def without_codex_project(raw: list[str] | None, clients: list[str], *, project: bool, command: str) -> list[str]:
+    """`--project` and Codex: a `--client codex` named by hand is refused in one line that says what
+    to do (nothing written); Codex found by `--client all` is left out with a note."""
+    if not project or "codex" not in clients:
+        return clients
+    if any(part.strip().lower() == "codex" for value in raw or [] for part in value.split(",")):
+        raise ValidationError(NO_CODEX_PROJECT.format(command=command))
+    typer.echo(f"Codex CLI: skipped (no project scope); `agentctx {command} --client codex` covers every repository.")
+    return [name for name in clients if name != "codex"]
+
+
 def require_installed(client: str) -> None:
     from agentctx_hooks.clients import setup
 
@@ -61,14 +79,10 @@ def _fail(exc: Exception) -> ValidationError:
     return ValidationError(str(exc))
 
 
-def _mcp_entry(base: list[str]) -> dict[str, Any]:
+def _mcp_entry(base: list[str], client: str) -> dict[str, Any]:
     from agentctx_hooks.clients import setup
 
-    entry: dict[str, Any] = {"command": base[0], "args": [*base[1:], "mcp"]}
-    env = setup.mcp_env()
-    if env:
-        entry["env"] = env
-    return entry
+    return {"command": base[0], "args": [*base[1:], "mcp"], "env": setup.mcp_env(client)}
 
 
 # -- init ----------------------------------------------------------------------------------------
@@ -124,7 +138,7 @@ def _plan_codex(base: list[str], record: dict[str, Any], *, no_mcp: bool) -> tup
         hooks_path, setup.codex_groups(base), None, record.get("hooks") or {}
     )
     trust = setup.trust_entries(hooks_path, hooks_change.after)
-    mcp = None if no_mcp else _mcp_entry(base)
+    mcp = None if no_mcp else _mcp_entry(base, "codex")
     config_change = setup.codex_config_change(config_path, mcp, trust)
     created_config = record.get("created_config", config_change.before is None)
     return [hooks_change, config_change], {
@@ -143,7 +157,7 @@ def _plan_gemini(
     path = setup.gemini_settings(project_root)
     mcp = None
     if not no_mcp and project_root is None:
-        mcp = {**_mcp_entry(base), "timeout": 30_000}
+        mcp = {**_mcp_entry(base, "gemini"), "timeout": 30_000}
     files = dict(record.get("files") or {})
     change, remembered = setup.add_json_entries(path, setup.gemini_groups(base), mcp, files.get(str(path)) or {})
     files[str(path)] = remembered

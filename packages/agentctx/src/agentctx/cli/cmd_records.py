@@ -281,7 +281,7 @@ def show_cmd(
                     f"No version of {record.record_id} was current at {moment}; see `agentctx history`."
                 )
             record = versions[-1]
-        from agentctx_hooks.provenance import of_record  # which client (and hook) produced it
+        from agentctx_store.origin import of_record  # which client (and hook) produced it
 
         origin = of_record(store.get_session(record.session_id) if record.session_id else None, record.record_id)
     position = [link.record_id for link in chain].index(record.record_id)

@@ -61,7 +61,12 @@ def _run_claude(claude: str, *args: str) -> None:
 
 def init(
     project: Annotated[
-        bool, typer.Option("--project", help="Register the hooks in this repository's .claude/settings.json.")
+        bool,
+        typer.Option(
+            "--project",
+            help="Register the hooks in this repository's .claude/settings.json (Gemini: .gemini/settings.json; "
+            "Codex has no project scope).",
+        ),
     ] = False,
     directory: Annotated[Path | None, DirOption] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the exact changes and write nothing.")] = False,
@@ -117,7 +122,7 @@ def init(
 
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
-    clients = cmd_clients.expand(client)
+    clients = cmd_clients.without_codex_project(client, cmd_clients.expand(client), project=project, command="init")
     for name in clients:
         if name != "claude":
             cmd_clients.require_installed(name)
@@ -275,13 +280,21 @@ def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
     if plan["unchanged"]:
         plan["preview"] = f"MCP: {install.MCP_NAME!r} already registered in {path}"
     elif claude:
-        command = ["claude", "mcp", "add", "--scope", "user", install.MCP_NAME, "--", entry["command"], *entry["args"]]
+        command = ["claude", *_mcp_add_args(entry)]
         plan["preview"] = "would run: " + " ".join(command)
         if always_load:
             plan["preview"] += f'\nthen set "alwaysLoad": true on it in {path}'
     else:
         plan["preview"] = install.diff(path, original, plan["text"])
     return plan
+
+
+def _mcp_add_args(entry: dict[str, Any]) -> list[str]:
+    """`claude mcp add` for our entry; `-e` after the name (it takes several values, up to `--`)."""
+    from agentctx_hooks import install
+
+    env = [part for key, value in entry["env"].items() for part in ("-e", f"{key}={value}")]
+    return ["mcp", "add", "--scope", "user", install.MCP_NAME, *env, "--", entry["command"], *entry["args"]]
 
 
 def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -297,8 +310,7 @@ def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> di
     if plan["claude"]:
         if plan["existing"] is not None:
             _run_claude(plan["claude"], "mcp", "remove", "--scope", "user", install.MCP_NAME)
-        args = ["mcp", "add", "--scope", "user", install.MCP_NAME, "--", entry["command"], *entry["args"]]
-        _run_claude(plan["claude"], *args)
+        _run_claude(plan["claude"], *_mcp_add_args(entry))
         if entry.get("alwaysLoad"):
             config, original = install.read_json(plan["path"])
             patched, _ = install.apply_mcp(config, entry)
@@ -350,6 +362,7 @@ def uninstall(
     if client:
         chosen = cmd_clients.expand([name for name in client if name != "all"] or ["claude"])
         chosen = list(cmd_clients.SUPPORTED) if "all" in client else chosen
+        chosen = cmd_clients.without_codex_project(client, chosen, project=project, command="uninstall")
     else:
         chosen = ["claude", *[name for name in ("codex", "gemini") if name in (manifest.get("clients") or {})]]
     if "claude" in chosen:
