@@ -94,12 +94,17 @@ class TeamReport:
 
 
 def team_records(store: Store, project: Project, *, is_secret: SecretCheck | None = None) -> tuple[list[Record], int]:
-    """(the records the file holds, how many were withheld by the secret check)."""
+    """(the records the file holds, how many were withheld by the secret check). A record the
+    store redacted on its way in (it holds a `[REDACTED:…]` mark) is withheld too: it was about a
+    secret, and the team file is shared."""
     records = store.list_records(project, types=list(TEAM_TYPES), scope="project", order="recorded_at ASC", limit=None)
     kept = [record for record in records if record.confidence == "explicit" and record.superseded_at is None]
-    if is_secret is None:
-        return kept, 0
-    clean = [record for record in kept if not is_secret(f"{record.title}\n{record.body}")]
+
+    def withheld(record: Record) -> bool:
+        text = f"{record.title}\n{record.body}"
+        return "[REDACTED:" in text or (is_secret is not None and is_secret(text))
+
+    clean = [record for record in kept if not withheld(record)]
     return clean, len(kept) - len(clean)
 
 
