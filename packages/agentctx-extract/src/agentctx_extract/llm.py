@@ -117,7 +117,7 @@ def _usage_of(response: Any, price: Price) -> Usage:
     return Usage(**counts, calls=1, cost_usd=price.cost(**counts))
 
 
-def answer_of(response: Any) -> Any:
+def answer_of(response: Any, tool_name: str = TOOL_NAME) -> Any:
     """The tool input of the forced tool call (or, failing that, JSON in a text block).
 
     Raises:
@@ -127,7 +127,7 @@ def answer_of(response: Any) -> Any:
         raise MalformedOutput("the answer was cut off at max_tokens")
     blocks = list(getattr(response, "content", None) or [])
     for block in blocks:
-        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == TOOL_NAME:
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool_name:
             return block.input
     text = "".join(getattr(block, "text", "") for block in blocks if getattr(block, "type", None) == "text").strip()
     if text.startswith("```"):
@@ -135,7 +135,7 @@ def answer_of(response: Any) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError:
-        raise MalformedOutput(f"no `{TOOL_NAME}` call and no JSON in the answer ({len(text)} chars)") from None
+        raise MalformedOutput(f"no `{tool_name}` call and no JSON in the answer ({len(text)} chars)") from None
 
 
 class Caller:
@@ -167,22 +167,32 @@ class Caller:
             pass
         return min(delay, 30.0)
 
-    def call(self, user_text: str, *, label: str) -> Any:
+    def call(
+        self,
+        user_text: str,
+        *,
+        label: str,
+        system: list[dict[str, object]] | None = None,
+        tool: dict[str, Any] | None = None,
+    ) -> Any:
         """One forced-tool call; returns the raw answer object (validated by the caller).
+
+        `system` and `tool` default to extraction's prompt and tool (`learn --llm` passes its own).
 
         Raises:
             CallFailed: every attempt failed, a non-retryable error, or an unusable answer.
         """
         import anthropic
 
+        tool = tool or TOOL
         for attempt in range(1, self.settings.attempts + 1):
             try:
                 response = self.client.messages.create(
                     model=self.settings.model,
                     max_tokens=self.settings.max_tokens,
-                    system=system_blocks(cache=self.cache),
-                    tools=[TOOL],
-                    tool_choice={"type": "tool", "name": TOOL_NAME},
+                    system=system or system_blocks(cache=self.cache),
+                    tools=[tool],
+                    tool_choice={"type": "tool", "name": tool["name"]},
                     messages=[{"role": "user", "content": user_text}],
                 )
             except anthropic.APIStatusError as exc:
@@ -206,7 +216,7 @@ class Caller:
                     used.cost_usd,
                 )
                 try:
-                    return answer_of(response)
+                    return answer_of(response, tool["name"])
                 except MalformedOutput as exc:
                     raise CallFailed(f"{label}: malformed answer: {exc}") from None
             if not retry or attempt == self.settings.attempts:
