@@ -57,16 +57,16 @@ def empty_answer(**overrides: Any) -> dict[str, Any]:
     return answer
 
 
-def tool_reply(answer: Any, *, use: dict[str, int] | None = None, stop_reason: str = "tool_use") -> Reply:
+def tool_reply(
+    answer: Any, *, use: dict[str, int] | None = None, stop_reason: str = "tool_use", name: str = TOOL_NAME
+) -> Reply:
     return Reply(
         body={
             "id": f"msg_test_{uuid.uuid4().hex[:12]}",
             "type": "message",
             "role": "assistant",
             "model": "claude-haiku-4-5",
-            "content": [
-                {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}", "name": TOOL_NAME, "input": answer}
-            ],
+            "content": [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}", "name": name, "input": answer}],
             "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": use or usage(),

@@ -170,7 +170,7 @@ class Caller:
     def call(self, user_text: str, *, label: str, system: Any = None, tool: dict[str, Any] | None = None) -> Any:
         """One forced-tool call; returns the raw answer object (validated by the caller).
 
-        `system` and `tool` default to extraction's; re-verification passes its own.
+        `system` and `tool` default to extraction's; re-verification and `learn --llm` pass their own.
 
         Raises:
             CallFailed: every attempt failed, a non-retryable error, or an unusable answer.

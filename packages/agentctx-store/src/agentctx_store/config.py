@@ -72,7 +72,9 @@ def _text(text: str) -> str:
 
 SETTINGS: dict[str, Setting] = {
     "llm": Setting(
-        default=True, parse=_bool, help="Session-end extraction with Claude Haiku (needs ANTHROPIC_API_KEY)."
+        default=True,
+        parse=_bool,
+        help="Claude Haiku for session-end extraction and `learn --llm` (needs ANTHROPIC_API_KEY).",
     ),
     "embeddings": Setting(
         default=True, parse=_bool, help="Offline embeddings during consolidation ([embeddings] extra)."

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from agentctx_store import Project
 from agentctx_store.errors import ValidationError
-from agentctx_store.learn import Action, LearnPlan, discover, learn
+from agentctx_store.learn import Action, LearnPlan, apply_plan, discover, plan_learn
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 
@@ -34,6 +34,12 @@ def learn_cmd(
     paths: list[Path] | None = PathsArgument,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be recorded; write nothing."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every record, not only the changes."),
+    llm: bool = typer.Option(
+        False,
+        "--llm",
+        help="Let Claude Haiku type and title new or changed rules (needs ANTHROPIC_API_KEY; "
+        "counts against monthly_cap_usd).",
+    ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
 ) -> None:
@@ -43,27 +49,43 @@ def learn_cmd(
     """
     target = project_for(project)
     root = Path(target.root)
-    plan = run_learn(target, root, paths or [], dry_run=dry_run)
+    plan, llm_outcome = run_learn(target, root, paths or [], dry_run=dry_run, llm=llm)
     if json:
-        print_json(
-            {
-                "dry_run": dry_run,
-                "summary": plan.summary(),
-                "skipped": plan.skipped,
-                "actions": [_action_json(action) for action in plan.actions],
-            }
-        )
+        out: dict[str, object] = {
+            "dry_run": dry_run,
+            "summary": plan.summary(),
+            "skipped": plan.skipped,
+            "actions": [_action_json(action) for action in plan.actions],
+        }
+        if llm_outcome is not None:
+            out["llm"] = llm_outcome
+        print_json(out)
         return
     _print_plan(plan, dry_run=dry_run, verbose=verbose or dry_run)
+    if llm_outcome is not None:
+        typer.echo(llm_outcome["message"])
 
 
-def run_learn(target: Project, root: Path, paths: list[Path], *, dry_run: bool = False) -> LearnPlan:
-    """Learn into the store (shared by `learn` and `init --learn`)."""
+def run_learn(
+    target: Project, root: Path, paths: list[Path], *, dry_run: bool = False, llm: bool = False
+) -> tuple[LearnPlan, dict[str, object] | None]:
+    """Learn into the store (shared by `learn` and `init --learn`). With `llm`, Claude Haiku
+    types and titles the new and changed rules first (`agentctx_extract.learn_llm`); the second
+    value is what that did (`None` without `llm`)."""
     with open_store() as store:
         try:
-            return learn(store, target, root, paths, dry_run=dry_run)
+            plan = plan_learn(store, target, root, paths)
         except FileNotFoundError as exc:
             raise ValidationError(f"No such file or folder {str(exc)!r}; give paths inside the project.") from None
+        llm_outcome = None
+        if llm:
+            from agentctx_extract.learn_llm import type_rules
+
+            typed = type_rules(store, target, plan, dry_run=dry_run)
+            plan, llm_outcome = typed.plan, typed.to_json()
+        if not dry_run:
+            apply_plan(store, target, plan)
+        return plan, llm_outcome
 
 
 def _action_json(action: Action) -> dict[str, object]:
@@ -134,7 +156,7 @@ def offer_learn(target: Project, choice: bool | None, *, dry_run: bool = False) 
         if not typer.confirm(f"Found {what}. Learn from them now?", default=True):
             typer.echo("Learn: skipped; run `agentctx learn` any time.")
             return
-    plan = run_learn(target, root, [])
+    plan, _ = run_learn(target, root, [])
     summary = plan.summary()
     typer.echo(
         f"Learn: {summary['add']} new record{'s' * (summary['add'] != 1)} from {summary['files']} files "
