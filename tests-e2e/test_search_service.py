@@ -137,8 +137,9 @@ def prompt_payload(root: Path, session: str, prompt: str) -> dict[str, str]:
 
 
 def state_of(session: str) -> dict[str, Any]:
-    folder = Path(os.environ["TMPDIR"]) / f"agentctx-{os.getuid()}"
-    return json.loads((folder / f"{session}.json").read_text(encoding="utf-8"))
+    from agentctx_hooks.state import state_path  # per-session state lives in the data dir
+
+    return json.loads(Path(state_path(session)).read_text(encoding="utf-8"))
 
 
 def hooks_log_text() -> str:
