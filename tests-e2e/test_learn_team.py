@@ -17,8 +17,8 @@ from agentctx_store import Store, resolve_project
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "packages" / "agentctx-store" / "tests" / "fixtures" / "project-docs"
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages" / "agentctx-extract" / "tests"))
-from secrets_corpus import SECRETS  # noqa: E402  (the extraction's redaction corpus)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages" / "agentctx-store" / "tests"))
+from secrets_corpus import SECRETS  # noqa: E402  (the redaction corpus)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "A",

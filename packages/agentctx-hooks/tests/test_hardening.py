@@ -216,3 +216,28 @@ def test_a_prompt_with_a_secret_is_never_kept(hook: Hook, payload: Payload, proj
     for _label, text in NEAR_MISSES:  # what is kept is never something the redactor would change
         if state.is_plain(text):
             assert redact_text(text) == text
+
+
+def test_state_keys_name_every_key_the_hooks_write() -> None:
+    """`uninstall --purge` recognises our state files by these keys: a hook that keeps a new one
+    must name it in `state.KEYS`, or purge would leave its files behind as foreign."""
+    import ast
+
+    from agentctx_hooks import state, warm
+
+    source_dir = Path(state.__file__).parent
+    written: set[str] = {warm.SERVED_KEY, warm.LOGGED_KEY}
+    for module in source_dir.glob("*.py"):
+        if module.name == "__main__.py":  # its `data` is the hook payload, not session state
+            continue
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "data"
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)
+            ):
+                written.add(node.slice.value)
+    assert written <= state.KEYS, sorted(written - state.KEYS)

@@ -26,7 +26,6 @@ TOP_FILES = (
     "install.json",
 )
 _PROJECT = r"(?:[0-9a-f]{64}|_global)"
-_STATE_KEYS = frozenset({"injected", "pending", "prompts"})
 
 
 def _is_state_file(path: Path) -> bool:
@@ -35,7 +34,9 @@ def _is_state_file(path: Path) -> bool:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and set(data) <= _STATE_KEYS
+    from agentctx_hooks.state import KEYS
+
+    return isinstance(data, dict) and set(data) <= KEYS
 
 
 def _is_lock_file(path: Path) -> bool:
