@@ -12,17 +12,8 @@ from __future__ import annotations
 import sys
 
 from agentctx_hooks import log
+from agentctx_hooks.clients import HOOK_EVENTS as EVENTS
 
-EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "CwdChanged",
-    "PreCompact",
-    "Stop",
-    "SessionEnd",
-)
 USAGE = (
     f"usage: agentctx hook [--client claude|codex|gemini] <{'|'.join(EVENTS)}|the client's event name> < payload.json"
 )

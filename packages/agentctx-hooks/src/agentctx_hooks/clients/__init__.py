@@ -23,6 +23,17 @@ nothing of clients. These modules import only the standard library (the hook pat
 from __future__ import annotations
 
 NAMES = ("claude", "codex", "gemini")
+# The events `agentctx hook` implements, by Claude Code's names (each client maps its own to these).
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "CwdChanged",
+    "PreCompact",
+    "Stop",
+    "SessionEnd",
+)
 DEFAULT = "claude"
 
 

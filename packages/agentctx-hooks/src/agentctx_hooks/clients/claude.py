@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
+from agentctx_hooks.clients import HOOK_EVENTS
+
 NAME = "claude"
 LABEL = "Claude Code"
 BINARY = "claude"
 TRANSCRIPT = "claude"
-EVENTS = {
-    event: event
-    for event in (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "CwdChanged",
-        "PreCompact",
-        "Stop",
-        "SessionEnd",
-    )
-}
+EVENTS = {event: event for event in HOOK_EVENTS}
 TOOLS: dict[str, str] = {}  # Claude's own tool names: nothing to map
 
 

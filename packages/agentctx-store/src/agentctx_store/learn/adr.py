@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from agentctx_store._frozen import frozen
-from agentctx_store.learn.rules import clean_inline, trim
+from agentctx_store.learn.rules import clean_inline, front_matter, trim
 from agentctx_store.records import MAX_BODY_CHARS
 
 ADR_FOLDERS = (
@@ -77,16 +77,7 @@ def is_adr_file(path: Path) -> bool:
 def parse_adr(path: Path, text: str) -> Adr | None:
     """One ADR file, or None when it has no heading (not an ADR)."""
     lines = text.replace("\r\n", "\n").split("\n")
-    front: dict[str, str] = {}
-    start = 0
-    if lines and lines[0].strip() == "---":
-        for index in range(1, min(len(lines), 40)):
-            if lines[index].strip() == "---":
-                for entry in lines[1:index]:
-                    key, _, value = entry.partition(":")
-                    front[key.strip().lower()] = value.strip().strip("\"'")
-                start = index + 1
-                break
+    front, start = front_matter(lines, within=40)
     title = ""
     sections: list[tuple[str, list[str]]] = [("", [])]
     for line in lines[start:]:

@@ -25,7 +25,7 @@ from agentctx_store.anchors import Anchor, add_anchors, anchored_records, conten
 from agentctx_store.drift_text import terms_of
 from agentctx_store.learn.adr import Adr, parse_adr, resolve_links
 from agentctx_store.learn.discover import MEMORY_PREFIX, Source, discover
-from agentctx_store.learn.rules import clean_inline, rule_title, rule_type, split_rules, trim
+from agentctx_store.learn.rules import clean_inline, front_matter, rule_title, rule_type, split_rules, trim
 from agentctx_store.projects import Project
 from agentctx_store.records import MAX_BODY_CHARS, NewRecord, Record
 from agentctx_store.retire import retire
@@ -145,16 +145,7 @@ _MEMORY_TYPES = {"feedback": "preference", "user": "preference", "project": "dis
 def _memory_items(source: Source, text: str) -> list[Item]:
     """A Claude Code memory file: front matter (`name`, `description`, `type`) and its text."""
     lines = text.replace("\r\n", "\n").split("\n")
-    front: dict[str, str] = {}
-    start = 0
-    if lines and lines[0].strip() == "---":
-        for index in range(1, min(len(lines), 30)):
-            if lines[index].strip() == "---":
-                for entry in lines[1:index]:
-                    key, _, value = entry.partition(":")
-                    front[key.strip().lower()] = value.strip().strip("\"'")
-                start = index + 1
-                break
+    front, start = front_matter(lines, within=30)
     body = "\n".join(clean_inline(line) for line in lines[start:] if line.strip())
     if not body.strip():
         return []

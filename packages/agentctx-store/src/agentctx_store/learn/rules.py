@@ -495,3 +495,18 @@ def rule_title(body: str, headings: Sequence[str] = ()) -> str:
     if len(sentence) > MAX_TITLE:
         sentence = sentence[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(",;:—-– ") + "…"
     return sentence or (headings[-1] if headings else "Rule")
+
+
+def front_matter(lines: list[str], *, within: int = 40) -> tuple[dict[str, str], int]:
+    """A `---` front-matter block at the top of a Markdown file (MADR ADRs, Claude Code memory
+    files): its `key: value` lines (keys lower-cased, values unquoted) and the index of the first
+    line after it; `({}, 0)` when the file has none within `within` lines."""
+    front: dict[str, str] = {}
+    if lines and lines[0].strip() == "---":
+        for index in range(1, min(len(lines), within)):
+            if lines[index].strip() == "---":
+                for entry in lines[1:index]:
+                    key, _, value = entry.partition(":")
+                    front[key.strip().lower()] = value.strip().strip("\"'")
+                return front, index + 1
+    return front, 0
