@@ -101,7 +101,7 @@ def _crafted(unit: str, size: int = 64 * 1024) -> str:
 
 @pytest.mark.parametrize("unit", list(CRAFTED.values()), ids=list(CRAFTED))
 def test_crafted_64_kb_inputs_are_redacted_in_linear_time(unit: str) -> None:
-    """A complexity guard, not a speed target (bench/bench_redact.py prints the figures): the
+    """A complexity guard, not a speed target (bench/test_bench_redact.py prints the figures): the
     quadratic cases took 5.4 s (mysql), 31 s and 65 s (gitleaks' curl rules) on 64 KB; linear
     ones take tens of milliseconds. The ceiling leaves a wide margin for shared CPUs."""
     text = _crafted(unit)

@@ -50,10 +50,28 @@ def socket_path(home: str | None = None) -> str:
     import hashlib
 
     digest = hashlib.sha256(os.path.abspath(base).encode("utf-8")).hexdigest()[:20]
-    uid = os.getuid()
-    from agentctx_store.paths import session_state_dir
+    folder = os.path.join("/tmp" if os.path.isdir("/tmp") else "/var/tmp", f"agentctx-svc-{os.getuid()}")
+    if not _private_folder(folder):
+        return direct  # too long to bind: the service stays down and prompts take the keyword path
+    return os.path.join(folder, f"{digest}.sock")
 
-    return os.path.join(str(session_state_dir().parent / f"agentctx-svc-{uid}"), f"{digest}.sock")
+
+def _private_folder(folder: str) -> bool:
+    """`folder` exists (made now if missing), is a real directory of ours, and no one else may
+    write or list it: a folder another user made in /tmp first is never used."""
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    import stat
+
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def lock_path(home: str | None = None) -> str:
