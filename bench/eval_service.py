@@ -119,10 +119,11 @@ def hook_with_service(
         return report
     alone_rows: list[dict[str, Any]] = []
     alone_served = {"warm": 0, "keyword": 0}
-    for name in sorted({record["project"] for record in records}):
+    for number, name in enumerate(sorted({record["project"] for record in records})):
         own = [query for query in queries if query["project"] == name]
+        # a short folder name: the service's Unix socket lives in it (AF_UNIX paths are short)
         part, counts = _run_home(
-            [record for record in records if record["project"] == name], own, scratch / f"alone-{name}", embedder
+            [record for record in records if record["project"] == name], own, scratch / f"p{number}", embedder
         )
         alone_rows += part
         for key, value in counts.items():

@@ -24,6 +24,7 @@ shared data dir only, so the bodies stay working at a fraction of the cost.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ import pytest
 GRID_ENV = "AGENTCTX_BENCH_HYBRID_GRID"
 VARIANTS = dict(ablate_hybrid.variants(grid=os.environ.get(GRID_ENV) == "1"))
 QUERY_STEP = 8  # --benchmark-disable: every 8th query
+SHORT_TMP = "/tmp" if os.path.isdir("/tmp") else None
 METRICS = ("recall@3", "MRR@10", "empty_precision", "stale_rate@3", "bleed_rate")
 
 
@@ -59,17 +61,20 @@ def figures(metrics: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("set_name", _eval.SETS)
-def test_hook_with_service(benchmark, eval_set, minilm, bench_mode, tmp_path: Path, set_name: str) -> None:
+def test_hook_with_service(benchmark, eval_set, minilm, bench_mode, set_name: str) -> None:
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
     per_project = not bench_mode.disabled
     benchmark.group = f"hybrid service {set_name}"
-    report = benchmark.pedantic(
-        eval_service.hook_with_service,
-        args=(data.records, queries, tmp_path, data.scorer, minilm, per_project),
-        rounds=1,
-        iterations=1,
-    )
+    # not pytest's tmp_path (nor $TMPDIR, which the suite points into it): the service's Unix
+    # socket lives in the data dir, and AF_UNIX paths are short
+    with tempfile.TemporaryDirectory(prefix="agentctx-hs-", dir=SHORT_TMP) as scratch:
+        report = benchmark.pedantic(
+            eval_service.hook_with_service,
+            args=(data.records, queries, Path(scratch), data.scorer, minilm, per_project),
+            rounds=1,
+            iterations=1,
+        )
     benchmark.extra_info.update(model=report["model"], queries=len(queries))
     for label in ("shared", "per_project"):
         if label in report:
