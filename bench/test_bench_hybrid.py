@@ -95,7 +95,7 @@ def prepared_sets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tup
     _PREPARED.clear()
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", list(VARIANTS), ids=[label.replace("≥", ">=") for label in VARIANTS])
 @pytest.mark.parametrize("set_name", _eval.SETS)
 def test_hybrid_floor_ablation(
     benchmark, eval_set, minilm, bench_mode, prepared_sets, tmp_path_factory, set_name: str, variant: str
