@@ -1,40 +1,36 @@
 """Calibrate and ablate the hybrid floor (`agentctx_embed.hybrid.HybridFloor`) on the eval sets.
 
-Each set is loaded into a throwaway store (`_eval.load_into_store`), every current record is
-embedded once with the real model (default: the MiniLM int8 export in ../shared/models, else
-`AGENTCTX_EMBED_MODEL[_DIR]`), and every query runs through `hybrid_search()` for each floor
-variant, in a shared store and with each project alone in its own store.
+A helper of `test_bench_hybrid.py` (no entry point of its own):
 
-usage: .venv/bin/python bench/ablate_hybrid.py [--set DIR ...] [--grid] [--json]
+    uv run --frozen pytest bench/test_bench_hybrid.py -k ablation --benchmark-only
+
+`prepare()` loads a set into a throwaway store (`_eval.load_into_store`), and each project alone
+into its own store, embeds every current record once with the real model (the MiniLM int8 export
+in the shared folder: `_harness.shared_root()`, `AGENTCTX_BENCH_SHARED`), and gathers every
+query's candidates through `candidates()`; `score()` then applies one floor variant
+(`variants()`) to them and scores the shared and the per-project runs with the set's `eval.py`.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import os
-import sys
-import tempfile
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from _eval import default_now, load_into_store, load_jsonl, load_module, scorer_path  # bench/ is on sys.path
-from _harness import REPO_ROOT
+from _eval import load_into_store  # bench/ is on sys.path
+from _harness import REAL_MODEL_DIR, REAL_MODEL_NAME, shared_root
 
-SHARED = (REPO_ROOT.parent / "shared").resolve()
-for candidate in (SHARED, Path("/work/shared")):
-    if (candidate / "eval").exists():
-        SHARED = candidate
-        break
-MINILM = SHARED / "models" / "all-MiniLM-L6-v2-onnx-int8"
+SHARED = shared_root()
+MINILM = SHARED / REAL_MODEL_DIR
 PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 
 
-def model_env() -> None:
-    if not os.environ.get("AGENTCTX_EMBED_MODEL_DIR") and MINILM.exists():
-        os.environ["AGENTCTX_EMBED_MODEL"] = "sentence-transformers/all-MiniLM-L6-v2"
-        os.environ["AGENTCTX_EMBED_MODEL_DIR"] = str(MINILM)
+def load_embedder() -> Any:
+    """MiniLM-L6-v2 int8 from the shared folder, offline (no environment variable is changed)."""
+    from agentctx_embed.models import ModelChoice, load
+
+    return load(ModelChoice(name=REAL_MODEL_NAME, model_dir=MINILM, cache_dir=MINILM.parent), allow_download=False)
 
 
 CACHE: dict[str, Any] = {}
@@ -149,79 +145,55 @@ def variants(grid: bool) -> list[tuple[str, Any]]:
     return out
 
 
-def evaluate_set(set_dir: Path, embedder: Any, grid: bool) -> dict[str, Any]:
-    scorer = load_module(scorer_path(set_dir), f"eval_{set_dir.name.replace('-', '_')}")
-    records = load_jsonl(set_dir / "records.jsonl")
-    queries = load_jsonl(set_dir / "queries.jsonl")
-    now = default_now(records)
+@dataclasses.dataclass
+class Prepared:
+    """One eval set with every query's candidates gathered, shared and per project."""
+
+    records: list[dict[str, Any]]
+    queries: list[dict[str, Any]]
+    scorer: Any
+    loaded: Any
+    found: list[Any]
+    alone: list[tuple[Any, list[dict[str, Any]], list[Any]]]  # (store, its queries, their candidates)
+
+    def close(self) -> None:
+        self.loaded.store.close()
+        for alone, _own, _found in self.alone:
+            alone.store.close()
+
+
+def prepare(
+    records: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    scorer: Any,
+    now: datetime,
+    embedder: Any,
+    scratch: Path,
+) -> Prepared:
+    """Load, embed and gather once; `score()` applies floors afterwards. Close it when done."""
     qvec = {query["qid"]: embedder.query(query["query"]) for query in queries}
-    out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="agentctx-hybrid-") as scratch:
-        loaded = load_into_store(records, Path(scratch) / "eval.db")
-        alone_sets = []
+    loaded = load_into_store(records, scratch / "eval.db")
+    prepared = Prepared(records, queries, scorer, loaded, [], [])
+    try:
+        prepared.found = gather(loaded, build_index(loaded, embedder), queries, qvec, now)
         for name in sorted({record["project"] for record in records}):
-            alone = load_into_store([r for r in records if r["project"] == name], Path(scratch) / f"alone-{name}.db")
-            alone_sets.append((alone, build_index(alone, embedder), [q for q in queries if q["project"] == name]))
-        try:
-            index = build_index(loaded, embedder)
-            found = gather(loaded, index, queries, qvec, now)
-            alone_found = [(alone, own, gather(alone, ix, own, qvec, now)) for alone, ix, own in alone_sets]
-            out["_features"] = [
-                {
-                    "qid": q["qid"],
-                    "kind": q.get("kind"),
-                    "answerable": bool(q.get("relevant")),
-                    "keyword_pass": f.result.keyword_pass,
-                    "share": round(f.result.keyword_share, 3),
-                    "z": round(f.result.z, 3),
-                    "cos": round(f.result.best_cosine, 3),
-                }
-                for q, f in zip(queries, found, strict=True)
-                if f is not None
-            ]
-            for label, floor in variants(grid):
-                rows = run(loaded, queries, found, floor)
-                metrics = scorer.evaluate(queries, rows, records, None, 10)
-                alone_rows = []
-                for alone, own, own_found in alone_found:
-                    alone_rows += run(alone, own, own_found, floor)
-                alone_metrics = scorer.evaluate(queries, alone_rows, records, None, 10)
-                out[label] = {"shared": metrics, "per_project": alone_metrics}
-                print(
-                    f"{set_dir.name:<9} {label:<44} recall@3 {metrics['recall@3']:.3f} MRR {metrics['MRR@10']:.3f} "
-                    f"empty {metrics['empty_precision']:.3f} stale {metrics['stale_rate@3']:.3f} "
-                    f"bleed {metrics['bleed_rate']:.3f}"
-                    f" | per-project {alone_metrics['recall@3']:.3f} / {alone_metrics['empty_precision']:.3f}",
-                    flush=True,
-                )
-        finally:
-            loaded.store.close()
-            for alone, _index, _own in alone_sets:
-                alone.store.close()
-    return out
+            alone = load_into_store([r for r in records if r["project"] == name], scratch / f"alone-{name}.db")
+            own = [query for query in queries if query["project"] == name]
+            prepared.alone.append((alone, own, gather(alone, build_index(alone, embedder), own, qvec, now)))
+    except BaseException:
+        prepared.close()
+        raise
+    return prepared
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", action="append", type=Path)
-    parser.add_argument("--grid", action="store_true", help="sweep the floor's parameters")
-    parser.add_argument("--json", type=Path, help="write every figure to this file")
-    args = parser.parse_args(argv)
-    model_env()
-    from agentctx_embed.models import choose_model, load
-
-    embedder = load(choose_model({}), allow_download=False)
-    sets = args.set or [SHARED / "eval" / "adr-dev", SHARED / "eval" / "conv-dev"]
-    report = {}
-    for set_dir in sets:
-        if not (set_dir / "records.jsonl").exists():
-            print(f"skipping {set_dir}: no records.jsonl", file=sys.stderr)
-            continue
-        report[set_dir.name] = evaluate_set(set_dir, embedder, args.grid)
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def score(prepared: Prepared, floor: Any) -> dict[str, Any]:
+    """The set's metrics with `floor` applied, in the shared store and with each project alone."""
+    rows = run(prepared.loaded, prepared.queries, prepared.found, floor)
+    alone_rows: list[dict[str, Any]] = []
+    for alone, own, own_found in prepared.alone:
+        alone_rows += run(alone, own, own_found, floor)
+    evaluate = prepared.scorer.evaluate
+    return {
+        "shared": evaluate(prepared.queries, rows, prepared.records, None, 10),
+        "per_project": evaluate(prepared.queries, alone_rows, prepared.records, None, 10),
+    }

@@ -1,9 +1,13 @@
 """Ranking through the prompt hook's entry point with the warm search service up (issue 12).
 
-`.venv/bin/python bench/eval_service.py [--set DIR ...]`: the set is loaded into a store under a temp
+A helper of `test_bench_hybrid.py` (no entry point of its own):
+
+    uv run --frozen pytest bench/test_bench_hybrid.py -k service --benchmark-only
+
+`hook_with_service()`: the set is loaded into a store under a temp
 `AGENTCTX_HOME` (one directory per eval project), the service of that data dir is started in this
 process (`agentctx_embed.service.start`, the real socket server, the real model: MiniLM int8 from
-../shared/models unless `AGENTCTX_EMBED_MODEL[_DIR]` say otherwise), every current record is
+the shared folder, `ablate_hybrid.load_embedder`), every current record is
 embedded by the service itself, and every query goes through
 `agentctx_hooks.__main__.run("UserPromptSubmit", payload)`, a fresh session per query. The ids
 the hook injected, in order, are scored by the set's own `eval.py` (recall@3, MRR@10, empty
@@ -19,17 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _eval import load_into_store, load_jsonl, load_module, scorer_path
+from _eval import load_into_store
+from _harness import REAL_MODEL_NAME
+from ablate_hybrid import MINILM
 from agentctx_store import resolve_project
-
-
-def _embedder() -> Any:
-    from ablate_hybrid import model_env
-
-    model_env()
-    from agentctx_embed.models import choose_model, load
-
-    return load(choose_model({}), allow_download=False)
 
 
 def _injected_ids(text: str, eval_id: dict[str, str]) -> list[str]:
@@ -48,15 +45,28 @@ def _run_home(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     from agentctx_embed.service import start
     from agentctx_hooks.__main__ import run
+    from agentctx_hooks.state import state_path
 
     home, roots = scratch / "home", scratch / "projects"
     saved = {
         name: os.environ.get(name)
-        for name in ("AGENTCTX_HOME", "TMPDIR", "AGENTCTX_HOOKS_NO_SPAWN", "AGENTCTX_WARM_DEADLINE_MS")
+        for name in (
+            "AGENTCTX_HOME",
+            "TMPDIR",
+            "AGENTCTX_HOOKS_NO_SPAWN",
+            "AGENTCTX_WARM_DEADLINE_MS",
+            "AGENTCTX_EMBED_MODEL",
+            "AGENTCTX_EMBED_MODEL_DIR",
+        )
     }
     # in one process the service and the hook share two cores: the deadline is timed in bench_service
     os.environ.update(
-        AGENTCTX_HOME=str(home), TMPDIR=str(scratch), AGENTCTX_HOOKS_NO_SPAWN="1", AGENTCTX_WARM_DEADLINE_MS="10000"
+        AGENTCTX_HOME=str(home),
+        TMPDIR=str(scratch),
+        AGENTCTX_HOOKS_NO_SPAWN="1",
+        AGENTCTX_WARM_DEADLINE_MS="10000",
+        AGENTCTX_EMBED_MODEL=REAL_MODEL_NAME,
+        AGENTCTX_EMBED_MODEL_DIR=str(MINILM),
     )
     served = {"warm": 0, "keyword": 0}
     running = None
@@ -78,7 +88,7 @@ def _run_home(
             text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
             ids = _injected_ids(text, loaded.eval_id)
             rows.append({"qid": query["qid"], "ids": ids, "scores": [1.0 / (rank + 1) for rank in range(len(ids))]})
-            state_file = scratch / f"agentctx-{os.getuid()}" / f"{session}.json"
+            state_file = Path(state_path(session))  # per-session state lives in the data dir (issue 13)
             if state_file.exists():  # none for a prompt the hook ignores (a slash command)
                 served[json.loads(state_file.read_text(encoding="utf-8"))["served"]["last"]] += 1
     finally:
@@ -93,18 +103,27 @@ def _run_home(
 
 
 def hook_with_service(
-    records: list[dict[str, Any]], queries: list[dict[str, Any]], scratch: Path, scorer: Any
+    records: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    scratch: Path,
+    scorer: Any,
+    embedder: Any,
+    per_project: bool = True,
 ) -> dict[str, Any]:
-    embedder = _embedder()
+    """The set's metrics (and which path served each prompt: `warm` or `keyword`) through the
+    hook with the service up, in one data dir (`shared`) and, with `per_project`, one per project."""
     rows, served = _run_home(records, queries, scratch / "shared", embedder)
     report: dict[str, Any] = {"model": embedder.name, "shared": scorer.evaluate(queries, rows, records, None, 10)}
     report["shared"]["served"] = served
+    if not per_project:
+        return report
     alone_rows: list[dict[str, Any]] = []
     alone_served = {"warm": 0, "keyword": 0}
-    for name in sorted({record["project"] for record in records}):
+    for number, name in enumerate(sorted({record["project"] for record in records})):
         own = [query for query in queries if query["project"] == name]
+        # a short folder name: the service's Unix socket lives in it (AF_UNIX paths are short)
         part, counts = _run_home(
-            [record for record in records if record["project"] == name], own, scratch / f"alone-{name}", embedder
+            [record for record in records if record["project"] == name], own, scratch / f"p{number}", embedder
         )
         alone_rows += part
         for key, value in counts.items():
@@ -112,40 +131,3 @@ def hook_with_service(
     report["per_project"] = scorer.evaluate(queries, alone_rows, records, None, 10)
     report["per_project"]["served"] = alone_served
     return report
-
-
-def print_service_report(name: str, report: dict[str, Any]) -> None:
-    print(f"through the prompt hook with the search service up ({report['model']}):")
-    for label in ("shared", "per_project"):
-        metrics = report[label]
-        print(
-            f"  {label:<12} recall@3 {metrics['recall@3']:.3f}  MRR@10 {metrics['MRR@10']:.3f}  "
-            f"empty-prec {metrics['empty_precision']:.3f}  stale@3 {metrics['stale_rate@3']:.3f}  "
-            f"bleed {metrics['bleed_rate']:.3f}  served {metrics['served']}"
-        )
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import tempfile
-
-    from ablate_hybrid import SHARED
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", action="append", type=Path)
-    args = parser.parse_args(argv)
-    for set_dir in args.set or [SHARED / "eval" / "adr-dev", SHARED / "eval" / "conv-dev"]:
-        if not (set_dir / "records.jsonl").exists():
-            print(f"skipping {set_dir}: no records.jsonl")
-            continue
-        scorer = load_module(scorer_path(set_dir), f"eval_{set_dir.name.replace('-', '_')}")
-        records, queries = load_jsonl(set_dir / "records.jsonl"), load_jsonl(set_dir / "queries.jsonl")
-        with tempfile.TemporaryDirectory(prefix="agentctx-eval-service-") as scratch:
-            report = hook_with_service(records, queries, Path(scratch), scorer)
-        print(f"== {set_dir.name}: {len(queries)} queries")
-        print_service_report(set_dir.name, report)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

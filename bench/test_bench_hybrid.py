@@ -1,0 +1,120 @@
+"""Hybrid retrieval on the shared eval sets with the real model (issue 12; formerly the plain
+scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this file).
+
+    uv run --frozen pytest bench/test_bench_hybrid.py --benchmark-only
+
+- `test_hook_with_service[<set>]` (group `hybrid service <set>`): every query of the set through
+  the prompt hook's entry point with the warm search service of its data dir up (the real socket
+  server, MiniLM-L6-v2 int8), a fresh session per query (`eval_service.hook_with_service`): one
+  shared data dir, and each project alone in its own. `extra_info`: recall@3, MRR@10, empty
+  precision, stale@3, bleed, for `shared` and `per_project`, and how many prompts the warm path
+  and the keyword fallback served (`served_warm`, `served_keyword`).
+- `test_hybrid_floor_ablation[<set>-<variant>]` (group `hybrid ablation <set>`): the hybrid
+  floor (`agentctx_embed.hybrid.HybridFloor`) with one rule changed per row
+  (`ablate_hybrid.variants`; `AGENTCTX_BENCH_HYBRID_GRID=1` adds the parameter sweep), applied to
+  candidates gathered once per set; the time is applying the floor and scoring.
+  `extra_info`: the same metrics, shared store and per project.
+
+Both need `shared/eval/<set>` and `shared/models/all-MiniLM-L6-v2-onnx-int8` (the shared
+folder beside the clone, or `AGENTCTX_BENCH_SHARED`) and skip without either. Under
+`--benchmark-disable` (CI) they run on every `QUERY_STEP`-th query and the service test on the
+shared data dir of the first set only, so the bodies stay working at a fraction of the cost.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import _eval
+import ablate_hybrid
+import eval_service
+import pytest
+
+GRID_ENV = "AGENTCTX_BENCH_HYBRID_GRID"
+VARIANTS = dict(ablate_hybrid.variants(grid=os.environ.get(GRID_ENV) == "1"))
+QUERY_STEP = 8  # --benchmark-disable: every 8th query
+SHORT_TMP = "/tmp" if os.path.isdir("/tmp") else None
+METRICS = ("recall@3", "MRR@10", "empty_precision", "stale_rate@3", "bleed_rate")
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Any:
+    """The loaded MiniLM int8 embedder of the shared folder; skips when it is absent."""
+    if not (ablate_hybrid.MINILM / "model.onnx").is_file():
+        pytest.skip(f"{ablate_hybrid.MINILM}: no model.onnx (the shared folder, or AGENTCTX_BENCH_SHARED)")
+    return ablate_hybrid.load_embedder()
+
+
+def sample(queries: list[dict[str, Any]], disabled: bool) -> list[dict[str, Any]]:
+    return queries[::QUERY_STEP] if disabled else queries
+
+
+def figures(metrics: dict[str, Any]) -> dict[str, Any]:
+    out = {name: round(metrics[name], 3) for name in METRICS}
+    for path, count in metrics.get("served", {}).items():
+        out[f"served_{path}"] = count
+    return out
+
+
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_hook_with_service(benchmark, eval_set, minilm, bench_mode, set_name: str) -> None:
+    if bench_mode.disabled and set_name != _eval.SETS[0]:
+        pytest.skip(
+            f"--benchmark-disable: {_eval.SETS[0]} keeps the service path working; the service embeds every record"
+        )
+    data = eval_set(set_name)
+    queries = sample(data.queries, bench_mode.disabled)
+    per_project = not bench_mode.disabled
+    benchmark.group = f"hybrid service {set_name}"
+    # not pytest's tmp_path (nor $TMPDIR, which the suite points into it): the service's Unix
+    # socket lives in the data dir, and AF_UNIX paths are short
+    with tempfile.TemporaryDirectory(prefix="agentctx-hs-", dir=SHORT_TMP) as scratch:
+        report = benchmark.pedantic(
+            eval_service.hook_with_service,
+            args=(data.records, queries, Path(scratch), data.scorer, minilm, per_project),
+            rounds=1,
+            iterations=1,
+        )
+    benchmark.extra_info.update(model=report["model"], queries=len(queries))
+    for label in ("shared", "per_project"):
+        if label in report:
+            benchmark.extra_info[label] = figures(report[label])
+    shared = report["shared"]
+    assert shared["superseded_returned"] == 0, "a superseded record reached the prompt"
+    assert shared["served"]["warm"] > 0, "the warm service answered no prompt"
+
+
+_PREPARED: dict[tuple[str, bool], ablate_hybrid.Prepared] = {}
+
+
+@pytest.fixture(scope="module")
+def prepared_sets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, bool], Any]]:
+    yield _PREPARED
+    for item in _PREPARED.values():
+        item.close()
+    _PREPARED.clear()
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS), ids=[label.replace("≥", ">=") for label in VARIANTS])
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_hybrid_floor_ablation(
+    benchmark, eval_set, minilm, bench_mode, prepared_sets, tmp_path_factory, set_name: str, variant: str
+) -> None:
+    data = eval_set(set_name)
+    key = (set_name, bench_mode.disabled)
+    if key not in prepared_sets:
+        queries = sample(data.queries, bench_mode.disabled)
+        scratch = tmp_path_factory.mktemp(f"hybrid-{set_name}")
+        prepared_sets[key] = ablate_hybrid.prepare(data.records, queries, data.scorer, data.now, minilm, scratch)
+    prepared = prepared_sets[key]
+    benchmark.group = f"hybrid ablation {set_name}"
+    result = benchmark.pedantic(ablate_hybrid.score, args=(prepared, VARIANTS[variant]), rounds=1, iterations=1)
+    benchmark.extra_info.update(queries=len(prepared.queries))
+    benchmark.extra_info.update(shared=figures(result["shared"]), per_project=figures(result["per_project"]))
+    if variant == "final":  # the production floor: superseded records never come back
+        assert result["shared"]["superseded_returned"] == 0
+        assert result["per_project"]["superseded_returned"] == 0
