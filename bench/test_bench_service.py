@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentctx_hooks.state import file_name
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -170,7 +171,7 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
         session = json.loads(setup.payload(index))["session_id"]
         stdin = json.dumps({**json.loads(setup.payload(index)), "session_id": session}).encode()
         _time(hook, stdin, setup.env)
-        state = Path(setup.env["TMPDIR"]) / f"agentctx-{os.getuid()}" / f"{session}.json"
+        state = Path(setup.env["AGENTCTX_HOME"]) / "state" / f"{file_name(session)}.json"  # issue 13: in the data dir
         served.append(json.loads(state.read_text(encoding="utf-8"))["served"]["last"])
     info = setup.ping()
     answer = subprocess.run(  # the service's own answer time, from a client already running
