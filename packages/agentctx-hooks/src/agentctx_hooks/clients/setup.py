@@ -122,14 +122,25 @@ def mcp_env(client: str) -> dict[str, str]:
 # -- JSON files (Codex hooks.json, Gemini settings.json) ---------------------------------------
 
 
-def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
-    """Raises ConfigError naming the file and line when it is not a JSON object."""
+def _read_config(path: Path) -> str | None:
+    """A client config file's text, or None when there is none yet.
+
+    Raises:
+        ConfigError: the file exists but cannot be read.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}, None
+        return None
     except OSError as exc:
         raise ConfigError(f"Cannot read {path} ({exc.strerror}); check its permissions.") from None
+
+
+def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
+    """Raises ConfigError naming the file and line when it is not a JSON object."""
+    text = _read_config(path)
+    if text is None:
+        return {}, None
     if not text.strip():
         return {}, text
     try:
@@ -259,12 +270,9 @@ def codex_region(mcp: dict[str, Any] | None, trust: dict[str, str]) -> str:
 
 
 def read_toml(path: Path) -> tuple[dict[str, Any], str | None]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = _read_config(path)
+    if text is None:
         return {}, None
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path} ({exc.strerror}); check its permissions.") from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
