@@ -55,20 +55,19 @@ OUR_TOOLS = tuple(
     for tool in ("ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_related", "ctx_project")
 )
 
-# The store the sessions run against. The Redis decision is superseded by the SQLite one: its
-# title and its body's distinctive phrase must never reach the model.
-OLD_TITLE = "Use Redis for the job queue"
-OLD_BODY = "Jobs go through Redis lists consumed by rq workers on the cache box."
-NEW_TITLE = "Use SQLite for the job queue"
-NEW_BODY = "Jobs live in a SQLite table that the worker polls every second; no extra service to run."
-BUGFIX_TITLE = "Stripe webhook signatures fail on re-serialised JSON"
-BUGFIX_BODY = (
-    "src/payments/webhooks.py verified the signature against json.dumps(payload); "
-    "Stripe signs the raw bytes, so pass request.body unchanged to stripe.Webhook.construct_event."
+# The store the sessions run against (shared with the Codex and Gemini tests): the Redis decision
+# is superseded by the SQLite one, and its title and distinctive phrase must never reach the model.
+from client_rig import (  # noqa: E402
+    BUGFIX_BODY,
+    BUGFIX_TITLE,
+    IRRELEVANT_PROMPT,
+    NEW_BODY,
+    NEW_TITLE,
+    OLD_BODY,
+    OLD_TITLE,
+    REDIS_PROMPT,
+    STRIPE_PROMPT,
 )
-STRIPE_PROMPT = "The stripe webhook signature check is failing again, what do we know about it?"
-REDIS_PROMPT = "Should the job queue workers keep using redis lists and rq?"
-IRRELEVANT_PROMPT = "Write a haiku about autumn leaves."
 
 
 def claude_binary() -> Path | None:
