@@ -119,7 +119,7 @@ def test_hybrid_quality(benchmark, shared_dir, embed_model, tiny_model, bench_mo
     from agentctx_embed import EmbedPhase, VectorStore
     from agentctx_embed.models import choose_model, load
     from agentctx_store import config, consolidate, ranking
-    from agentctx_store.search import search
+    from agentctx_store.retrieval import search
 
     folder = shared_dir / "eval" / "adr-dev"
     if not (folder / "records.jsonl").is_file():

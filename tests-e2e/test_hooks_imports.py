@@ -112,7 +112,7 @@ def test_no_hook_imports_anything_heavy(project_dir: Path, tmp_path: Path) -> No
         assert not loaded, f"{event} imported {loaded}"
         if event in ("Stop", "PostToolUse", "PostToolUseFailure"):  # they never open the store
             assert "sqlite3" not in modules and "agentctx_store.store" not in modules, event
-            assert "agentctx_store.db" not in modules and "agentctx_store.search" not in modules, event
+            assert "agentctx_store.db" not in modules and "agentctx_store.retrieval" not in modules, event
             # a Bash capture is redacted before it is spooled (issue 13): the store's redactor, nothing else
             loaded = {module for module in modules if module.startswith("agentctx_store")}
             expected = {"agentctx_store", "agentctx_store.redact", "agentctx_store._secret_rules"}

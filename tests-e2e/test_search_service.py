@@ -389,7 +389,7 @@ def test_the_warm_hook_path_imports_no_sqlite3(
     assert b"agentctx-record" in done.stdout
     modules = set(json.loads(report.read_text(encoding="utf-8")))
     assert state_of("imports")["served"]["last"] == "warm"
-    for name in ("sqlite3", "_sqlite3", "socket", "numpy", "agentctx_store.search", "agentctx_store.store"):
+    for name in ("sqlite3", "_sqlite3", "socket", "numpy", "agentctx_store.retrieval", "agentctx_store.store"):
         assert name not in modules, name
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import NewRecord, Project, Record, RecordNotFound, Store, search
-from agentctx_store.search import SearchResult
+from agentctx_store.retrieval import SearchResult
 
 QUERY = "how does kestrel telemetry batch uploads"
 

@@ -3,7 +3,7 @@
 Used by the warm search service (`agentctx_embed.service`) for the prompt hook, `ctx_search` and
 `agentctx search`, and by `bench/` for the figures in docs/retrieval.md.
 
-1. **Keyword**: `agentctx_store.search.search()` exactly as the keyword path runs it (BM25,
+1. **Keyword**: `agentctx_store.retrieval.search()` exactly as the keyword path runs it (BM25,
    current heads, rerank), once without a floor (candidates and their relevance) and once with
    the production floor (did the keyword evidence alone pass?).
 2. **Vector**: the cosine of the prompt's vector to every current record of the visible
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from agentctx_store.ranking import rrf
-from agentctx_store.search import (
+from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
     SHORT_QUERY_FLOOR_SHARE,
     SHORT_QUERY_TERMS,

@@ -156,7 +156,7 @@ def records_naming(store: Store, project: Project, name: str) -> list[str]:
     for needle in needles:
         params.extend([needle, needle])
     scan = f"SELECT r.id FROM records r WHERE r.project_id = ? AND r.superseded_at IS NULL AND ({clause}) LIMIT 50"
-    from agentctx_store.search import words  # `re.findall(r"[^\W_]+", …)` without importing `re`
+    from agentctx_store.retrieval import words  # `re.findall(r"[^\W_]+", …)` without importing `re`
 
     tokens = list(words(needles[-1]))  # how FTS5's unicode61 tokenizer cuts the name
     if tokens and store.has_fts:

@@ -1,6 +1,6 @@
 """UserPromptSubmit: inject the few stored records that match what the developer just typed.
 
-SPEC §4: search the literal prompt (BM25 + rerank + relevance floor, `agentctx_store.search`),
+SPEC §4: search the literal prompt (BM25 + rerank + relevance floor, `agentctx_store.retrieval`),
 skip records already injected in this session, and inject nothing when nothing clears the floor.
 What is injected is composed by `agentctx_store.inject.compose_injection` (the one composition
 every injecting path shares): the best record in full (long ones cut to the passages matching

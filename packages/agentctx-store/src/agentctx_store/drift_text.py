@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctx_store.records import Record
-from agentctx_store.search import query_terms
+from agentctx_store.retrieval import query_terms
 
 STATEMENT_CHARS = 240
 

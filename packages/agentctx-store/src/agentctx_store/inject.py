@@ -21,7 +21,7 @@ from __future__ import annotations
 from agentctx_store._frozen import field, frozen
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens, truncate
 from agentctx_store.passages import excerpt
-from agentctx_store.search import query_terms
+from agentctx_store.retrieval import query_terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from agentctx_store.freshness import Staleness
     from agentctx_store.records import Record
-    from agentctx_store.search import SearchHit
+    from agentctx_store.retrieval import SearchHit
 
     # `freshness.Checker`: record ids → the stale ones among them (docs/freshness.md)
     FreshnessCheck = Callable[[Sequence[str]], dict[str, Staleness]]

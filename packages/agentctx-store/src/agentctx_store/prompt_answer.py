@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from agentctx_store.projects import Project
     from agentctx_store.records import Record
-    from agentctx_store.search import SearchHit
+    from agentctx_store.retrieval import SearchHit
     from agentctx_store.store import Store
 
 MAX_QUERY_CHARS = 10_000

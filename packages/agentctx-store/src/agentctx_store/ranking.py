@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
-from agentctx_store.search import search
+from agentctx_store.retrieval import search
 from agentctx_store.store import Store
 
 RRF_K = 60

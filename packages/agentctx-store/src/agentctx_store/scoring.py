@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, parse_time, parsed_to_text
-from agentctx_store.search import HALF_LIFE_DAYS, PIN_WEIGHT, TYPE_WEIGHTS
+from agentctx_store.retrieval import HALF_LIFE_DAYS, PIN_WEIGHT, TYPE_WEIGHTS
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
 
 CONFIDENCE_WEIGHTS = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.6}

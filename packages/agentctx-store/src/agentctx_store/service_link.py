@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agentctx_store.projects import Project
-    from agentctx_store.search import SearchResult
+    from agentctx_store.retrieval import SearchResult
     from agentctx_store.store import Store
 
 PROTOCOL = 1
@@ -212,7 +212,7 @@ def service_search(
 
     if os.environ.get("AGENTCTX_NO_SERVICE") == "1" or not os.path.exists(socket_path()):
         return None
-    from agentctx_store.search import SearchHit, SearchResult, query_terms
+    from agentctx_store.retrieval import SearchHit, SearchResult, query_terms
     from agentctx_store.store import RECORD_COLUMNS, row_to_record, visible_ids
 
     request = {

@@ -16,7 +16,7 @@ import typer
 from agentctx_store import NewRecord, Record, search
 from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, as_of_moment, parse_time
-from agentctx_store.search import RELEVANCE_FLOOR
+from agentctx_store.retrieval import RELEVANCE_FLOOR
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
 from agentctx.cli._secrets import warn_redacted

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import NewRecord, Project, Record, Store, search
-from agentctx_store.search import (
+from agentctx_store.retrieval import (
     REFERENCE_RECORDS,
     RELEVANCE_FLOOR,
     SMALL_STORE_CAP,
