@@ -223,7 +223,7 @@ def test_record_text_cannot_close_the_fence(add: Add, project: Project) -> None:
 
 
 def test_mark_matches_the_digest(add: Add, project: Project) -> None:
-    from agentctx_store import digest
+    from agentctx_store.upkeep import digest
     from agentctx_store.inject import mark
 
     for confidence in ("inferred", "explicit", "reinforced"):

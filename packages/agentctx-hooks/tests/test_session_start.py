@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import NewRecord, Project, Store, digest
+from agentctx_store import NewRecord, Project, Store
+from agentctx_store.upkeep import digest
 from agentctx_store.budget import SESSION_START, estimate_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from agentctx_store import Project, Record, RecordNotFound, Store, ValidationError
-from agentctx_store.anchors import (
+from agentctx_store.upkeep.anchors import (
     Anchor,
     add_anchors,
     anchored_records,

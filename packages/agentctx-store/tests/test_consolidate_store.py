@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, config, consolidate, digest, ranking, scoring
-from agentctx_store import profile as dev_profile
+from agentctx_store import NewRecord, Project, Store
+
+from agentctx_store.upkeep import config, consolidate, digest, ranking, scoring
+from agentctx_store.upkeep import profile as dev_profile
 from agentctx_store.projects import global_project
 from agentctx_store.records import parsed_to_text
 

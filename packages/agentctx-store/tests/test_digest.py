@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agentctx_store import NewRecord, Project, Store, digest
+from agentctx_store import NewRecord, Project, Store
+
+from agentctx_store.upkeep import digest
 from agentctx_store.budget import SESSION_START, estimate_tokens
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from secrets_corpus import NEAR_MISSES, SECRETS
 
-from agentctx_store import NewRecord, Project, Store, redact, transfer
+from agentctx_store import NewRecord, Project, Store, redact
+
+from agentctx_store.upkeep import transfer
 from agentctx_store._secret_rules import GLOBAL_ALLOW, RULES
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, digest, search, transfer
+from agentctx_store import NewRecord, Project, Store, search
+
+from agentctx_store.upkeep import digest, transfer
 from agentctx_store.errors import ValidationError
-from agentctx_store.graph_view import record_graph
+from agentctx_store.upkeep.graph_view import record_graph
 
 SWITCH = (
     '{"id": "old", "type": "convention", "title": "Run tests with VSTest", '

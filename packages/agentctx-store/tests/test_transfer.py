@@ -9,7 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx_store import NewRecord, Project, Store, ValidationError, transfer
+from agentctx_store import NewRecord, Project, Store, ValidationError
+
+from agentctx_store.upkeep import transfer
 from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECORD_TYPES
 
 PROJECT = Project(project_id="p-transfer", root=Path("/nowhere/transfer"), name="transfer")

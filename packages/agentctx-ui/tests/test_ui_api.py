@@ -290,7 +290,7 @@ def test_projects_count_stale_records_per_project(client: TestClient, seeded: Se
 
 
 def test_create_with_anchors_stores_them_and_a_bad_anchor_stores_nothing(client: TestClient, seeded: Seeded) -> None:
-    from agentctx_store.anchors import anchors_of
+    from agentctx_store.upkeep.anchors import anchors_of
 
     (seeded.project.root / "deploy.sh").write_text("docker build .\n", encoding="utf-8")
     response = client.post(

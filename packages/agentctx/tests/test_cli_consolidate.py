@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from agentctx_store import digest, resolve_project
+from agentctx_store import resolve_project
+from agentctx_store.upkeep import digest
 
 WEB_CLAUDE_MD = """# CLAUDE.md
 
@@ -157,8 +158,8 @@ def test_the_stdlib_half_and_the_cli_module_import_nothing_heavy() -> None:
 
     code = (
         "import sys\n"
-        "import agentctx_store.consolidate, agentctx_store.drift, agentctx_store.scoring\n"
-        "import agentctx_store.ranking, agentctx_store.profile, agentctx_store.merges\n"
+        "import agentctx_store.upkeep.consolidate, agentctx_store.upkeep.drift, agentctx_store.upkeep.scoring\n"
+        "import agentctx_store.upkeep.ranking, agentctx_store.upkeep.profile, agentctx_store.upkeep.merges\n"
         "import agentctx.cli.cmd_consolidate\n"
         "heavy = {'numpy', 'apsw', 'fastembed', 'onnxruntime', 'anthropic', 'agentctx_embed', 'sqlite_vec'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"

@@ -8,7 +8,7 @@ Used by the warm search service (`agentctx_embed.service`) for the prompt hook, 
    the production floor (did the keyword evidence alone pass?).
 2. **Vector**: the cosine of the prompt's vector to every current record of the visible
    namespaces and types (`VectorIndex`, in memory).
-3. **Fusion**: reciprocal rank fusion of the two orders (`agentctx_store.ranking.rrf`).
+3. **Fusion**: reciprocal rank fusion of the two orders (`agentctx_store.upkeep.ranking.rrf`).
 4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
    vector match stands out from the project's records (`z`, in standard deviations of the
    similarities to every visible record, a unit that travels across models and store sizes)
@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from agentctx_store.ranking import rrf
+from agentctx_store.upkeep.ranking import rrf
 from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
     SHORT_QUERY_FLOOR_SHARE,

@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from agentctx_store.consolidate import MergeJudge
+from agentctx_store.upkeep.consolidate import MergeJudge
 from agentctx_store.records import Record
 
 SYSTEM = (

@@ -192,7 +192,7 @@ class Service:
                 raise
             finally:
                 if store.dirty and self._open is not None:
-                    from agentctx_store import digest
+                    from agentctx_store.upkeep import digest
 
                     with contextlib.suppress(OSError, sqlite3.Error):
                         digest.refresh_after_write(store, store.dirty)
@@ -435,7 +435,7 @@ class Service:
 def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
-    from agentctx_store import config
+    from agentctx_store.upkeep import config
     from agentctx_store.review import EXTRACTION_SOURCE
 
     try:
@@ -603,7 +603,7 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
 
 
 def load_model() -> Embedder:
-    from agentctx_store import config
+    from agentctx_store.upkeep import config
 
     settings = config.load()
     if not settings.get("embeddings", True):

@@ -204,7 +204,7 @@ def safe_name(value: str, *, limit: int = 96) -> str:
 
 
 def digest_files(project: str) -> tuple[str, str]:
-    """(text file, metadata file) of a project's digest, as `agentctx_store.digest` writes them."""
+    """(text file, metadata file) of a project's digest, as `agentctx_store.upkeep.digest` writes them."""
     base = os.path.join(data_home(), "digests", safe_name(project))
     return base + ".md", base + ".json"
 

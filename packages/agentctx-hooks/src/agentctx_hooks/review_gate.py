@@ -2,7 +2,7 @@
 injected until a person accepts them (`agentctx review`, the dashboard's Inbox).
 
 Read from `$AGENTCTX_HOME/config.json` with the C JSON scanner the hooks already use, not
-through `agentctx_store.config` (it imports `json` and `pathlib`, kept off the prompt path).
+through `agentctx_store.upkeep.config` (it imports `json` and `pathlib`, kept off the prompt path).
 """
 
 from __future__ import annotations

@@ -140,7 +140,8 @@ def _replays_hook_context(transcript_path: str) -> bool:
 def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
     """The digest through the store: composed once when missing, cut to budget, and with the
     PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
-    from agentctx_store import budget, digest
+    from agentctx_store import budget
+    from agentctx_store.upkeep import digest
 
     from agentctx_hooks import profile
     from agentctx_hooks.spool import flush_quietly
@@ -174,7 +175,8 @@ def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
 
 def with_snapshot(digest_text: str, snapshot: str) -> str:
     """The digest with the pre-compaction snapshot right after the profile section."""
-    from agentctx_store import budget, digest
+    from agentctx_store import budget
+    from agentctx_store.upkeep import digest
 
     head, _, rest = digest_text.partition("\n\n")
     sections = [

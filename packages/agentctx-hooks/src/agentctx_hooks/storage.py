@@ -66,7 +66,7 @@ class OpenStore:
         if ENDS_WITH_OS_EXIT["value"] and not store.conn.in_transaction:
             try:
                 if store.dirty:
-                    from agentctx_store import digest
+                    from agentctx_store.upkeep import digest
 
                     digest.refresh_after_write(store, store.dirty)
             except (OSError, sqlite3.Error):

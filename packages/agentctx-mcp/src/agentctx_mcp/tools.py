@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import drift
+from agentctx_store.upkeep import drift
 from agentctx_store.budget import SEARCH_RESULTS_MAX
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import Project

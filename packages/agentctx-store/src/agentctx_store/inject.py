@@ -229,7 +229,7 @@ def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms
 
 
 def mark(record: Record) -> str:
-    """Same as `agentctx_store.digest.mark` (a test holds them equal); not imported because
+    """Same as `agentctx_store.upkeep.digest.mark` (a test holds them equal); not imported because
     `digest` brings `tempfile` onto the prompt path."""
     if record.confidence == "inferred":
         return " (unconfirmed — inferred, not stated by the developer)"

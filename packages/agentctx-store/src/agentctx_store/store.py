@@ -136,7 +136,7 @@ class Store:
         """Refresh the digests of projects this connection changed, then close."""
         try:
             if self.dirty:
-                from agentctx_store import digest  # digest builds on this module
+                from agentctx_store.upkeep import digest  # digest builds on this module
 
                 digest.refresh_after_write(self, self.dirty)
         except (OSError, sqlite3.Error):

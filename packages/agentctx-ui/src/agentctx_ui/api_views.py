@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, freshness, global_project, spend
-from agentctx_store.graph_view import record_graph
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, freshness, global_project
+from agentctx_store.upkeep import config, spend
+from agentctx_store.upkeep.graph_view import record_graph
 from fastapi import APIRouter, Query, Request
 
 from agentctx_ui import __version__
@@ -188,7 +189,7 @@ def sync(request: Request, project: ProjectParam = None) -> SyncOut:
 
 def _drift_module() -> Any:
     try:
-        return importlib.import_module("agentctx_store.drift")
+        return importlib.import_module("agentctx_store.upkeep.drift")
     except ImportError:
         return None
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import Project, Store, config, digest, paths, spend
+from agentctx_store import Project, Store, paths
+from agentctx_store.upkeep import config, digest, spend
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, cannot_write, print_json, project_for

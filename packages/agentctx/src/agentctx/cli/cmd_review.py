@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import typer
-from agentctx_store import Project, Record, Store, review, team
+from agentctx_store import Project, Record, Store, review
+from agentctx_store.upkeep import team
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 from agentctx.cli.cmd_records import record_json

@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, Store
-from agentctx_store.anchors import anchors_of
+from agentctx_store.upkeep.anchors import anchors_of
 from agentctx_store.freshness import StaleRecord, anchor_record, confirm, format_spec, parse_spec, scan, still_there
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
@@ -196,7 +196,7 @@ def register(app: typer.Typer) -> None:
 def reverify_projects(targets: list[Project], settings: dict[str, Any]) -> dict[str, Any]:
     """Consolidation's re-verification: per project, stale records re-checked and (with an API
     key, `llm` on and the monthly cap not reached) proposals from Haiku into the review inbox."""
-    from agentctx_store import reverify, spend
+    from agentctx_store.upkeep import reverify, spend
 
     verifier = None
     note = ""
@@ -228,7 +228,7 @@ def proposal_json(proposal: Any, record: Any) -> dict[str, Any]:
 
 def open_proposals(store: Store, project: Project) -> list[tuple[Any, Any]]:
     """Open re-verification proposals of the project with their records, oldest first."""
-    from agentctx_store import reverify
+    from agentctx_store.upkeep import reverify
     from agentctx_store.errors import RecordNotFound
 
     found = []
@@ -250,7 +250,7 @@ VERDICT_TEXT = {
 def walk_proposals(target: Project, read_line: Any) -> dict[str, int] | None:
     """`agentctx review`'s second part: each open proposal, accept / reject / skip / quit.
     Returns the counts, or None when input ended or the person quit."""
-    from agentctx_store import reverify
+    from agentctx_store.upkeep import reverify
 
     with open_store() as store:
         pending = open_proposals(store, target)

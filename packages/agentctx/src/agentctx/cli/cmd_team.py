@@ -1,5 +1,5 @@
 """`agentctx team export|import|status|resolve`: the team's records in `.agentctx/context.md`,
-committed with the code (docs/team.md). The logic lives in `agentctx_store.team`."""
+committed with the code (docs/team.md). The logic lives in `agentctx_store.upkeep.team`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import AgentctxError, Project, team, team_state
+from agentctx_store import AgentctxError, Project
+from agentctx_store.upkeep import team, team_state
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentctx_store import paths
 from agentctx_store.errors import ValidationError
-from agentctx_store.files import atomic_write
+from agentctx_store.upkeep.files import atomic_write
 
 MARKER = "_written_by"
 MARKER_VALUE = "agentctx"

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from agentctx_store import paths
-from agentctx_store.files import atomic_write
+from agentctx_store.upkeep.files import atomic_write
 from agentctx_store.projects import global_project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import Store

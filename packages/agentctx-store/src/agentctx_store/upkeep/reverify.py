@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentctx_store.anchors import Anchor, anchors_of
+from agentctx_store.upkeep.anchors import Anchor, anchors_of
 from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.freshness import (
     StaleRecord,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentctx_store._transfer_import import ImportItem, ImportReport, import_items, line_error
+from agentctx_store.upkeep._transfer_import import ImportItem, ImportReport, import_items, line_error
 from agentctx_store.origin import of_records
 from agentctx_store.projects import Project
 from agentctx_store.records import RECORD_TYPES, Record

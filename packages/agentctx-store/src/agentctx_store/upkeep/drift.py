@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctx_store.drift_text import (
+from agentctx_store.upkeep.drift_text import (
     HEADING,
     SENTENCE_END,
     STATEMENT_CHARS,
@@ -34,7 +34,7 @@ from agentctx_store.drift_text import (
     record_terms,
 )
 from agentctx_store.errors import ValidationError
-from agentctx_store.files import atomic_write
+from agentctx_store.upkeep.files import atomic_write
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
 from agentctx_store.store import Store

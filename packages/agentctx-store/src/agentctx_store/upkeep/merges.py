@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentctx_store.checkpoints import checkpoint
+from agentctx_store.upkeep.checkpoints import checkpoint
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
 from agentctx_store.ulid import new_ulid

@@ -26,10 +26,10 @@ from agentctx_store._frozen import field, frozen
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, check_text, utc_now
-from agentctx_store.retire import retire
+from agentctx_store.upkeep.retire import retire
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
-from agentctx_store.team_state import TEAM_FILE, load_state, save_state
-from agentctx_store.transfer import ImportItem, import_items
+from agentctx_store.upkeep.team_state import TEAM_FILE, load_state, save_state
+from agentctx_store.upkeep.transfer import ImportItem, import_items
 from agentctx_store.ulid import is_ulid, new_ulid
 
 __all__ = [
@@ -161,7 +161,7 @@ def _predecessors(store: Store, record_ids: Sequence[str]) -> dict[str, str]:
 
 def export_team(store: Store, project: Project, root: Path, *, is_secret: SecretCheck | None = None) -> TeamReport:
     """Write `<root>/.agentctx/context.md` from the store (only when its text changes)."""
-    from agentctx_store.files import atomic_write
+    from agentctx_store.upkeep.files import atomic_write
 
     records, withheld = team_records(store, project, is_secret=is_secret)
     text = render_team(store, project, records)

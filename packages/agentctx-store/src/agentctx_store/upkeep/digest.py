@@ -20,7 +20,7 @@ from typing import Any
 
 from agentctx_store import paths
 from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections, truncate
-from agentctx_store.files import atomic_write
+from agentctx_store.upkeep.files import atomic_write
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import Store

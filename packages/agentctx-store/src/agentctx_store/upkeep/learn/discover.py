@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentctx_store._frozen import frozen
-from agentctx_store.learn.adr import ADR_FOLDERS, is_adr_file
+from agentctx_store.upkeep.learn.adr import ADR_FOLDERS, is_adr_file
 
 INSTRUCTION_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules")
 _PRUNE = {
