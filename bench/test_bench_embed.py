@@ -118,8 +118,8 @@ def test_hybrid_quality(benchmark, shared_dir, embed_model, tiny_model, bench_mo
     """Keyword vs vector vs RRF hybrid ranking on adr-dev (its own store: consolidation writes vectors)."""
     from agentctx_embed import EmbedPhase, VectorStore
     from agentctx_embed.models import choose_model, load
-    from agentctx_store.upkeep import config, consolidate, ranking
     from agentctx_store.retrieval import search
+    from agentctx_store.upkeep import config, consolidate, ranking
 
     folder = shared_dir / "eval" / "adr-dev"
     if not (folder / "records.jsonl").is_file():

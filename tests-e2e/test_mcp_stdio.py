@@ -330,7 +330,7 @@ def test_scope_global_reaches_global_records_and_ctx_record_writes_them(project:
 
     run_session(project.root, scenario)
     with Store.open() as store:
-        other_project = Project(project_id="someone-else", root=project.root.parent, name="x")
+        other_project = Project(project_id="someone-else", root=Path(project.root).parent, name="x")
         assert store.list_records(other_project, scope="global")[0].title == "Prefer tabs for indentation"
 
 

@@ -173,7 +173,7 @@ def test_rebuild_deleting_vectors_scores_and_digests_gives_the_same_digest(tiny_
         vectors.conn.execute("DELETE FROM record_vectors")
         vectors.conn.execute("DELETE FROM vector_meta")
         vectors.conn.execute("UPDATE records SET score = 1.0, claudemd_drift_score = 0.0")
-    for path in paths.digests_dir().iterdir():
+    for path in Path(paths.digests_dir()).iterdir():
         path.unlink()
     second = run([project])
     assert second.embedded == first.embedded

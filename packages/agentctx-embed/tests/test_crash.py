@@ -32,7 +32,7 @@ def start_consolidate(project: Project, hang_at: str) -> subprocess.Popen[bytes]
 
 
 def wait_for_marker(process: subprocess.Popen[bytes], name: str, timeout: float = 90.0) -> None:
-    marker = paths.home() / f"hang-{name}"
+    marker = Path(paths.home()) / f"hang-{name}"
     deadline = time.monotonic() + timeout
     while not marker.exists():
         if process.poll() is not None:

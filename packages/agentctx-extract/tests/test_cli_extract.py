@@ -145,7 +145,7 @@ def test_the_session_end_hook_starts_extraction_in_the_background(
         [AGENTCTX, "hook", "SessionEnd"], input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env
     )
     assert result.returncode == 0, result.stderr
-    hooks_log = paths.logs_dir() / "hooks.log"
+    hooks_log = Path(paths.logs_dir()) / "hooks.log"
     finished = wait_for(
         lambda: (
             hooks_log.exists()

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import Project, SearchHit, Store, ValidationError
-from agentctx_store.upkeep.anchors import anchors_of, content_hash
 from agentctx_store.freshness import (
     MISSING,
     STALE_FACTOR,
@@ -27,6 +26,7 @@ from agentctx_store.freshness import (
 )
 from agentctx_store.inject import compose_injection
 from agentctx_store.migrations import MIGRATIONS
+from agentctx_store.upkeep.anchors import anchors_of, content_hash
 
 from .conftest import AddRecord
 

@@ -10,9 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentctx_store import NewRecord, Project, Store, ValidationError
-
-from agentctx_store.upkeep import transfer
 from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECORD_TYPES
+from agentctx_store.upkeep import transfer
 
 PROJECT = Project(project_id="p-transfer", root=Path("/nowhere/transfer"), name="transfer")
 OTHER = Project(project_id="p-elsewhere", root=Path("/nowhere/elsewhere"), name="elsewhere")

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentctx_store import NewRecord, Project, Record, Store
-
 from agentctx_store.upkeep import config
 from fastapi.testclient import TestClient
 

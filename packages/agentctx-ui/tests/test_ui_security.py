@@ -185,4 +185,4 @@ def test_a_get_does_not_even_create_a_missing_store(tmp_path: Path) -> None:
     with TestClient(app, base_url="http://127.0.0.1:7327") as client:
         response = client.get("/api/records")
     assert response.status_code == 503 and "No store" in response.json()["error"]
-    assert not paths.db_path().exists()
+    assert not Path(paths.db_path()).exists()

@@ -46,7 +46,7 @@ def test_status_reports_sessions_tokens_and_this_months_cost(cli, project_dir: P
 def test_status_without_a_store_creates_nothing(cli, project_dir: Path) -> None:
     result = cli("status", "--project", str(project_dir))
     assert result.code == 0 and "No store yet" in result.out
-    assert not paths.db_path().exists()
+    assert not Path(paths.db_path()).exists()
 
 
 def test_status_names_the_active_degradation_rungs(cli, record, project_dir: Path, monkeypatch) -> None:
@@ -93,7 +93,7 @@ def test_doctor_checks_everything_and_creates_nothing(cli, project_dir: Path) ->
     for part in ("embeddings", "sqlite-vec", "dashboard", "mcp", "anthropic"):
         assert part in checks
     assert checks["api key"]["state"] == "warn"
-    assert not paths.db_path().exists() and not paths.home().exists()
+    assert not Path(paths.db_path()).exists() and not Path(paths.home()).exists()
 
 
 def test_doctor_checks_wal_and_writability_of_an_existing_store(cli, record, project_dir: Path) -> None:

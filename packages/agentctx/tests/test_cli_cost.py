@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from agentctx_store import Store, resolve_project
-
 from agentctx_store.upkeep import config
 
 

@@ -30,7 +30,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from agentctx_store.upkeep.ranking import rrf
 from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
     SHORT_QUERY_FLOOR_SHARE,
@@ -42,6 +41,7 @@ from agentctx_store.retrieval import (
     search,
 )
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.upkeep.ranking import rrf
 
 CANDIDATES = 60
 RRF_K = 60

@@ -435,8 +435,8 @@ class Service:
 def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
-    from agentctx_store.upkeep import config
     from agentctx_store.review import EXTRACTION_SOURCE
+    from agentctx_store.upkeep import config
 
     try:
         required = config.load().get("review") == "required"
@@ -620,7 +620,7 @@ def serve_hosted(lock_fd: int) -> int:
     from the server, closes) or on SIGTERM. Exit 3: the model cannot be loaded (noted in the
     lock file, so MCP servers do not retry for `MODEL_RETRY_S`)."""
     configure_logging()
-    home = paths.home_text()
+    home = paths.home()
     try:
         running = start(home, lock_fd=lock_fd)
     except ModelUnavailable as exc:
@@ -655,7 +655,7 @@ def serve_hosted(lock_fd: int) -> int:
 def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], None] = print) -> int:
     """`agentctx serve`: run until SIGINT/SIGTERM (or `idle_exit` seconds without a request)."""
     configure_logging()
-    home = paths.home_text()
+    home = paths.home()
     try:
         running = start(home)
     except ModelUnavailable as exc:

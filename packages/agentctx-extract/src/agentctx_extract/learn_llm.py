@@ -21,11 +21,10 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from agentctx_store import Project, Store
-
-from agentctx_store.upkeep import config
 from agentctx_store.budget import estimate_tokens
-from agentctx_store.upkeep.learn import Action, Item, LearnPlan
 from agentctx_store.redact import redact
+from agentctx_store.upkeep import config
+from agentctx_store.upkeep.learn import Action, Item, LearnPlan
 from agentctx_store.upkeep.spend import month_spent
 
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client

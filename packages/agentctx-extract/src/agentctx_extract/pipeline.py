@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentctx_store import AgentctxError, Project, Store, paths, resolve_project
-
-from agentctx_store.upkeep import config
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
+from agentctx_store.upkeep import config
 from agentctx_store.upkeep.spend import month_spent
 
 from agentctx_extract.client_transcripts import read_for_client

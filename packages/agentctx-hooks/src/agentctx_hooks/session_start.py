@@ -13,30 +13,17 @@ SessionEnd into a detached extraction (`extraction.sweep`).
 
 from __future__ import annotations
 
-from agentctx_hooks import _fast, log, state
+from agentctx_store import budget, digest_file, projects
+
+from agentctx_hooks import log, state
 from agentctx_hooks.payload import HookInput
 
-TOKENS = 1500  # agentctx_store.budget.SESSION_START, repeated for the fast path
-CHARS = 6000
 REFRESH_AFTER_SECONDS = 24 * 3600
 CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
 # The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
 REPLAY_MARK = b'"type":"hook_additional_context"'
-_ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 TRANSCRIPT_HEAD_BYTES = 4 << 20  # ~20 ms of reading at most
-
-
-def record_ids(text: str) -> list[str]:
-    """The ids of `[type ULID]` record lines in a digest (how `digest.record_line` writes them)."""
-    found = []
-    for part in text.split("[")[1:]:
-        label, closed, _ = part.partition("]")
-        kind, _, record_id = label.partition(" ")
-        well_formed = closed and kind.isascii() and kind.isalpha() and kind.islower()
-        if well_formed and len(record_id) == 26 and set(record_id) <= _ULID_CHARS:
-            found.append(record_id)
-    return found
 
 
 def handle(hook: HookInput) -> str:
@@ -46,23 +33,24 @@ def handle(hook: HookInput) -> str:
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
     source = hook.get_text("source") or "startup"
-    project_id = _fast.project_id(hook.cwd)
+    project_id = projects.resolve_project(hook.cwd).project_id
     text: str | None = None
     tokens = 0
     refresh = False
     if source != "compact":
-        found = _fast.read_digest(project_id)
+        found = digest_file.read(project_id)
         if found is not None:
             digest_text, meta, age = found
-            tokens = _fast.estimate_tokens(digest_text) if len(digest_text) <= CHARS else TOKENS + 1
-            if tokens <= TOKENS:
+            too_long = len(digest_text) > budget.SESSION_START_CHARS
+            tokens = budget.SESSION_START_TOKENS + 1 if too_long else budget.estimate_tokens(digest_text)
+            if tokens <= budget.SESSION_START_TOKENS:
                 text = digest_text
                 refresh = bool(meta.get("stale")) or age > REFRESH_AFTER_SECONDS
     recorded = False
     if text is None:
         text, refresh = _compose_slowly(hook, source)
         recorded = True
-    _remember(hook, source, record_ids(text), tokens, already_recorded=recorded)
+    _remember(hook, source, digest_file.record_ids(text), tokens, already_recorded=recorded)
     from agentctx_hooks.extraction import sweep
 
     sweep(hook, project_id)  # sessions of this project that ended without SessionEnd
@@ -140,15 +128,14 @@ def _replays_hook_context(transcript_path: str) -> bool:
 def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
     """The digest through the store: composed once when missing, cut to budget, and with the
     PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
-    from agentctx_store import budget
     from agentctx_store.upkeep import digest
 
-    from agentctx_hooks import profile
+    from agentctx_hooks.ondemand import profile
     from agentctx_hooks.spool import flush_quietly
-    from agentctx_hooks.storage import open_store, project_of
+    from agentctx_hooks.storage import open_store
 
-    project = project_of(hook.cwd)
-    with open_store(busy_ms=3000) as store:
+    project = projects.resolve_project(hook.cwd)
+    with open_store(hook, busy_ms=3000) as store:
         flush_quietly(store, hook.event)
         existing = digest.read(project.project_id)
         if existing is None:
@@ -169,13 +156,14 @@ def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
         with store.transaction():
             store.remember_project(project)
             if hook.session_id:
-                store.record_injection(project, hook.session_id, record_ids(text), budget.estimate_tokens(text))
+                store.record_injection(
+                    project, hook.session_id, digest_file.record_ids(text), budget.estimate_tokens(text)
+                )
     return text, refresh
 
 
 def with_snapshot(digest_text: str, snapshot: str) -> str:
     """The digest with the pre-compaction snapshot right after the profile section."""
-    from agentctx_store import budget
     from agentctx_store.upkeep import digest
 
     head, _, rest = digest_text.partition("\n\n")

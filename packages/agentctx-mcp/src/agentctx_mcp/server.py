@@ -118,7 +118,7 @@ def run_tool(name: str, action: Callable[[Store, Project], str | dict[str, Any]]
         return error_result(str(exc))
     except Exception:  # the MCP boundary: the model gets one sentence, the log gets the traceback
         logger.exception("%s failed", name)
-        return error_result(f"{name} failed unexpectedly; details are in {paths.logs_dir() / 'mcp.log'}.")
+        return error_result(f"{name} failed unexpectedly; details are in {Path(paths.logs_dir()) / 'mcp.log'}.")
     return text_result(value)
 
 
@@ -249,7 +249,7 @@ class ContextServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
             logger.exception("%s failed", name)
-            return error_result(f"{name} failed unexpectedly; details are in {paths.logs_dir() / 'mcp.log'}.")
+            return error_result(f"{name} failed unexpectedly; details are in {Path(paths.logs_dir()) / 'mcp.log'}.")
         except ToolError as exc:
             if isinstance(exc.__cause__, pydantic.ValidationError):
                 return error_result(argument_message(name, exc.__cause__, arguments))

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
 
-    from agentctx_store.upkeep.anchors import Anchor
     from agentctx_store.projects import Project
     from agentctx_store.records import Record
     from agentctx_store.store import Store
+    from agentctx_store.upkeep.anchors import Anchor
 
 CHANGED = "changed"
 MISSING = "missing"

@@ -7,9 +7,12 @@ version. Never edit or reorder a shipped migration: append a new one.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
-Migration = Callable[[sqlite3.Connection, bool], None]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Migration = Callable[[sqlite3.Connection, bool], None]
 MIGRATIONS: list[Migration] = []
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(

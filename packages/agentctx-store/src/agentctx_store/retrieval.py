@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
 from agentctx_store._frozen import field, frozen
@@ -25,6 +24,7 @@ from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_i
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
 MAX_TERMS = 48

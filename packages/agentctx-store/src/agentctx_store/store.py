@@ -8,13 +8,12 @@ many short-lived processes (hooks, MCP, CLI) can write at once under WAL.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 
 from agentctx_store import paths
-from agentctx_store._jsonc import dumps as json_dumps
-from agentctx_store._jsonc import loads as json_loads
 from agentctx_store.db import connect, has_fts_table
 from agentctx_store.errors import NotHeadError, RecordNotFound, ValidationError
+from agentctx_store.jsontext import dumps as json_dumps
+from agentctx_store.jsontext import loads as json_loads
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import (
     CONFIDENCES,
@@ -33,6 +32,7 @@ from agentctx_store.ulid import new_ulid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Any
 
@@ -109,7 +109,7 @@ class Store:
     def __init__(self, conn: sqlite3.Connection, path: Path | str) -> None:
         self.conn = conn
         self._path = path
-        self.dirty: set[str] = set()  # projects whose digest must be refreshed on close
+        self.dirty: set[str] = set()  # projects changed through this connection (`upkeep.digest.refreshing`)
 
     @property
     def path(self) -> Path:
@@ -129,21 +129,11 @@ class Store:
         Raises:
             StoreError: the file is not ours, corrupt, too new, or not writable.
         """
-        target = path or paths.db_path_text()
+        target = path or paths.db_path()
         return cls(connect(target, create=create, readonly=readonly), target)
 
     def close(self) -> None:
-        """Refresh the digests of projects this connection changed, then close."""
-        try:
-            if self.dirty:
-                from agentctx_store.upkeep import digest  # digest builds on this module
-
-                digest.refresh_after_write(self, self.dirty)
-        except (OSError, sqlite3.Error):
-            pass  # the digest is derived: the next write or consolidation rebuilds it
-        finally:
-            self.dirty.clear()
-            self.conn.close()
+        self.conn.close()
 
     def __enter__(self) -> Store:
         return self

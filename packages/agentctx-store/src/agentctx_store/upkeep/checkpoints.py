@@ -13,7 +13,7 @@ def checkpoint(name: str) -> None:
     announces it reached the point (a file in the data dir) and waits there to be killed."""
     if os.environ.get("AGENTCTX_TEST_HANG_AT") != name:
         return
-    marker = paths.home() / f"hang-{name}"
-    marker.write_text(str(os.getpid()), encoding="utf-8")
+    with open(os.path.join(paths.home(), f"hang-{name}"), "w", encoding="utf-8") as marker:
+        marker.write(str(os.getpid()))
     while True:  # pragma: no cover - ends with SIGKILL
         time.sleep(0.05)

@@ -132,7 +132,7 @@ def load(path: Path | None = None) -> dict[str, Any]:
     ignored here (defaults), and refused only when writing."""
     values = {name: setting.default for name, setting in SETTINGS.items()}
     try:
-        raw = _read_raw(path or paths.config_path()) or {}
+        raw = _read_raw(path or Path(paths.config_path())) or {}
     except ValidationError:
         raw = {}
     for name, setting in SETTINGS.items():
@@ -164,7 +164,7 @@ def save(updates: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
     Raises:
         ValidationError: unknown setting, invalid value, or a config file agentctx did not write.
     """
-    target = path or paths.config_path()
+    target = path or Path(paths.config_path())
     raw = _read_raw(target) or {MARKER: MARKER_VALUE}
     for name, value in updates.items():
         raw[name] = parse_value(name, value if isinstance(value, str) else json.dumps(value))

@@ -29,14 +29,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentctx_store import paths
-
-from agentctx_store.upkeep import digest, drift, profile, ranking, scoring
-from agentctx_store.upkeep.checkpoints import checkpoint
 from agentctx_store.errors import AgentctxError
-from agentctx_store.upkeep.merges import MergeJudge, apply_merges
 from agentctx_store.projects import Project
 from agentctx_store.records import utc_now
 from agentctx_store.store import Store
+from agentctx_store.upkeep import digest, drift, profile, ranking, scoring
+from agentctx_store.upkeep.checkpoints import checkpoint
+from agentctx_store.upkeep.merges import MergeJudge, apply_merges
 
 DEFAULT_TIME_LIMIT_S = 240.0
 
@@ -212,7 +211,7 @@ def run(
     """
     started = time.monotonic()
     deadline = started + time_limit
-    path = db_path or paths.db_path()
+    path = db_path or Path(paths.db_path())
     moment = now or datetime.now(UTC)
     notes = list(degraded)
     with run_lock(path):

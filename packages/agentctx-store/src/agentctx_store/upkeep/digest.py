@@ -13,17 +13,18 @@ only marks it stale; SessionStart then starts a consolidation in the background.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from agentctx_store import paths
+from agentctx_store import digest_file, paths
 from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections, truncate
-from agentctx_store.upkeep.files import atomic_write
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
-from agentctx_store.records import Record, utc_now
+from agentctx_store.records import Record, trust_mark, utc_now
 from agentctx_store.store import Store
+from agentctx_store.upkeep.files import atomic_write
 
 PROFILE_TOKENS = 200
 DECISIONS_TOKENS = 500
@@ -47,15 +48,8 @@ class DigestInfo:
     tokens: int = 0
 
 
-def mark(record: Record) -> str:
-    """How a record's trust shows in injected text: inferred ones are visibly unconfirmed."""
-    if record.confidence == "inferred":
-        return " (unconfirmed — inferred, not stated by the developer)"
-    return ""
-
-
 def record_line(record: Record, *, with_body: bool = True) -> str:
-    text = f"- [{record.type} {record.record_id}] {record.title}{mark(record)}"
+    text = f"- [{record.type} {record.record_id}] {record.title}{trust_mark(record)}"
     if with_body and record.body.strip() and record.body.strip() != record.title:
         body = " ".join(record.body.split())
         if len(body) > RECORD_LINE_CHARS:
@@ -69,7 +63,7 @@ def profile_section(project_name: str, profile: Sequence[Record]) -> str:
     carries the same unconfirmed mark as an inferred handover."""
     lines = [f"## Project: {project_name}"]
     for record in sorted(profile, key=lambda item: item.key or item.title):
-        lines.append(f"- {record.title}{mark(record)}: {' '.join(record.body.split())}")
+        lines.append(f"- {record.title}{trust_mark(record)}: {' '.join(record.body.split())}")
     return "\n".join(lines)
 
 
@@ -106,7 +100,7 @@ def compose(
             ("decisions", _list_section("Current decisions and conventions", decisions, stale_marks), DECISIONS_TOKENS)
         )
     if handover is not None:
-        sections.append(("handover", f"## Last handover{mark(handover)}\n{handover.body}", HANDOVER_TOKENS))
+        sections.append(("handover", f"## Last handover{trust_mark(handover)}\n{handover.body}", HANDOVER_TOKENS))
     if preferences:
         sections.append(("preferences", _list_section("Developer preferences", preferences), PREFERENCES_TOKENS))
     sections.append(("mcp", MCP_HINT, MCP_HINT_TOKENS))
@@ -181,17 +175,12 @@ def _freshness(store: Store, project: Project, records: Sequence[Record]) -> tup
 # -- the digest file ----------------------------------------------------------------------
 
 
-def _meta_path(project_id: str) -> Path:
-    return paths.digest_path(project_id).with_suffix(".json")
-
-
 def read(project_id: str) -> tuple[str, DigestInfo] | None:
     """The digest text and its metadata, or None when there is none (or it is unreadable)."""
-    try:
-        text = paths.digest_path(project_id).read_text(encoding="utf-8")
-        meta: dict[str, Any] = json.loads(_meta_path(project_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    found = digest_file.read(project_id)
+    if found is None:
         return None
+    text, meta, _age = found
     info = DigestInfo(
         kind=str(meta.get("kind", "cheap")),
         written_at=str(meta.get("written_at", "")),
@@ -204,8 +193,8 @@ def read(project_id: str) -> tuple[str, DigestInfo] | None:
 def write(project_id: str, text: str, *, kind: str) -> DigestInfo:
     """Write the digest and its metadata atomically (temp file + rename)."""
     info = DigestInfo(kind=kind, written_at=utc_now(), stale=False, tokens=estimate_tokens(text))
-    atomic_write(paths.digest_path(project_id), text)
-    atomic_write(_meta_path(project_id), json.dumps(info.__dict__))
+    atomic_write(Path(paths.digest_path(project_id)), text)
+    atomic_write(Path(paths.digest_meta_path(project_id)), json.dumps(info.__dict__))
     return info
 
 
@@ -213,18 +202,17 @@ def mark_stale(project_id: str) -> None:
     existing = read(project_id)
     if existing is None:
         return
-    text, info = existing
-    meta = {**info.__dict__, "stale": True}
-    atomic_write(_meta_path(project_id), json.dumps(meta))
+    _text, info = existing
+    atomic_write(Path(paths.digest_meta_path(project_id)), json.dumps({**info.__dict__, "stale": True}))
 
 
 def project_for(store: Store, project_id: str) -> Project:
     """A `Project` for an id seen in the store (name and root from the projects table)."""
     row = store.conn.execute("SELECT name, root, remote FROM projects WHERE project_id = ?", (project_id,)).fetchone()
     if row is None:
-        return Project(project_id=project_id, root=Path("."), name=project_id[:12])
+        return Project(project_id=project_id, root=".", name=project_id[:12])
     return Project(
-        project_id=project_id, root=Path(row["root"] or "."), name=row["name"] or project_id[:12], remote=row["remote"]
+        project_id=project_id, root=row["root"] or ".", name=row["name"] or project_id[:12], remote=row["remote"]
     )
 
 
@@ -245,13 +233,36 @@ def refresh_after_write(store: Store, project_ids: Iterable[str]) -> None:
     notify_written()  # the warm search service embeds the new records now (never blocks)
 
 
+def refresh_changed(store: Store) -> None:
+    """Refresh the digests of the projects changed through `store` (`Store.dirty`). Never
+    raises: the digest is derived, and the next write or consolidation rebuilds it."""
+    try:
+        if store.dirty:
+            refresh_after_write(store, store.dirty)
+    except (OSError, sqlite3.Error):
+        pass
+    finally:
+        store.dirty.clear()
+
+
+@contextmanager
+def refreshing(store: Store) -> Iterator[Store]:
+    """`with refreshing(Store.open()) as store:` — on the way out, the digests of the projects
+    it changed are refreshed, then the store is closed. What writes records opens it this way."""
+    try:
+        yield store
+    finally:
+        try:
+            refresh_changed(store)
+        finally:
+            store.close()
+
+
 def lists_non_current(store: Store, text: str) -> bool:
     """Whether a digest names a record (`[type ULID]`) that is no longer current. A stale full
     digest is still served until consolidation redoes it, so one that would hand the agent a
     superseded fact is replaced by the cheap digest at once."""
-    import re
-
-    ids = set(re.findall(r"\[[a-z]+ ([0-9A-HJKMNP-TV-Z]{26})\]", text))
+    ids = set(digest_file.record_ids(text))
     if not ids:
         return False
     marks = ",".join("?" * len(ids))

@@ -23,6 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.errors import ValidationError
+from agentctx_store.projects import Project
+from agentctx_store.records import Record
+from agentctx_store.store import Store
 from agentctx_store.upkeep.drift_text import (
     HEADING,
     SENTENCE_END,
@@ -33,11 +37,7 @@ from agentctx_store.upkeep.drift_text import (
     parse_statements,
     record_terms,
 )
-from agentctx_store.errors import ValidationError
 from agentctx_store.upkeep.files import atomic_write
-from agentctx_store.projects import Project
-from agentctx_store.records import Record
-from agentctx_store.store import Store
 
 CLAUDE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
 DRIFT_TYPES = ("decision", "convention")

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 from agentctx_store import paths
-from agentctx_store.upkeep.files import atomic_write
 from agentctx_store.projects import global_project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import Store
+from agentctx_store.upkeep.files import atomic_write
 
 CONFIDENCE_ORDER = {"explicit": 0, "reinforced": 1, "inferred": 2}
 
@@ -40,7 +40,7 @@ def promote_reinforced(store: Store, threshold: int) -> int:
 
 
 def profile_dir() -> Path:
-    return paths.home() / "profile"
+    return Path(paths.home()) / "profile"
 
 
 def render_markdown(records: list[Record], threshold: int) -> str:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentctx_store.upkeep.anchors import Anchor, anchors_of
 from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.freshness import (
     StaleRecord,
@@ -35,6 +34,7 @@ from agentctx_store.freshness import (
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import Store
+from agentctx_store.upkeep.anchors import Anchor, anchors_of
 
 Verdict = Literal["still_true", "update", "no_longer_true"]
 VERDICTS: tuple[str, ...] = ("still_true", "update", "no_longer_true")

@@ -26,11 +26,11 @@ from agentctx_store._frozen import field, frozen
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, check_text, utc_now
-from agentctx_store.upkeep.retire import retire
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
+from agentctx_store.ulid import is_ulid, new_ulid
+from agentctx_store.upkeep.retire import retire
 from agentctx_store.upkeep.team_state import TEAM_FILE, load_state, save_state
 from agentctx_store.upkeep.transfer import ImportItem, import_items
-from agentctx_store.ulid import is_ulid, new_ulid
 
 __all__ = [
     "TEAM_FILE",

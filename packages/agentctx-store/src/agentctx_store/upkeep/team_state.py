@@ -37,7 +37,7 @@ def team_path(root: str) -> str:
 def state_path(project_id: str) -> str:
     from agentctx_store import paths
 
-    return os.path.join(paths.home_text(), "team", paths.safe_name(project_id) + ".json")
+    return os.path.join(paths.home(), "team", paths.safe_name(project_id) + ".json")
 
 
 def load_state(project_id: str) -> dict[str, object]:

@@ -39,7 +39,7 @@ def open_store(*, read: bool = False) -> Iterator[Store]:
     write it, so reading works and only an attempted write fails."""
     from agentctx_store import paths
 
-    path = paths.db_path_text()
+    path = paths.db_path()
     store = Store.open(path, readonly=read and cannot_write(path))
     try:
         yield store

@@ -15,8 +15,8 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, Store, paths
-from agentctx_store.upkeep import config, digest, spend
 from agentctx_store.errors import ValidationError
+from agentctx_store.upkeep import config, digest, spend
 
 from agentctx.cli._common import JsonOption, ProjectOption, cannot_write, print_json, project_for
 from agentctx.cli._health import Check, active_rungs, check_config, run_checks

@@ -13,9 +13,9 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, global_project
+from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.upkeep import config, consolidate, digest, drift
 from agentctx_store.upkeep import profile as dev_profile
-from agentctx_store.errors import RecordNotFound, ValidationError
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 from agentctx.cli._install import install_command

@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 import typer
-from agentctx_store.upkeep import transfer
 from agentctx_store.errors import ValidationError
+from agentctx_store.upkeep import transfer
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
 from agentctx.cli._secrets import warn_redacted

@@ -116,7 +116,8 @@ def init(
         agentctx init --project --mcp-always-load
         agentctx init --client codex --client gemini
     """
-    from agentctx_hooks import install, profile
+    from agentctx_hooks import install
+    from agentctx_hooks.ondemand import profile
 
     from agentctx.cli import _clients as cmd_clients
 
@@ -207,7 +208,8 @@ def _init_other_clients(
     learn: bool | None = None,
 ) -> None:
     """init for Codex CLI / Gemini CLI (`cmd_clients`), then the shared profile and store."""
-    from agentctx_hooks import install, profile
+    from agentctx_hooks import install
+    from agentctx_hooks.ondemand import profile
 
     from agentctx.cli import _clients as cmd_clients
 
@@ -234,7 +236,7 @@ def _init_other_clients(
 
 
 def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bool | None = None) -> None:
-    from agentctx_hooks import profile
+    from agentctx_hooks.ondemand import profile
 
     data_home = paths.home()
     root_project = project_for(directory)

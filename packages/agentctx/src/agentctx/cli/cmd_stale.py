@@ -13,8 +13,8 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, Store
-from agentctx_store.upkeep.anchors import anchors_of
 from agentctx_store.freshness import StaleRecord, anchor_record, confirm, format_spec, parse_spec, scan, still_there
+from agentctx_store.upkeep.anchors import anchors_of
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 
@@ -228,8 +228,8 @@ def proposal_json(proposal: Any, record: Any) -> dict[str, Any]:
 
 def open_proposals(store: Store, project: Project) -> list[tuple[Any, Any]]:
     """Open re-verification proposals of the project with their records, oldest first."""
-    from agentctx_store.upkeep import reverify
     from agentctx_store.errors import RecordNotFound
+    from agentctx_store.upkeep import reverify
 
     found = []
     for proposal in reverify.proposals(store, project):

@@ -1,4 +1,4 @@
-"""Runner for detached background work: `python -m agentctx_hooks.background --lock L --timeout S -- CMD…`.
+"""Runner for detached background work: `python -m agentctx_hooks.ondemand.background --lock L --timeout S -- CMD…`.
 
 It runs CMD in a new session, kills it (and its process group) after S seconds, appends one
 line per run to `background.log`, and removes the lock file the spawning hook took. The

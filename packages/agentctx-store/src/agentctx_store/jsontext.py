@@ -1,11 +1,9 @@
-"""`json.loads` / `json.dumps` for the store's session metadata, through CPython's C codec.
+"""`json.loads` / `json.dumps` through CPython's C codec (`_json`, what `json` uses underneath).
 
-Applying a spooled capture (`agentctx_hooks.spool`, run by the prompt hook after every edit)
-reads and writes session metadata; `import json` brings `re` and `enum` with it (its pure-Python
-fallbacks compile regular expressions at import), about 3 ms of a process that runs on every
-prompt. `_json` is what `json` uses underneath; anything it does not settle alone (invalid
-text, a BOM, another interpreter) goes to `json` itself, so results and errors are the same.
-`tests/test_jsonc.py` holds both directions equal to `json`.
+`import json` brings `re` and `enum` with it; the hooks read and write JSON on every event
+(the payload, session state, the spool, the answer). Anything `_json` does not settle alone
+(invalid text, a BOM or UTF-16, another interpreter) goes to `json` itself, so values and
+errors are the same as `json`'s.
 """
 
 from __future__ import annotations
@@ -38,9 +36,14 @@ class _Decoding:
 _scan = _make_scanner(_Decoding()) if _make_scanner is not None else None
 
 
-def loads(text: str) -> Any:
-    """Same as `json.loads(text)` (same value, same exception)."""
-    if _scan is not None and not text.startswith("\ufeff"):
+def loads(text: str | bytes) -> Any:
+    """Same as `json.loads(text)`: same value, same exception (a `ValueError`)."""
+    if isinstance(text, bytes) and not text.startswith(b"\xef\xbb\xbf") and b"\x00" not in text[:4]:
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # json raises its own error below
+    if _scan is not None and isinstance(text, str) and not text.startswith("\ufeff"):
         start = len(text) - len(text.lstrip(_WHITESPACE))
         try:
             value, end = _scan(text, start)

@@ -1,4 +1,4 @@
-"""`agentctx_store._jsonc` gives what `json` gives: values, text and errors."""
+"""`agentctx_store.jsontext` gives what `json` gives: values, text and errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx_store._jsonc import dumps, loads
+from agentctx_store.jsontext import dumps, loads
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -48,3 +48,22 @@ def test_unserializable_values_raise_as_json_does() -> None:
             dumps(value)
         assert str(got.value) == str(expected.value)
     assert dumps({1: "int keys", None: 0, 2.5: True}) == json.dumps({1: "int keys", None: 0, 2.5: True})
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_loads_reads_utf8_bytes_as_json_does(value: object) -> None:
+    raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    assert repr(loads(raw)) == repr(json.loads(raw))
+
+
+@pytest.mark.parametrize("raw", [b"", b"\xff\xfe{", b"\xef\xbb\xbf{}", '{"a": 1}'.encode("utf-16"), b'{"a": 1} x'])
+def test_odd_bytes_behave_as_json_does(raw: bytes) -> None:
+    try:
+        expected: object = json.loads(raw)
+    except ValueError as error:
+        with pytest.raises(ValueError) as got:
+            loads(raw)
+        assert type(got.value) is type(error)
+    else:
+        assert loads(raw) == expected

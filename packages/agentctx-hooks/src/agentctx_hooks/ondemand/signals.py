@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from agentctx_hooks._fast import _sha256_hex
+from agentctx_store.projects import hash_id
 
 _TRACEBACK = "Traceback (most recent call last)"
 _PYTHON_ERROR = re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit))(?::\s*(.*))?$")
@@ -121,7 +121,7 @@ def normalize_signature(signature: str) -> str:
 
 
 def error_key(signature: str) -> str:
-    return "error:" + _sha256_hex(normalize_signature(signature))[:20]
+    return "error:" + hash_id(normalize_signature(signature))[:20]
 
 
 def run_outcome(command: str, output: str, *, failed: bool) -> tuple[str, list[str]] | None:
