@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from agentctx_store import Store, paths, resolve_project
 
-from agentctx.cli import _health, cmd_admin
+from agentctx.cli import _common, _health, status
 
 
 def test_status_counts_by_type_and_superseded(cli, record, project_dir: Path) -> None:
@@ -78,9 +78,9 @@ def test_status_sections_are_extensible(cli, record, project_dir: Path, monkeypa
     record("decision", "Anything", "Something.")
 
     def candidates(store, project):
-        return cmd_admin.StatusSection(key="near_duplicates", title="Near duplicates", lines=["none"], data=[])
+        return _common.StatusSection(key="near_duplicates", title="Near duplicates", lines=["none"], data=[])
 
-    monkeypatch.setattr(cmd_admin, "STATUS_SECTIONS", [*cmd_admin.STATUS_SECTIONS, candidates])
+    monkeypatch.setattr(status, "SECTIONS", (*status.SECTIONS, candidates))
     assert cli("status", "--project", str(project_dir), "--json").json()["near_duplicates"] == []
     assert "Near duplicates" in cli("status", "--project", str(project_dir)).out
 

@@ -151,7 +151,7 @@ def test_models_download_loads_a_local_model(cli, tiny_model: Path) -> None:
 
 
 def test_the_stdlib_half_and_the_cli_module_import_nothing_heavy() -> None:
-    """Hooks import the store on every prompt, and `agentctx --help` loads every cmd_ module:
+    """Hooks import the store on every prompt, and `agentctx --help` loads every command module:
     neither may pull numpy, apsw, fastembed or anthropic in."""
     import subprocess
 
@@ -159,7 +159,7 @@ def test_the_stdlib_half_and_the_cli_module_import_nothing_heavy() -> None:
         "import sys\n"
         "import agentctx_store.consolidate, agentctx_store.drift, agentctx_store.scoring\n"
         "import agentctx_store.ranking, agentctx_store.profile, agentctx_store.merges\n"
-        "import agentctx.cli.cmd_consolidate\n"
+        "import agentctx.cli.app\n"
         "heavy = {'numpy', 'apsw', 'fastembed', 'onnxruntime', 'anthropic', 'agentctx_embed', 'sqlite_vec'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )

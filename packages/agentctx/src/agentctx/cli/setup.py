@@ -19,8 +19,8 @@ import typer
 from agentctx_store import paths
 from agentctx_store.errors import ValidationError
 
-from agentctx.cli._common import open_store, project_for
-from agentctx.cli.cmd_learn import offer_learn
+from agentctx.cli._common import StatusSection, open_store, project_for
+from agentctx.cli.learn import offer_learn
 
 DirOption = typer.Option(
     "--dir", "-C", help="The project directory (default: the current directory).", show_default=False
@@ -118,14 +118,14 @@ def init(
     """
     from agentctx_hooks import install, profile
 
-    from agentctx.cli import _clients as cmd_clients
+    from agentctx.cli import _clients
 
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
-    clients = cmd_clients.without_codex_project(client, cmd_clients.expand(client), project=project, command="init")
+    clients = _clients.without_codex_project(client, _clients.expand(client), project=project, command="init")
     for name in clients:
         if name != "claude":
-            cmd_clients.require_installed(name)
+            _clients.require_installed(name)
     if "claude" not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
@@ -154,7 +154,7 @@ def init(
         if mcp_plan is not None:
             typer.echo(mcp_plan["preview"])
         for name in others:
-            cmd_clients.init_client(
+            _clients.init_client(
                 name,
                 base=base,
                 manifest=install.load_manifest(data_home),
@@ -169,7 +169,7 @@ def init(
         return
 
     for name in others:  # a malformed Codex / Gemini config refuses before anything is written
-        cmd_clients.plan_only(
+        _clients.plan_only(
             name, base=base, no_mcp=no_mcp, project_root=project_for(directory).root if project else None
         )
     data_home.mkdir(parents=True, exist_ok=True)
@@ -206,19 +206,19 @@ def _init_other_clients(
     profile_too: bool = True,
     learn: bool | None = None,
 ) -> None:
-    """init for Codex CLI / Gemini CLI (`cmd_clients`), then the shared profile and store."""
+    """init for Codex CLI / Gemini CLI (`_clients`), then the shared profile and store."""
     from agentctx_hooks import install, profile
 
-    from agentctx.cli import _clients as cmd_clients
+    from agentctx.cli import _clients
 
     base = install.agentctx_command()
     data_home = paths.home()
     manifest = install.load_manifest(data_home)
     project_root = project_for(directory).root if project else None
     for name in clients:  # a malformed config of any of them refuses before anything is written
-        cmd_clients.plan_only(name, base=base, no_mcp=no_mcp, project_root=project_root)
+        _clients.plan_only(name, base=base, no_mcp=no_mcp, project_root=project_root)
     for name in clients:
-        cmd_clients.init_client(
+        _clients.init_client(
             name, base=base, manifest=manifest, dry_run=dry_run, no_mcp=no_mcp, project_root=project_root
         )
     detected = profile.detect(str(project_for(directory).root))
@@ -355,14 +355,14 @@ def uninstall(
     """
     from agentctx_hooks import install
 
-    from agentctx.cli import _clients as cmd_clients
+    from agentctx.cli import _clients
 
     data_home = paths.home()
     manifest = install.load_manifest(data_home)
     if client:
-        chosen = cmd_clients.expand([name for name in client if name != "all"] or ["claude"])
-        chosen = list(cmd_clients.SUPPORTED) if "all" in client else chosen
-        chosen = cmd_clients.without_codex_project(client, chosen, project=project, command="uninstall")
+        chosen = _clients.expand([name for name in client if name != "all"] or ["claude"])
+        chosen = list(_clients.SUPPORTED) if "all" in client else chosen
+        chosen = _clients.without_codex_project(client, chosen, project=project, command="uninstall")
     else:
         chosen = ["claude", *[name for name in ("codex", "gemini") if name in (manifest.get("clients") or {})]]
     if "claude" in chosen:
@@ -375,7 +375,7 @@ def uninstall(
             _unregister_mcp(manifest, dry_run=dry_run)
     for name in chosen:
         if name != "claude" and not (project and name == "codex"):  # Codex has no project-scope registration
-            cmd_clients.uninstall_client(
+            _clients.uninstall_client(
                 name, manifest, dry_run=dry_run, project_root=project_for(directory).root if project else None
             )
     if not dry_run and data_home.is_dir():
@@ -490,14 +490,12 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
 ERROR_WINDOW_SECONDS = 24 * 3600
 
 
-def hooks_status(store: Any, project: Any) -> Any:
+def hooks_status(store: Any, project: Any) -> StatusSection:
     """A `status` section: captures waiting in the spool, and hook failures of the last day
     (hooks fail silently by design, so this is where a broken setup shows)."""
     import time
 
     from agentctx_hooks import log, spool
-
-    from agentctx.cli.cmd_admin import StatusSection
 
     waiting = len(spool.pending())
     cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - ERROR_WINDOW_SECONDS))
@@ -517,11 +515,3 @@ def hooks_status(store: Any, project: Any) -> Any:
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
     app.command("uninstall")(uninstall)
-    from agentctx.cli import cmd_admin
-
-    if hooks_status not in cmd_admin.STATUS_SECTIONS:
-        cmd_admin.STATUS_SECTIONS.append(hooks_status)
-    from agentctx.cli._clients import clients_status
-
-    if clients_status not in cmd_admin.STATUS_SECTIONS:
-        cmd_admin.STATUS_SECTIONS.append(clients_status)

@@ -15,7 +15,7 @@ import typer
 from agentctx_store import Project, Record, Store, review, team
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
-from agentctx.cli.cmd_records import record_json
+from agentctx.cli.records import record_json
 
 CHOICES = "[a]ccept  [e]dit  [r]eject  [s]kip  [q]uit"
 
@@ -66,7 +66,7 @@ def review_cmd(
         agentctx review
         agentctx review --json
     """
-    from agentctx.cli.cmd_stale import open_proposals, proposal_json, walk_proposals
+    from agentctx.cli.stale import open_proposals, proposal_json, walk_proposals
 
     target = project_for(project)
     with open_store() as store:
