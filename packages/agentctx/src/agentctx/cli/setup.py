@@ -4,7 +4,7 @@ init registers the hooks in `~/.claude/settings.json` (or the repository's
 `.claude/settings.json` with `--project`), registers the MCP server at user scope and detects
 the project profile. Every edit is surgical and idempotent, with a backup beside the file;
 `--dry-run` prints the exact diff instead. uninstall removes exactly what init added. The
-planning and file logic lives in `agentctx_hooks.install` (standard library only, unit-tested).
+planning lives in `_registration` and the JSON surgery in `agentctx_hooks.install` (both unit-tested).
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def init(
     """
     from agentctx_hooks import install, profile
 
-    from agentctx.cli import _clients
+    from agentctx.cli import _clients, _registration
 
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
@@ -129,16 +129,16 @@ def init(
     if "claude" not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
-    version = install.parse_version(claude_version) if claude_version else install.detect_claude_version()
+    version = _registration.parse_version(claude_version) if claude_version else _registration.detect_claude_version()
     if claude_version and version is None:
         raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
-    events = install.events_for(version)
-    base = install.agentctx_command()
+    events = _registration.events_for(version)
+    base = _registration.agentctx_command()
     target = settings_path(project, directory)
     data_home = paths.home()
     try:
-        current, original = install.read_json(target)
-        updated, created_events = install.apply_hooks(current, install.desired_groups(base, events))
+        current, original = _registration.read_json(target)
+        updated, created_events = install.apply_hooks(current, _registration.desired_groups(base, events))
     except install.SettingsError as exc:
         raise _fail(exc) from None
     new_text = install.dump_json(updated, original) if updated != current or original is None else original
@@ -157,7 +157,7 @@ def init(
             _clients.init_client(
                 name,
                 base=base,
-                manifest=install.load_manifest(data_home),
+                manifest=_registration.load_manifest(data_home),
                 dry_run=True,
                 no_mcp=no_mcp,
                 project_root=project_for(directory).root if project else None,
@@ -173,7 +173,7 @@ def init(
             name, base=base, no_mcp=no_mcp, project_root=project_for(directory).root if project else None
         )
     data_home.mkdir(parents=True, exist_ok=True)
-    manifest = install.load_manifest(data_home)
+    manifest = _registration.load_manifest(data_home)
     record = manifest["settings"].get(str(target), {})
     if settings_changed:
         backup = install.write_with_backup(target, new_text, had_file=original is not None)
@@ -188,7 +188,7 @@ def init(
     manifest["settings"][str(target)] = record
     if mcp_plan is not None:
         manifest["mcp"] = _apply_mcp_plan(mcp_plan, manifest.get("mcp"))
-    install.save_manifest(data_home, manifest)
+    _registration.save_manifest(data_home, manifest)
     if others:
         _init_other_clients(
             others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
@@ -207,13 +207,13 @@ def _init_other_clients(
     learn: bool | None = None,
 ) -> None:
     """init for Codex CLI / Gemini CLI (`_clients`), then the shared profile and store."""
-    from agentctx_hooks import install, profile
+    from agentctx_hooks import profile
 
-    from agentctx.cli import _clients
+    from agentctx.cli import _clients, _registration
 
-    base = install.agentctx_command()
+    base = _registration.agentctx_command()
     data_home = paths.home()
-    manifest = install.load_manifest(data_home)
+    manifest = _registration.load_manifest(data_home)
     project_root = project_for(directory).root if project else None
     for name in clients:  # a malformed config of any of them refuses before anything is written
         _clients.plan_only(name, base=base, no_mcp=no_mcp, project_root=project_root)
@@ -228,7 +228,7 @@ def _init_other_clients(
         typer.echo("Dry run: nothing was written.")
         return
     data_home.mkdir(parents=True, exist_ok=True)
-    install.save_manifest(data_home, manifest)
+    _registration.save_manifest(data_home, manifest)
     if profile_too:
         _profile_and_store(directory, detected, learn=learn)
 
@@ -255,17 +255,19 @@ def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
     PATH (Claude Code owns ~/.claude.json and may be writing it), else a direct edit."""
     from agentctx_hooks import install
 
-    entry = install.mcp_entry(base, always_load=always_load)
+    from agentctx.cli import _registration
+
+    entry = _registration.mcp_entry(base, always_load=always_load)
     path = claude_json_path()
     try:
-        config, original = install.read_json(path)
+        config, original = _registration.read_json(path)
         updated, created_key = install.apply_mcp(config, entry)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     existing = (
         config.get("mcpServers", {}).get(install.MCP_NAME) if isinstance(config.get("mcpServers"), dict) else None
     )
-    claude = install.claude_executable()
+    claude = _registration.claude_executable()
     plan: dict[str, Any] = {
         "entry": entry,
         "path": path,
@@ -300,6 +302,8 @@ def _mcp_add_args(entry: dict[str, Any]) -> list[str]:
 def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
     from agentctx_hooks import install
 
+    from agentctx.cli import _registration
+
     record = dict(previous or {})
     record.setdefault("created_key", plan["created_key"])
     record.setdefault("created_file", plan["created_file"])
@@ -312,7 +316,7 @@ def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> di
             _run_claude(plan["claude"], "mcp", "remove", "--scope", "user", install.MCP_NAME)
         _run_claude(plan["claude"], *_mcp_add_args(entry))
         if entry.get("alwaysLoad"):
-            config, original = install.read_json(plan["path"])
+            config, original = _registration.read_json(plan["path"])
             patched, _ = install.apply_mcp(config, entry)
             install.write_with_backup(plan["path"], install.dump_json(patched, original), had_file=original is not None)
         record["via"] = "claude"
@@ -353,12 +357,10 @@ def uninstall(
         agentctx uninstall --dry-run
         agentctx uninstall --purge --yes
     """
-    from agentctx_hooks import install
-
-    from agentctx.cli import _clients
+    from agentctx.cli import _clients, _registration
 
     data_home = paths.home()
-    manifest = install.load_manifest(data_home)
+    manifest = _registration.load_manifest(data_home)
     if client:
         chosen = _clients.expand([name for name in client if name != "all"] or ["claude"])
         chosen = list(_clients.SUPPORTED) if "all" in client else chosen
@@ -379,7 +381,7 @@ def uninstall(
                 name, manifest, dry_run=dry_run, project_root=project_for(directory).root if project else None
             )
     if not dry_run and data_home.is_dir():
-        install.save_manifest(data_home, manifest)
+        _registration.save_manifest(data_home, manifest)
     if purge:
         _purge(data_home, yes=yes, dry_run=dry_run)
     if dry_run:
@@ -389,9 +391,11 @@ def uninstall(
 def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
     from agentctx_hooks import install
 
+    from agentctx.cli import _registration
+
     record = manifest["settings"].get(str(target))
     try:
-        current, original = install.read_json(target)
+        current, original = _registration.read_json(target)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     if original is None:
@@ -418,10 +422,12 @@ def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
 def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
     from agentctx_hooks import install
 
+    from agentctx.cli import _registration
+
     path = claude_json_path()
     record = manifest.get("mcp") or {}
     try:
-        config, original = install.read_json(path)
+        config, original = _registration.read_json(path)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     servers = config.get("mcpServers")
@@ -429,7 +435,7 @@ def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
         typer.echo("MCP: no agentctx server registered")
         manifest["mcp"] = None
         return
-    claude = install.claude_executable()
+    claude = _registration.claude_executable()
     if dry_run:
         if claude:
             typer.echo(f"would run: claude mcp remove --scope user {install.MCP_NAME}")
