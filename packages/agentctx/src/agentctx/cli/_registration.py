@@ -19,8 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentctx_hooks import install
-
 CLASSIC_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
 # Events newer clients know. An older client silently rejects a whole settings file that
 # names an event it does not know (seen on 2.0.77), so these are registered only when
@@ -117,6 +115,8 @@ def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
     Raises:
         install.SettingsError: the file is not a JSON object.
     """
+    from agentctx_hooks import install  # a peer: imported when used (tests-e2e/test_architecture.py)
+
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
