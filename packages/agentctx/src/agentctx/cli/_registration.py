@@ -58,7 +58,7 @@ def detect_claude_version() -> tuple[int, int, int] | None:
 
 def events_for(version: tuple[int, int, int] | None) -> list[str]:
     """The events to register: the classic ones, plus newer ones the client is known to have."""
-    events = list(CLASSIC_EVENTS)
+    events: list[str] = list(CLASSIC_EVENTS)
     if version is not None:
         events += [event for event, since in EVENTS_SINCE.items() if version >= since]
     return events
