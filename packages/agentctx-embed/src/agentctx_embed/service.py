@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -692,7 +693,7 @@ def configure_logging() -> None:
     if root.handlers:
         return
     try:
-        directory = paths.logs_dir()
+        directory = Path(paths.logs_dir())
         directory.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
             directory / "service.log", maxBytes=1_000_000, backupCount=1, encoding="utf-8"

@@ -87,7 +87,7 @@ class Outcome:
 @contextlib.contextmanager
 def _extract_log() -> Iterator[None]:
     """Send this run's log lines to `$AGENTCTX_HOME/logs/extract.log` (never the transcript's text)."""
-    logs = paths.logs_dir()
+    logs = Path(paths.logs_dir())
     try:
         logs.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.FileHandler(logs / "extract.log", encoding="utf-8")

@@ -285,7 +285,7 @@ def configure_logging() -> None:
     """Log to `$AGENTCTX_HOME/logs/mcp.log`; stdout belongs to the protocol."""
     root = logging.getLogger()
     try:
-        log_dir = paths.logs_dir()
+        log_dir = Path(paths.logs_dir())
         log_dir.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
             log_dir / "mcp.log", maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
@@ -58,7 +57,7 @@ def projects(request: Request) -> ProjectList:
         for row in rows:
             project = Project(
                 project_id=row["project_id"],
-                root=Path(row.get("root") or "."),  # counts need only the id; the root is shown as stored
+                root=row.get("root") or ".",  # counts need only the id; the root is shown as stored
                 name=row.get("name") or row["project_id"][:12],
             )
             counts = store.counts_by_type(project)

@@ -40,7 +40,7 @@ class DashboardContext:
             if row["project_id"] == project_id:
                 return Project(
                     project_id=row["project_id"],
-                    root=Path(row["root"] or "."),
+                    root=row["root"] or ".",
                     name=row["name"] or row["project_id"][:12],
                     remote=row["remote"],
                 )

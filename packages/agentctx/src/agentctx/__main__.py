@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
         from agentctx_hooks.__main__ import main as hook_main
 
         return hook_main(args[1:], owns_process=argv is None)
-    if args == ["mcp"]:  # `agentctx mcp --help` still goes through typer (cli/cmd_mcp.py)
+    if args == ["mcp"]:  # `agentctx mcp --help` still goes through typer (cli/mcp.py)
         from agentctx_mcp.server import serve
 
         return serve()

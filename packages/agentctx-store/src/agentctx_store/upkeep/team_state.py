@@ -22,11 +22,10 @@ AUTO_NOTICE = "team context changed: importing it now (team_autoimport)"
 
 def repo_root(cwd: str) -> str:
     """The repository holding `cwd` (else `cwd`): where the team file lives."""
-    from pathlib import Path
 
     from agentctx_store.projects import find_repo_root
 
-    found = find_repo_root(Path(cwd).resolve())
+    found = find_repo_root(os.path.realpath(cwd))
     return str(found) if found is not None else os.path.abspath(cwd)
 
 

@@ -1,6 +1,6 @@
 """`agentctx init --client codex|gemini`, `uninstall --client …`, and what `status` and `doctor`
 show for each client. The file planning lives in `agentctx_hooks.clients.setup` (unit-tested);
-Claude Code keeps its own path in `cmd_setup` (with `claude mcp add` and version detection).
+Claude Code keeps its own path in `setup` (with `claude mcp add` and version detection).
 """
 
 from __future__ import annotations
@@ -332,7 +332,7 @@ def client_checks(project: Any) -> list[Any]:
 
 def clients_status(store: Any, project: Any) -> Any:
     """A `status` section: each client's registration and whether its hooks are active."""
-    from agentctx.cli.cmd_admin import StatusSection
+    from agentctx.cli._common import StatusSection
 
     data = registrations(project.root)
     lines = []

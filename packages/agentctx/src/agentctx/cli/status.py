@@ -1,42 +1,36 @@
-"""Looking after the installation: `status` (what is stored, what it costs), `doctor` (what works,
-what is missing and the command that adds it) and `config` (settings in config.json).
+"""`agentctx status`: what is stored for this project, what is degraded, and what sessions
+injected and cost.
 
-`status` is a list of sections (`STATUS_SECTIONS`): a later part adds its own by appending a
-function from its `cmd_*.register()`, e.g. consolidation's near-duplicate and pruning candidates.
+The output is a list of sections (`SECTIONS`), each a function of the store and the project.
+The sections about one part live beside its command (`setup.hooks_status`,
+`consolidate.consolidation_section`, ...) and are listed here by name, in the order shown.
 """
 
 from __future__ import annotations
 
-import json as jsonlib
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 from agentctx_store import Project, Store, paths
-from agentctx_store.errors import ValidationError
 from agentctx_store.upkeep import config, digest, spend
 
-from agentctx.cli._common import JsonOption, ProjectOption, cannot_write, print_json, project_for
-from agentctx.cli._health import Check, active_rungs, check_config, run_checks
-
-__all__ = ["STATUS_SECTIONS", "Check", "StatusProvider", "StatusSection", "register"]
-
-# -- status -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class StatusSection:
-    """One block of `agentctx status`: lines for people, `data` for `--json`."""
-
-    key: str
-    title: str
-    lines: list[str]
-    data: Any = None
-
-
-StatusProvider = Callable[[Store, Project], StatusSection | None]
+from agentctx.cli._clients import clients_status
+from agentctx.cli._common import (
+    JsonOption,
+    ProjectOption,
+    StatusProvider,
+    StatusSection,
+    cannot_write,
+    print_json,
+    project_for,
+)
+from agentctx.cli._health import active_rungs
+from agentctx.cli.consolidate import consolidation_section
+from agentctx.cli.serve import service_section
+from agentctx.cli.setup import hooks_status
+from agentctx.cli.stale import stale_status
+from agentctx.cli.team import team_section
 
 
 def records_section(store: Store, project: Project) -> StatusSection:
@@ -57,7 +51,7 @@ def store_size(path: Path) -> int:
 
 
 def store_section(store: Store, project: Project) -> StatusSection:
-    size = store_size(store.path)
+    size = store_size(Path(store.path))
     version = store.conn.execute("PRAGMA user_version").fetchone()[0]
     lines = [
         f"{store.path}  {size / 1024:.0f} KiB, schema {version}, full-text index: {'yes' if store.has_fts else 'no'}"
@@ -156,20 +150,27 @@ def digest_section(store: Store, project: Project) -> StatusSection:
     return StatusSection(key="digest", title="Session-start digest", lines=lines, data=data | {"chars": len(text)})
 
 
-# Later parts append their own providers here (see the module docstring).
-STATUS_SECTIONS: list[StatusProvider] = [
+# `agentctx status` prints these sections in this order; a section that has nothing to say
+# returns None. A new section is a function `(store, project) -> StatusSection | None` listed here.
+SECTIONS: tuple[StatusProvider, ...] = (
     records_section,
     store_section,
     digest_section,
     degradation_section,
     sessions_section,
-]
+    hooks_status,
+    clients_status,
+    consolidation_section,
+    service_section,
+    stale_status,
+    team_section,
+)
 
 
 def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
     """What is stored for this project, what is degraded, and what sessions injected and cost."""
     target = project_for(project)
-    path = paths.db_path()
+    path = Path(paths.db_path())
     header = {"project": target.name, "project_id": target.project_id, "root": str(target.root)}
     if not path.exists():
         if json:
@@ -181,7 +182,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
         return
     with Store.open(path, create=False, readonly=cannot_write(path)) as store:
-        sections = [section for provider in STATUS_SECTIONS if (section := provider(store, target)) is not None]
+        sections = [section for provider in SECTIONS if (section := provider(store, target)) is not None]
     if json:
         print_json(header | {section.key: section.data for section in sections})
         return
@@ -192,98 +193,5 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
             typer.echo(f"  {line}")
 
 
-# -- doctor -----------------------------------------------------------------------------
-
-
-def doctor_cmd(
-    project: Path | None = ProjectOption,
-    json: bool = JsonOption,
-    fix_modes: bool = typer.Option(
-        False, "--fix-modes", help="Make the data dir private first (folders 0700, files 0600)."
-    ),
-) -> None:
-    """Check that agentctx works here: FTS5, WAL, a writable store, private files, optional parts, Claude Code hooks.
-
-    Exits 1 when a check fails (warnings are degraded but working service).
-    """
-    if fix_modes:
-        from agentctx.cli._private import fix_modes as make_private
-
-        changed = make_private(paths.home())
-        if not json:
-            typer.echo(f"Made {changed} path(s) private in {paths.home()}")
-    target = project_for(project)
-    checks = run_checks(target)
-    if json:
-        print_json([vars(check) for check in checks])
-    else:
-        marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
-        for check in checks:
-            typer.echo(f"[{marks[check.state]}] {check.name}: {check.detail}")
-            if check.fix:
-                typer.echo(f"       fix: {check.fix}")
-    if any(check.state == "fail" for check in checks):
-        raise typer.Exit(1)
-
-
-# -- config -----------------------------------------------------------------------------
-
-
-def config_cmd(
-    key: str | None = typer.Argument(None, help="A setting's name (omit to list them all).", show_default=False),
-    value: str | None = typer.Argument(None, help="New value (omit to print the current one).", show_default=False),
-    llm: bool | None = typer.Option(None, "--llm/--no-llm", help="Turn session-end LLM extraction on or off."),
-    embeddings: bool | None = typer.Option(
-        None, "--embeddings/--no-embeddings", help="Turn offline embeddings on or off."
-    ),
-    json: bool = JsonOption,
-) -> None:
-    """List settings, print one, or set one (validated) in config.json."""
-    updates: dict[str, Any] = {}
-    if llm is not None:
-        updates["llm"] = llm
-    if embeddings is not None:
-        updates["embeddings"] = embeddings
-    if key is not None and value is not None:
-        updates[key] = value
-    if key is not None and value is None and not updates:
-        if key not in config.SETTINGS:
-            raise ValidationError(f"Unknown setting {key!r}; known settings: {', '.join(config.SETTINGS)}.")
-        current = config.load()
-        if json:
-            print_json(current[key])
-        else:
-            typer.echo(_show_value(current[key]))
-        return
-    if updates:
-        for name, text in updates.items():
-            config.parse_value(name, text if isinstance(text, str) else jsonlib.dumps(text))
-        current = config.save(updates)
-        if not json:
-            for name in updates:
-                typer.echo(f"{name} = {_show_value(current[name])}")
-            return
-    else:
-        current = config.load()
-    if json:
-        print_json(current)
-        return
-    foreign = check_config(paths.config_path())
-    if foreign.state == "fail":
-        typer.echo(f"Note: {foreign.detail}.", err=True)
-    for name, setting in config.SETTINGS.items():
-        marker = "" if current[name] == setting.default else "  (changed)"
-        typer.echo(f"{name} = {_show_value(current[name])}{marker}")
-        typer.echo(f"    {setting.help}")
-
-
-def _show_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value) if value != "" else '""'
-
-
 def register(app: typer.Typer) -> None:
     app.command("status")(status_cmd)
-    app.command("doctor")(doctor_cmd)
-    app.command("config")(config_cmd)

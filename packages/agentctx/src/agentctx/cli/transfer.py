@@ -16,7 +16,7 @@ from agentctx_store.upkeep import transfer
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
 from agentctx.cli._secrets import warn_redacted
-from agentctx.cli.cmd_records import TypesFilterOption
+from agentctx.cli.records import TypesFilterOption
 
 OutputOption = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout).", show_default=False)
 FileArgument = typer.Argument(

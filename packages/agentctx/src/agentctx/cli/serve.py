@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 from agentctx_store import Project, Store
 
-from agentctx.cli.cmd_admin import STATUS_SECTIONS, StatusSection
+from agentctx.cli._common import StatusSection
 
 
 def service_section(_store: Store, _project: Project) -> StatusSection:
@@ -38,8 +38,6 @@ def service_section(_store: Store, _project: Project) -> StatusSection:
 
 
 def register(app: typer.Typer) -> None:
-    STATUS_SECTIONS.append(service_section)
-
     @app.command("serve")
     def serve_command(
         idle_exit: float | None = typer.Option(

@@ -16,7 +16,7 @@ from agentctx_store import Project, Record, Store, review
 from agentctx_store.upkeep import team
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
-from agentctx.cli.cmd_records import record_json
+from agentctx.cli.records import record_json
 
 CHOICES = "[a]ccept  [e]dit  [r]eject  [s]kip  [q]uit"
 
@@ -67,7 +67,7 @@ def review_cmd(
         agentctx review
         agentctx review --json
     """
-    from agentctx.cli.cmd_stale import open_proposals, proposal_json, walk_proposals
+    from agentctx.cli.stale import open_proposals, proposal_json, walk_proposals
 
     target = project_for(project)
     with open_store() as store:

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import AgentctxError, Project
+from agentctx_store import AgentctxError, Project, Store
 from agentctx_store.upkeep import team, team_state
 
-from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for
 
 team_app = typer.Typer(
     help="Share decisions, conventions and discoveries with your team through git (.agentctx/context.md).",
@@ -146,9 +146,8 @@ def team_lines(store: Any, target: Project, root: Path) -> dict[str, Any]:
     return {"lines": lines, "data": data, "show": exists or bool(conflicts)}
 
 
-def _status_provider(store: Any, project: Project) -> Any:
-    from agentctx.cli.cmd_admin import StatusSection
-
+def team_section(store: Store, project: Project) -> StatusSection | None:
+    """The `Team context` block of `agentctx status`, once the project shares a team folder."""
     section = team_lines(store, project, _root(project))
     if not section["show"]:
         return None
@@ -157,7 +156,3 @@ def _status_provider(store: Any, project: Project) -> Any:
 
 def register(app: typer.Typer) -> None:
     app.add_typer(team_app, name="team")
-    from agentctx.cli import cmd_admin
-
-    if _status_provider not in cmd_admin.STATUS_SECTIONS:
-        cmd_admin.STATUS_SECTIONS.append(_status_provider)

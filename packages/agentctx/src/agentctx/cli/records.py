@@ -145,7 +145,7 @@ def record_cmd(
     target = project_for(project)
     specs: list[str] = []
     if anchor:
-        from agentctx.cli.cmd_stale import cli_specs
+        from agentctx.cli.stale import cli_specs
 
         specs = cli_specs(anchor, target, project)
     with open_store() as store, store.transaction():

@@ -16,7 +16,7 @@ from agentctx_store import Project, Store
 from agentctx_store.freshness import StaleRecord, anchor_record, confirm, format_spec, parse_spec, scan, still_there
 from agentctx_store.upkeep.anchors import anchors_of
 
-from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for
 
 stale_app = typer.Typer(
     help="Records whose anchored files changed or are gone: list them, then confirm, supersede or delete each.",
@@ -136,7 +136,7 @@ def supersede_cmd(
 ) -> None:
     """Replace the fact: the new record is anchored to --anchor, or to the old one's anchors as the
     files are now (those whose file or symbol is gone are left out)."""
-    from agentctx.cli.cmd_records import read_text_arg
+    from agentctx.cli.records import read_text_arg
 
     target = project_for(project)
     with open_store() as store, store.transaction():
@@ -159,15 +159,13 @@ def delete_cmd(
     json: bool = JsonOption,
 ) -> None:
     """Delete the record for good (same as `agentctx delete`)."""
-    from agentctx.cli.cmd_records import delete_cmd as delete_record
+    from agentctx.cli.records import delete_cmd as delete_record
 
     delete_record(record_id=record_id, yes=yes, project=project, json=json)
 
 
-def stale_status(store: Store, project: Project) -> Any:
+def stale_status(store: Store, project: Project) -> StatusSection:
     """The `Freshness` block of `agentctx status`: stale records of this project, checked now."""
-    from agentctx.cli.cmd_admin import StatusSection
-
     found = scan(store, project)
     anchored = store.conn.execute(
         "SELECT count(DISTINCT a.record_id) FROM record_anchors a JOIN records r ON r.id = a.record_id "
@@ -184,10 +182,6 @@ def stale_status(store: Store, project: Project) -> Any:
 
 def register(app: typer.Typer) -> None:
     app.add_typer(stale_app, name="stale")
-    from agentctx.cli import cmd_admin
-
-    if stale_status not in cmd_admin.STATUS_SECTIONS:
-        cmd_admin.STATUS_SECTIONS.append(stale_status)
 
 
 # -- re-verification (consolidation) and its proposals (review) ---------------------------

@@ -4,7 +4,7 @@ init registers the hooks in `~/.claude/settings.json` (or the repository's
 `.claude/settings.json` with `--project`), registers the MCP server at user scope and detects
 the project profile. Every edit is surgical and idempotent, with a backup beside the file;
 `--dry-run` prints the exact diff instead. uninstall removes exactly what init added. The
-planning and file logic lives in `agentctx_hooks.install` (standard library only, unit-tested).
+planning lives in `_registration` and the JSON surgery in `agentctx_hooks.install` (both unit-tested).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import typer
 from agentctx_store import paths
 from agentctx_store.errors import ValidationError
 
-from agentctx.cli._common import open_store, project_for
-from agentctx.cli.cmd_learn import offer_learn
+from agentctx.cli._common import StatusSection, open_store, project_for
+from agentctx.cli.learn import offer_learn
 
 DirOption = typer.Option(
     "--dir", "-C", help="The project directory (default: the current directory).", show_default=False
@@ -41,7 +41,7 @@ def claude_json_path() -> Path:
 
 def settings_path(project_scope: bool, directory: Path | None) -> Path:
     if project_scope:
-        return project_for(directory).root / ".claude" / "settings.json"
+        return Path(project_for(directory).root) / ".claude" / "settings.json"
     return claude_home() / "settings.json"
 
 
@@ -119,27 +119,27 @@ def init(
     from agentctx_hooks import install
     from agentctx_hooks.ondemand import profile
 
-    from agentctx.cli import _clients as cmd_clients
+    from agentctx.cli import _clients, _registration
 
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
-    clients = cmd_clients.without_codex_project(client, cmd_clients.expand(client), project=project, command="init")
+    clients = _clients.without_codex_project(client, _clients.expand(client), project=project, command="init")
     for name in clients:
         if name != "claude":
-            cmd_clients.require_installed(name)
+            _clients.require_installed(name)
     if "claude" not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
-    version = install.parse_version(claude_version) if claude_version else install.detect_claude_version()
+    version = _registration.parse_version(claude_version) if claude_version else _registration.detect_claude_version()
     if claude_version and version is None:
         raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
-    events = install.events_for(version)
-    base = install.agentctx_command()
+    events = _registration.events_for(version)
+    base = _registration.agentctx_command()
     target = settings_path(project, directory)
-    data_home = paths.home()
+    data_home = Path(paths.home())
     try:
-        current, original = install.read_json(target)
-        updated, created_events = install.apply_hooks(current, install.desired_groups(base, events))
+        current, original = _registration.read_json(target)
+        updated, created_events = install.apply_hooks(current, _registration.desired_groups(base, events))
     except install.SettingsError as exc:
         raise _fail(exc) from None
     new_text = install.dump_json(updated, original) if updated != current or original is None else original
@@ -155,13 +155,13 @@ def init(
         if mcp_plan is not None:
             typer.echo(mcp_plan["preview"])
         for name in others:
-            cmd_clients.init_client(
+            _clients.init_client(
                 name,
                 base=base,
-                manifest=install.load_manifest(data_home),
+                manifest=_registration.load_manifest(data_home),
                 dry_run=True,
                 no_mcp=no_mcp,
-                project_root=project_for(directory).root if project else None,
+                project_root=Path(project_for(directory).root) if project else None,
             )
         for entry in detected:
             typer.echo(f"profile {entry.key}: {entry.body}")
@@ -170,11 +170,11 @@ def init(
         return
 
     for name in others:  # a malformed Codex / Gemini config refuses before anything is written
-        cmd_clients.plan_only(
-            name, base=base, no_mcp=no_mcp, project_root=project_for(directory).root if project else None
+        _clients.plan_only(
+            name, base=base, no_mcp=no_mcp, project_root=Path(project_for(directory).root) if project else None
         )
     data_home.mkdir(parents=True, exist_ok=True)
-    manifest = install.load_manifest(data_home)
+    manifest = _registration.load_manifest(data_home)
     record = manifest["settings"].get(str(target), {})
     if settings_changed:
         backup = install.write_with_backup(target, new_text, had_file=original is not None)
@@ -189,7 +189,7 @@ def init(
     manifest["settings"][str(target)] = record
     if mcp_plan is not None:
         manifest["mcp"] = _apply_mcp_plan(mcp_plan, manifest.get("mcp"))
-    install.save_manifest(data_home, manifest)
+    _registration.save_manifest(data_home, manifest)
     if others:
         _init_other_clients(
             others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
@@ -207,20 +207,19 @@ def _init_other_clients(
     profile_too: bool = True,
     learn: bool | None = None,
 ) -> None:
-    """init for Codex CLI / Gemini CLI (`cmd_clients`), then the shared profile and store."""
-    from agentctx_hooks import install
+    """init for Codex CLI / Gemini CLI (`_clients`), then the shared profile and store."""
     from agentctx_hooks.ondemand import profile
 
-    from agentctx.cli import _clients as cmd_clients
+    from agentctx.cli import _clients, _registration
 
-    base = install.agentctx_command()
-    data_home = paths.home()
-    manifest = install.load_manifest(data_home)
-    project_root = project_for(directory).root if project else None
+    base = _registration.agentctx_command()
+    data_home = Path(paths.home())
+    manifest = _registration.load_manifest(data_home)
+    project_root = Path(project_for(directory).root) if project else None
     for name in clients:  # a malformed config of any of them refuses before anything is written
-        cmd_clients.plan_only(name, base=base, no_mcp=no_mcp, project_root=project_root)
+        _clients.plan_only(name, base=base, no_mcp=no_mcp, project_root=project_root)
     for name in clients:
-        cmd_clients.init_client(
+        _clients.init_client(
             name, base=base, manifest=manifest, dry_run=dry_run, no_mcp=no_mcp, project_root=project_root
         )
     detected = profile.detect(str(project_for(directory).root))
@@ -230,7 +229,7 @@ def _init_other_clients(
         typer.echo("Dry run: nothing was written.")
         return
     data_home.mkdir(parents=True, exist_ok=True)
-    install.save_manifest(data_home, manifest)
+    _registration.save_manifest(data_home, manifest)
     if profile_too:
         _profile_and_store(directory, detected, learn=learn)
 
@@ -238,10 +237,10 @@ def _init_other_clients(
 def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bool | None = None) -> None:
     from agentctx_hooks.ondemand import profile
 
-    data_home = paths.home()
+    data_home = Path(paths.home())
     root_project = project_for(directory)
     with open_store() as store:  # creates the store, so the first hook finds it
-        if detected or (root_project.root / ".git").exists():  # not for a home dir or a scratch folder
+        if detected or (Path(root_project.root) / ".git").exists():  # not for a home dir or a scratch folder
             store.remember_project(root_project)
             written = profile.refresh(store, root_project, source="cli")
             shown = ", ".join(written) if written else ("unchanged" if detected else "nothing recognised")
@@ -257,17 +256,19 @@ def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
     PATH (Claude Code owns ~/.claude.json and may be writing it), else a direct edit."""
     from agentctx_hooks import install
 
-    entry = install.mcp_entry(base, always_load=always_load)
+    from agentctx.cli import _registration
+
+    entry = _registration.mcp_entry(base, always_load=always_load)
     path = claude_json_path()
     try:
-        config, original = install.read_json(path)
+        config, original = _registration.read_json(path)
         updated, created_key = install.apply_mcp(config, entry)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     existing = (
         config.get("mcpServers", {}).get(install.MCP_NAME) if isinstance(config.get("mcpServers"), dict) else None
     )
-    claude = install.claude_executable()
+    claude = _registration.claude_executable()
     plan: dict[str, Any] = {
         "entry": entry,
         "path": path,
@@ -302,6 +303,8 @@ def _mcp_add_args(entry: dict[str, Any]) -> list[str]:
 def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
     from agentctx_hooks import install
 
+    from agentctx.cli import _registration
+
     record = dict(previous or {})
     record.setdefault("created_key", plan["created_key"])
     record.setdefault("created_file", plan["created_file"])
@@ -314,7 +317,7 @@ def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> di
             _run_claude(plan["claude"], "mcp", "remove", "--scope", "user", install.MCP_NAME)
         _run_claude(plan["claude"], *_mcp_add_args(entry))
         if entry.get("alwaysLoad"):
-            config, original = install.read_json(plan["path"])
+            config, original = _registration.read_json(plan["path"])
             patched, _ = install.apply_mcp(config, entry)
             install.write_with_backup(plan["path"], install.dump_json(patched, original), had_file=original is not None)
         record["via"] = "claude"
@@ -355,16 +358,14 @@ def uninstall(
         agentctx uninstall --dry-run
         agentctx uninstall --purge --yes
     """
-    from agentctx_hooks import install
+    from agentctx.cli import _clients, _registration
 
-    from agentctx.cli import _clients as cmd_clients
-
-    data_home = paths.home()
-    manifest = install.load_manifest(data_home)
+    data_home = Path(paths.home())
+    manifest = _registration.load_manifest(data_home)
     if client:
-        chosen = cmd_clients.expand([name for name in client if name != "all"] or ["claude"])
-        chosen = list(cmd_clients.SUPPORTED) if "all" in client else chosen
-        chosen = cmd_clients.without_codex_project(client, chosen, project=project, command="uninstall")
+        chosen = _clients.expand([name for name in client if name != "all"] or ["claude"])
+        chosen = list(_clients.SUPPORTED) if "all" in client else chosen
+        chosen = _clients.without_codex_project(client, chosen, project=project, command="uninstall")
     else:
         chosen = ["claude", *[name for name in ("codex", "gemini") if name in (manifest.get("clients") or {})]]
     if "claude" in chosen:
@@ -377,11 +378,11 @@ def uninstall(
             _unregister_mcp(manifest, dry_run=dry_run)
     for name in chosen:
         if name != "claude" and not (project and name == "codex"):  # Codex has no project-scope registration
-            cmd_clients.uninstall_client(
-                name, manifest, dry_run=dry_run, project_root=project_for(directory).root if project else None
+            _clients.uninstall_client(
+                name, manifest, dry_run=dry_run, project_root=Path(project_for(directory).root) if project else None
             )
     if not dry_run and data_home.is_dir():
-        install.save_manifest(data_home, manifest)
+        _registration.save_manifest(data_home, manifest)
     if purge:
         _purge(data_home, yes=yes, dry_run=dry_run)
     if dry_run:
@@ -391,9 +392,11 @@ def uninstall(
 def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
     from agentctx_hooks import install
 
+    from agentctx.cli import _registration
+
     record = manifest["settings"].get(str(target))
     try:
-        current, original = install.read_json(target)
+        current, original = _registration.read_json(target)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     if original is None:
@@ -420,10 +423,12 @@ def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
 def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
     from agentctx_hooks import install
 
+    from agentctx.cli import _registration
+
     path = claude_json_path()
     record = manifest.get("mcp") or {}
     try:
-        config, original = install.read_json(path)
+        config, original = _registration.read_json(path)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     servers = config.get("mcpServers")
@@ -431,7 +436,7 @@ def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
         typer.echo("MCP: no agentctx server registered")
         manifest["mcp"] = None
         return
-    claude = install.claude_executable()
+    claude = _registration.claude_executable()
     if dry_run:
         if claude:
             typer.echo(f"would run: claude mcp remove --scope user {install.MCP_NAME}")
@@ -459,7 +464,7 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
 
     from agentctx.cli import _purge as purge
 
-    config_file = paths.config_path()
+    config_file = Path(paths.config_path())
     try:
         marked = json.loads(config_file.read_text(encoding="utf-8")).get(config.MARKER) == config.MARKER_VALUE
     except (OSError, ValueError, AttributeError):
@@ -492,14 +497,12 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
 ERROR_WINDOW_SECONDS = 24 * 3600
 
 
-def hooks_status(store: Any, project: Any) -> Any:
+def hooks_status(store: Any, project: Any) -> StatusSection:
     """A `status` section: captures waiting in the spool, and hook failures of the last day
     (hooks fail silently by design, so this is where a broken setup shows)."""
     import time
 
     from agentctx_hooks import log, spool
-
-    from agentctx.cli.cmd_admin import StatusSection
 
     waiting = len(spool.pending())
     cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - ERROR_WINDOW_SECONDS))
@@ -519,11 +522,3 @@ def hooks_status(store: Any, project: Any) -> Any:
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
     app.command("uninstall")(uninstall)
-    from agentctx.cli import cmd_admin
-
-    if hooks_status not in cmd_admin.STATUS_SECTIONS:
-        cmd_admin.STATUS_SECTIONS.append(hooks_status)
-    from agentctx.cli._clients import clients_status
-
-    if clients_status not in cmd_admin.STATUS_SECTIONS:
-        cmd_admin.STATUS_SECTIONS.append(clients_status)
