@@ -98,7 +98,7 @@ def test_a_locked_store_still_injects_and_logs(tmp_path: Path, run_hook: RunHook
                 body="Kafka topics are partitioned by tenant id.",
             ),
         )
-    writer = sqlite3.connect(paths.db_path(), isolation_level=None)
+    writer = sqlite3.connect(Path(paths.db_path()), isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")  # a long consolidation write holds the lock
     try:
         result = run_hook("UserPromptSubmit", _prompt(root, "locked", "how are kafka partitions keyed by tenant?"))

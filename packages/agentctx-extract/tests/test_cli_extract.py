@@ -78,7 +78,7 @@ def test_extract_without_a_key_exits_0_and_sends_nothing(api: MessagesServer, fi
     )
     assert result.returncode == 0 and result.stdout.startswith("no_key")
     assert api.requests == []
-    lines = (paths.logs_dir() / "extract.log").read_text(encoding="utf-8").splitlines()
+    lines = (Path(paths.logs_dir()) / "extract.log").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1
 
 

@@ -111,7 +111,7 @@ def store_snapshot() -> Callable[[], list[tuple[object, ...]]]:
 
 
 def _snapshot() -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(paths.db_path())
+    conn = sqlite3.connect(Path(paths.db_path()))
     try:
         tables = [
             row[0]

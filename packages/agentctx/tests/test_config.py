@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from agentctx_store import paths
 
@@ -29,5 +30,5 @@ def test_config_flags_switch_llm_and_embeddings(cli) -> None:
     assert values["llm"] is False and values["embeddings"] is False
     cli("config", "--llm")
     assert cli("config", "--json").json()["llm"] is True
-    stored = json.loads(paths.config_path().read_text(encoding="utf-8"))
+    stored = json.loads(Path(paths.config_path()).read_text(encoding="utf-8"))
     assert stored["_written_by"] == "agentctx"

@@ -37,7 +37,7 @@ def extracted(
 
 
 def rows() -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(paths.db_path())
+    conn = sqlite3.connect(Path(paths.db_path()))
     try:
         return conn.execute("SELECT id, title, body, confidence, superseded_at FROM records ORDER BY id").fetchall()
     finally:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from agentctx_store import AgentctxError, Project, Store, paths, resolve_project
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
-from agentctx_store.upkeep import config
+from agentctx_store.upkeep import config, digest
 from agentctx_store.upkeep.spend import month_spent
 
 from agentctx_extract.client_transcripts import read_for_client
@@ -352,7 +352,7 @@ def _run(
             failure = ""
         except (CallFailed, MalformedOutput) as exc:
             extraction, failure = None, str(exc)
-        with Store.open() as store:
+        with digest.refreshing(Store.open()) as store:
             if caller.usage.calls:
                 store.add_extraction_cost(session_id, project, caller.usage.cost_usd)
             run = {"usage": caller.usage, "trigger": trigger, "mode": plan.mode}

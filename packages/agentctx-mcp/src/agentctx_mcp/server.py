@@ -31,6 +31,7 @@ from agentctx_store.projects import Project, resolve_project
 from agentctx_store.records import RecordType, Scope, check_type
 from agentctx_store.store import Store
 from agentctx_store.ulid import new_ulid
+from agentctx_store.upkeep import digest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -104,11 +105,8 @@ def run_tool(name: str, action: Callable[[Store, Project], str | dict[str, Any]]
     """
     try:
         project = server_project()
-        store = Store.open()
-        try:
+        with digest.refreshing(Store.open()) as store:
             value = action(store, project)
-        finally:
-            store.close()
     except NotHeadError as exc:
         return error_result(str(exc), head_id=exc.head_id)
     except StoreError as exc:

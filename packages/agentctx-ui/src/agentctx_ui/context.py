@@ -24,11 +24,10 @@ class DashboardContext:
         """One connection per request: cheap (three pragmas), and a write refreshes the digest on close
         exactly as a CLI command does. Never creates the store file (that is `agentctx ui`'s start-up
         step), so not even a first GET writes."""
-        store = Store.open(self.db_path, create=False)
-        try:
+        from agentctx_store.upkeep import digest
+
+        with digest.refreshing(Store.open(self.db_path, create=False)) as store:
             yield store
-        finally:
-            store.close()
 
     def project(self, store: Store, project_id: str | None) -> Project:
         """The project a request acts for: the default one, `_global`, or one the store has seen."""

@@ -280,7 +280,7 @@ def client_checks(project: Any) -> list[Any]:
     from agentctx.cli._health import Check
 
     checks = []
-    for client, info in registrations(project.root).items():
+    for client, info in registrations(Path(project.root)).items():
         name = f"{LABELS[client].lower()} hooks"
         if not info["hooks"]:
             state = "warn" if info["installed"] else "ok"
@@ -334,7 +334,7 @@ def clients_status(store: Any, project: Any) -> Any:
     """A `status` section: each client's registration and whether its hooks are active."""
     from agentctx.cli._common import StatusSection
 
-    data = registrations(project.root)
+    data = registrations(Path(project.root))
     lines = []
     for client, info in data.items():
         if not info["hooks"] and not info["mcp"]:

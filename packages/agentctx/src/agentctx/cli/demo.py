@@ -192,11 +192,12 @@ def demo(
 
 def _record_and_search(project_dir: Path) -> Any:
     from agentctx_store import NewRecord, Store, resolve_project, search
+    from agentctx_store.upkeep import digest
 
     project = resolve_project(project_dir)
     typer.echo(f"agentctx demo — a throwaway store for the project {project.name!r}\n")
     typer.echo("1. Record what the team decided")
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         facts = [
             NewRecord(
                 type="decision",
