@@ -1,13 +1,13 @@
 """What init registers for Claude Code (`agentctx/cli/_registration.py`), applied to settings.json and
-~/.claude.json by `agentctx_hooks.install`: only our entries, idempotent, exactly reversible."""
+~/.claude.json by `agentctx.cli._hook_settings`: only our entries, idempotent, exactly reversible."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
-from agentctx_hooks import install
 
+from agentctx.cli import _hook_settings as install
 from agentctx.cli import _registration
 
 BASE = ["/opt/tools/agentctx/bin/agentctx"]

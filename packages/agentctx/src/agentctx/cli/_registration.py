@@ -4,7 +4,7 @@ and the manifest of what init created.
 
 The manifest in the data dir (`install.json`) remembers which containers init created, so
 uninstall removes exactly those and leaves a file that was `"hooks": {}` before as `"hooks": {}`
-after. The JSON surgery itself (add or remove only our entries) is `agentctx_hooks.install`,
+after. The JSON surgery itself (add or remove only our entries) is `agentctx.cli._hook_settings`,
 which Codex CLI and Gemini CLI setup share.
 """
 
@@ -107,33 +107,6 @@ def mcp_entry(base: list[str], *, always_load: bool) -> dict[str, Any]:
     if always_load:
         entry["alwaysLoad"] = True
     return entry
-
-
-def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
-    """(parsed object, original text) — ({}, None) when the file does not exist.
-
-    Raises:
-        install.SettingsError: the file is not a JSON object.
-    """
-    from agentctx_hooks import install  # a peer: imported when used (tests-e2e/test_architecture.py)
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, None
-    except OSError as exc:
-        raise install.SettingsError(f"Cannot read {str(path)!r} ({exc.strerror}); check its permissions.") from None
-    if not text.strip():
-        return {}, text
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise install.SettingsError(
-            f"{str(path)!r} is not valid JSON ({exc}); fix it by hand, then run again."
-        ) from None
-    if not isinstance(data, dict):
-        raise install.SettingsError(f"{str(path)!r} does not hold a JSON object; fix it by hand, then run again.")
-    return data, text
 
 
 # -- the manifest of what init created ------------------------------------------------------

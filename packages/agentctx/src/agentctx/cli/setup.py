@@ -4,7 +4,7 @@ init registers the hooks in `~/.claude/settings.json` (or the repository's
 `.claude/settings.json` with `--project`), registers the MCP server at user scope and detects
 the project profile. Every edit is surgical and idempotent, with a backup beside the file;
 `--dry-run` prints the exact diff instead. uninstall removes exactly what init added. The
-planning lives in `_registration` and the JSON surgery in `agentctx_hooks.install` (both unit-tested).
+planning lives in `_registration` and the JSON surgery in `agentctx.cli._hook_settings` (both unit-tested).
 """
 
 from __future__ import annotations
@@ -116,10 +116,10 @@ def init(
         agentctx init --project --mcp-always-load
         agentctx init --client codex --client gemini
     """
-    from agentctx_hooks import install
     from agentctx_hooks.ondemand import profile
 
     from agentctx.cli import _clients, _registration
+    from agentctx.cli import _hook_settings as install
 
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
@@ -138,7 +138,7 @@ def init(
     target = settings_path(project, directory)
     data_home = Path(paths.home())
     try:
-        current, original = _registration.read_json(target)
+        current, original = install.read_json(target)
         updated, created_events = install.apply_hooks(current, _registration.desired_groups(base, events))
     except install.SettingsError as exc:
         raise _fail(exc) from None
@@ -254,14 +254,13 @@ def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bo
 def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
     """What registering the MCP server would do: through `claude mcp add` when `claude` is on
     PATH (Claude Code owns ~/.claude.json and may be writing it), else a direct edit."""
-    from agentctx_hooks import install
-
+    from agentctx.cli import _hook_settings as install
     from agentctx.cli import _registration
 
     entry = _registration.mcp_entry(base, always_load=always_load)
     path = claude_json_path()
     try:
-        config, original = _registration.read_json(path)
+        config, original = install.read_json(path)
         updated, created_key = install.apply_mcp(config, entry)
     except install.SettingsError as exc:
         raise _fail(exc) from None
@@ -294,16 +293,14 @@ def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
 
 def _mcp_add_args(entry: dict[str, Any]) -> list[str]:
     """`claude mcp add` for our entry; `-e` after the name (it takes several values, up to `--`)."""
-    from agentctx_hooks import install
+    from agentctx.cli import _hook_settings as install
 
     env = [part for key, value in entry["env"].items() for part in ("-e", f"{key}={value}")]
     return ["mcp", "add", "--scope", "user", install.MCP_NAME, *env, "--", entry["command"], *entry["args"]]
 
 
 def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
-    from agentctx_hooks import install
-
-    from agentctx.cli import _registration
+    from agentctx.cli import _hook_settings as install
 
     record = dict(previous or {})
     record.setdefault("created_key", plan["created_key"])
@@ -317,7 +314,7 @@ def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> di
             _run_claude(plan["claude"], "mcp", "remove", "--scope", "user", install.MCP_NAME)
         _run_claude(plan["claude"], *_mcp_add_args(entry))
         if entry.get("alwaysLoad"):
-            config, original = _registration.read_json(plan["path"])
+            config, original = install.read_json(plan["path"])
             patched, _ = install.apply_mcp(config, entry)
             install.write_with_backup(plan["path"], install.dump_json(patched, original), had_file=original is not None)
         record["via"] = "claude"
@@ -390,13 +387,11 @@ def uninstall(
 
 
 def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
-    from agentctx_hooks import install
-
-    from agentctx.cli import _registration
+    from agentctx.cli import _hook_settings as install
 
     record = manifest["settings"].get(str(target))
     try:
-        current, original = _registration.read_json(target)
+        current, original = install.read_json(target)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     if original is None:
@@ -421,14 +416,13 @@ def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
 
 
 def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
-    from agentctx_hooks import install
-
+    from agentctx.cli import _hook_settings as install
     from agentctx.cli import _registration
 
     path = claude_json_path()
     record = manifest.get("mcp") or {}
     try:
-        config, original = _registration.read_json(path)
+        config, original = install.read_json(path)
     except install.SettingsError as exc:
         raise _fail(exc) from None
     servers = config.get("mcpServers")

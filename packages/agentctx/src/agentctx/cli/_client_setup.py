@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentctx_hooks import install
-from agentctx_hooks.clients import codex, gemini
+from agentctx.cli import _hook_settings as install
 
 MCP_NAME = install.MCP_NAME
 REGION_BEGIN = (
@@ -75,6 +74,8 @@ def gemini_settings(project_root: Path | None = None) -> Path:
 
 
 def executable(client: str) -> str | None:
+    from agentctx_hooks.clients import codex, gemini
+
     return shutil.which({"codex": codex.BINARY, "gemini": gemini.BINARY, "claude": "claude"}[client])
 
 
@@ -86,7 +87,9 @@ def hook_command(base: list[str], client: str, event: str) -> str:
 
 
 def codex_groups(base: list[str]) -> dict[str, dict[str, Any]]:
-    groups = {}
+    from agentctx_hooks.clients import codex
+
+    groups: dict[str, dict[str, Any]] = {}
     for event in codex.REGISTERED:
         hook = {"type": "command", "command": hook_command(base, "codex", event), "timeout": codex.timeout(event)}
         group: dict[str, Any] = {"matcher": codex.MATCHERS[event]} if event in codex.MATCHERS else {}
@@ -96,7 +99,9 @@ def codex_groups(base: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def gemini_groups(base: list[str]) -> dict[str, dict[str, Any]]:
-    groups = {}
+    from agentctx_hooks.clients import gemini
+
+    groups: dict[str, dict[str, Any]] = {}
     for event in gemini.REGISTERED:
         hook = {
             "type": "command",
@@ -137,21 +142,11 @@ def _read_config(path: Path) -> str | None:
 
 
 def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
-    """Raises ConfigError naming the file and line when it is not a JSON object."""
-    text = _read_config(path)
-    if text is None:
-        return {}, None
-    if not text.strip():
-        return {}, text
+    """`_hook_settings.read_json`, failing as this module does (`ConfigError`)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}); fix it by hand, then run again. Nothing was changed."
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}, line 1: not a JSON object; fix it by hand, then run again. Nothing was changed.")
-    return data, text
+        return install.read_json(path)
+    except install.SettingsError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def add_json_entries(

@@ -1,5 +1,5 @@
 """Registering agentctx in Codex CLI's and Gemini CLI's config files: surgical, idempotent,
-refusing malformed files with their line, and undone exactly (`agentctx_hooks.clients.setup`).
+refusing malformed files with their line, and undone exactly (`agentctx.cli._client_setup`).
 Whether Codex accepts the trust init records is proven by tests-e2e/test_codex_cli.py."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_hooks.clients import setup
+from agentctx.cli import _client_setup as setup
 
 BASE = ["/opt/agentctx/bin/agentctx"]
 USER_CONFIG = '# mine\nmodel = "gpt-5.1-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx_hooks import install
+from agentctx.cli import _hook_settings as install
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """How `agentctx init` and `agentctx uninstall` change a client's JSON config (ADR-016): the
 `hooks` and `mcpServers` surgery shared by Claude Code (`agentctx/cli/setup.py`) and Codex CLI /
-Gemini CLI (`agentctx_hooks.clients.setup`). Never imported by a hook.
+Gemini CLI (`agentctx.cli._client_setup`). Never imported by a hook.
 
 Pure planning functions (dict in, dict out) plus careful file writes: add or remove only our
 entries, keep every other key and every foreign hook exactly as it was, write nothing when
@@ -208,3 +208,29 @@ def write_with_backup(path: Path, text: str, *, had_file: bool) -> Path | None:
         os.chmod(temp, mode)
     os.replace(temp, path)
     return backup
+
+
+def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
+    """(parsed object, original text) of a client's JSON settings; ({}, None) when the file
+    does not exist yet.
+
+    Raises:
+        SettingsError: it cannot be read, or is not a JSON object (the message names the line).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        raise SettingsError(f"Cannot read {path} ({exc.strerror}); check its permissions.") from None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}); fix it by hand, then run again. Nothing was changed."
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}, line 1: not a JSON object; fix it by hand, then run again. Nothing was changed.")
+    return data, text
