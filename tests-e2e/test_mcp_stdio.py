@@ -190,7 +190,9 @@ def test_every_tool_round_trip_over_stdio(project: Project) -> None:
         assert "+- **Use SQLite with WAL" in drift["proposed_diff"]
 
     assert run_session(project.root, scenario) == []
-    assert (Path(project.root) / "CLAUDE.md").read_text(encoding="utf-8") == "# Project\n\n- Parser caches tokens per file.\n"
+    assert (Path(project.root) / "CLAUDE.md").read_text(
+        encoding="utf-8"
+    ) == "# Project\n\n- Parser caches tokens per file.\n"
 
 
 def test_every_error_path_is_a_structured_error(project: Project) -> None:
