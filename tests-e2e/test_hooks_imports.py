@@ -150,7 +150,7 @@ def test_session_start_fast_path_reads_the_digest_file_without_opening_the_store
     _modules("SessionStart", common, tmp_path)  # composes and writes the digest
     modules = _modules("SessionStart", {**common, "source": "resume"}, tmp_path)
     assert not opens_the_store(modules) and not offline_half(modules)
-    assert {"agentctx_store.digest_file", "agentctx_store.budget"} <= modules  # what it does use
+    assert {"agentctx_store.digest_file", "agentctx_store.tokens"} <= modules  # what it does use
     for stdlib in ("json", "re", "pathlib", "dataclasses", "typing", "hashlib", "configparser"):
         assert stdlib not in modules, stdlib
 

@@ -96,10 +96,10 @@ def hash_id(value: str) -> str:
     """SHA-256 in hex, from the interpreter's built-in module where there is one (hashlib
     loads OpenSSL first)."""
     try:
-        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
     except ImportError:
         try:
-            from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
+            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
         except ImportError:
             from hashlib import sha256
     return sha256(value.encode("utf-8")).hexdigest()
