@@ -62,7 +62,8 @@ def frozen(cls: type[_T]) -> type[_T]:
             delattr(cls, name)  # as dataclasses does: the class keeps plain defaults only
         elif value is not _MISSING:
             defaults[name] = value
-    params, body = [], []
+    params: list[str] = []
+    body: list[str] = []
     for name in names:
         default = defaults.get(name, _MISSING)
         if default is _MISSING:
@@ -85,7 +86,7 @@ def frozen(cls: type[_T]) -> type[_T]:
     for method, function in methods.items():
         function.__qualname__ = f"{cls.__qualname__}.{method}"
         setattr(cls, method, function)
-    cls.__match_args__ = ()  # keyword-only fields are not positional patterns
+    setattr(cls, "__match_args__", ())  # noqa: B010  # keyword-only fields are not positional patterns (`type` declares no __match_args__)
     return cls
 
 

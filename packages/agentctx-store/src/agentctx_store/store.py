@@ -643,7 +643,7 @@ class Store:
                 "SELECT * FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
                 (project.project_id, limit),
             )
-        sessions = []
+        sessions: list[dict[str, Any]] = []
         for row in rows:
             session = dict(row)
             session["meta"] = json_loads(session.get("meta") or "{}")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.errors import ValidationError
+from agentctx_store.jsontext import is_object
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, check_text, utc_now
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
@@ -212,7 +213,7 @@ def parse_team(text: str) -> list[TeamBlock]:
                 loaded = json.loads(match.group("json"))
             except ValueError:
                 raise ValidationError(f"Line {start}: the agentctx comment is not valid JSON.") from None
-            meta = loaded if isinstance(loaded, dict) else {}
+            meta = loaded if is_object(loaded) else {}
             title = match.group("title").strip()
         index += 1
         record_id = meta.get("id")
@@ -383,7 +384,7 @@ def heads_conflicts(store: Store, project: Project) -> list[tuple[Record, list[R
     heads: dict[str, set[str]] = {}
     for old_id, new_id in rows:
         heads.setdefault(old_id, set()).add(new_id)
-    out = []
+    out: list[tuple[Record, list[Record]]] = []
     for old_id, new_ids in sorted(heads.items()):
         if len(new_ids) < 2:
             continue
