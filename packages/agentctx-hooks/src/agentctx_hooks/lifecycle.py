@@ -119,7 +119,7 @@ def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
     from agentctx_store.budget import Budget, truncate
 
     session = store.get_session(hook.session_id) or {}
-    meta: dict[str, Any] = session.get("meta", {}) if is_object(session.get("meta")) else {}
+    meta: dict[str, Any] = session.get("meta", {}) if isinstance(session.get("meta"), dict) else {}
     lines: list[str] = []
     prompts = recent_prompts(hook.transcript_path) or state.load(hook.session_id).get("prompts") or []
     if prompts:

@@ -57,7 +57,7 @@ def ask(hook: HookInput, prompt: str, data: dict[str, Any], already: list[str]) 
         return None
     if not os.path.exists(path):
         return None  # no service for this data dir: the normal case without MCP, not logged
-    pending = data.get("pending") if is_object(data.get("pending")) else None
+    pending = data.get("pending") if isinstance(data.get("pending"), dict) else None
     request = {
         "v": service_link.PROTOCOL,
         "op": "prompt",

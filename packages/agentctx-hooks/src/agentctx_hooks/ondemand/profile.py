@@ -76,7 +76,7 @@ def _python(root: str, stack: list[str], commands: list[str], entries: list[str]
     if isinstance(project.get("requires-python"), str):
         label += f" {project['requires-python']}"
     uv = tool.get("uv")
-    if is_object(uv) and "workspace" in uv:
+    if isinstance(uv, dict) and "workspace" in uv:
         label += " (uv workspace)"
     elif os.path.exists(os.path.join(root, "uv.lock")):
         label += " (uv)"
@@ -109,7 +109,7 @@ def _node(root: str, stack: list[str], commands: list[str], entries: list[str]) 
         return
     deps: dict[str, Any] = {}
     for field in ("dependencies", "devDependencies"):
-        if is_object(data.get(field)):
+        if isinstance(data.get(field), dict):
             deps.update(data[field])
     label = (
         "TypeScript" if "typescript" in deps or os.path.exists(os.path.join(root, "tsconfig.json")) else "JavaScript"
