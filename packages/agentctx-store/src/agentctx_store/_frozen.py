@@ -86,7 +86,8 @@ def frozen(cls: type[_T]) -> type[_T]:
     for method, function in methods.items():
         function.__qualname__ = f"{cls.__qualname__}.{method}"
         setattr(cls, method, function)
-    setattr(cls, "__match_args__", ())  # noqa: B010  # keyword-only fields are not positional patterns (`type` declares no __match_args__)
+    # keyword-only fields are not positional patterns (setattr: `type` declares no __match_args__)
+    setattr(cls, "__match_args__", ())  # noqa: B010
     return cls
 
 

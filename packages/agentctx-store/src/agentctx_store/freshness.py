@@ -439,9 +439,8 @@ class StaleRecord:
 
     record: Record
     staleness: Staleness
-    anchors: list[Anchor] = field(
-        default_factory=list["Anchor"]
-    )  # (a string: Anchor is imported for type checkers only)
+    # `list["Anchor"]`: a string, as `Anchor` is imported for type checkers only
+    anchors: list[Anchor] = field(default_factory=list["Anchor"])
     moved: dict[str, list[str]] = field(default_factory=dict[str, list[str]])  # `PATH:SYMBOL` → [`NEWPATH:SYMBOL`, …]
 
 
