@@ -247,7 +247,7 @@ def candidates(
             )
             if floor_check
             else keyword
-        )  # type: ignore[arg-type]
+        )
         result = HybridResult(mode="keyword", degraded=keyword.degraded, keyword_pass=bool(fallback.hits))
         return Candidates(result=result, fused=list(fallback.hits), cosine_of={}, relevance_of={}, best_relevance=0.0)
     namespaces = _namespaces(project, scope)

@@ -221,7 +221,7 @@ class Service:
     def _store(self) -> Any:
         from agentctx_store.store import Store
 
-        store = Store.open(self.db_path)  # type: ignore[arg-type]
+        store = Store.open(self.db_path)
         store.conn.execute("PRAGMA busy_timeout = 1000")
         return store
 

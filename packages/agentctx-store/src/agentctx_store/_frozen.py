@@ -38,9 +38,15 @@ class _Factory:
         self.make = make
 
 
-def field(*, default_factory: Callable[[], _T]) -> _T:
-    """A field whose default is made fresh for each instance (as `dataclasses.field`)."""
-    return _Factory(default_factory)  # type: ignore[return-value]
+if TYPE_CHECKING:  # what type checkers see, as for `dataclasses.field`: the field's own type
+
+    def field(*, default_factory: Callable[[], _T]) -> _T: ...
+
+else:
+
+    def field(*, default_factory):
+        """A field whose default is made fresh for each instance (as `dataclasses.field`)."""
+        return _Factory(default_factory)
 
 
 def frozen_error(name: str) -> Exception:

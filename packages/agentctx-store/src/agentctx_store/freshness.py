@@ -464,7 +464,7 @@ def scan(store: Store, project: Project, *, follow: bool = False, write: bool = 
             continue
         rows = _rows(store, [record.record_id])
         states = {index: _state(root, row, stats) for index, row in enumerate(rows)}
-        updates += [(row.anchor_id, *states[index]) for index, row in enumerate(rows)]  # type: ignore[misc]
+        updates += [(row.anchor_id, *states[index]) for index, row in enumerate(rows)]
         found = _group(rows, {index: state for index, (state, _) in states.items()})
         if record.record_id not in found:
             continue
