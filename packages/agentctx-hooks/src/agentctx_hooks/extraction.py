@@ -28,8 +28,8 @@ import os
 import time
 
 from agentctx_store import paths, projects
-from agentctx_store.budget import estimate_tokens
 from agentctx_store.jsontext import dumps, is_array, is_object, loads
+from agentctx_store.tokens import estimate_tokens
 from agentctx_store.transcripts import LIMITS, TOOL_ERROR_CHARS
 
 from agentctx_hooks import log, state

@@ -101,10 +101,10 @@ def hash_id(value: str) -> str:
         from hashlib import sha256
     else:
         try:
-            from _sha2 import sha256  # CPython >= 3.12
+            from _sha256 import sha256  # CPython <= 3.11
         except ImportError:
             try:
-                from _sha256 import sha256  # CPython <= 3.11
+                from _sha2 import sha256  # CPython >= 3.12
             except ImportError:
                 from hashlib import sha256
     return sha256(value.encode("utf-8")).hexdigest()
