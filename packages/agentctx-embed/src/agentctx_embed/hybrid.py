@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+from agentctx_store.projects import Project
 from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
     SHORT_QUERY_FLOOR_SHARE,
@@ -170,7 +171,7 @@ class VectorIndex:
 
 def hybrid_search(
     store: Store,
-    project: object,
+    project: Project,
     text: str,
     *,
     index: VectorIndex,
@@ -215,7 +216,7 @@ class Candidates:
 
 def candidates(
     store: Store,
-    project: object,
+    project: Project,
     text: str,
     *,
     index: VectorIndex,
@@ -237,7 +238,7 @@ def candidates(
         floor=None,
         exclude_ids=exclude_ids,
         now=moment,
-    )  # type: ignore[arg-type]
+    )
     if keyword.degraded or not keyword.terms:
         # no index to trust (LIKE or pinned-only), or nothing searchable: the keyword answer stands
         fallback = (
@@ -246,7 +247,7 @@ def candidates(
             )
             if floor_check
             else keyword
-        )  # type: ignore[arg-type]
+        )
         result = HybridResult(mode="keyword", degraded=keyword.degraded, keyword_pass=bool(fallback.hits))
         return Candidates(result=result, fused=list(fallback.hits), cosine_of={}, relevance_of={}, best_relevance=0.0)
     namespaces = _namespaces(project, scope)
@@ -372,8 +373,8 @@ def _z(best: float, cosines: np.ndarray) -> float:
     return (best - float(np.mean(cosines))) / spread
 
 
-def _namespaces(project: object, scope: str | None) -> tuple[str, ...]:
-    own, shared = visible_ids(project)  # type: ignore[arg-type]
+def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:
+    own, shared = visible_ids(project)
     if scope == "project":
         return (own,)
     if scope == "global":

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentctx_store.records import Record
-from agentctx_store.upkeep.consolidate import MergeJudge
+from agentctx_store.upkeep.merges import MergeJudge
+
+if TYPE_CHECKING:
+    from anthropic.types import JSONOutputFormatParam
 
 SYSTEM = (
     "You deduplicate a software project's knowledge base. Two records are DUPLICATES only when "
@@ -23,7 +26,7 @@ SYSTEM = (
     "a narrower scope) are DIFFERENT. Answer with the verdict DUPLICATE or DIFFERENT."
 )
 MAX_TOKENS = 20
-VERDICT_FORMAT = {
+VERDICT_FORMAT: JSONOutputFormatParam = {
     "type": "json_schema",
     "schema": {
         "type": "object",

@@ -24,6 +24,7 @@ in memory only: `pending_embedding` stays set, so consolidation still stores the
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import logging.handlers
@@ -139,12 +140,16 @@ class Service:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
-            assert child.stdout is not None
+            assert isinstance(
+                child.stdout, io.BufferedReader
+            )  # stdout=PIPE, default buffering: typeshed says IO[bytes]
             header = json.loads(child.stdout.readline() or b"{}")
             ids = header.get("ids") or []
             dims = int(header.get("dims") or 0)
             matrix = np.empty((len(ids), dims), dtype="<f4")
-            view = memoryview(matrix.reshape(-1).view(np.uint8)) if matrix.size else memoryview(b"")
+            # numpy's stubs declare ndarray.__buffer__ only for Python >= 3.12 (we check against 3.11)
+            flat = matrix.reshape(-1).view(np.uint8) if matrix.size else b""
+            view = memoryview(flat)  # pyright: ignore[reportArgumentType]
             got = 0
             while got < len(view):
                 count = child.stdout.readinto(view[got:])
@@ -216,7 +221,7 @@ class Service:
     def _store(self) -> Any:
         from agentctx_store.store import Store
 
-        store = Store.open(self.db_path)  # type: ignore[arg-type]
+        store = Store.open(self.db_path)
         store.conn.execute("PRAGMA busy_timeout = 1000")
         return store
 

@@ -166,7 +166,8 @@ class VectorStore:
         ordered: list[str] = []
         if self.backend == "vec0" and self.has_table():
             wanted = set(record_ids)
-            count = self.conn.execute("SELECT count(*) FROM records_vec").fetchone()[0]
+            row = self.conn.execute("SELECT count(*) FROM records_vec").fetchone()
+            count = row[0] if row else 0
             rows = self.conn.execute(
                 "SELECT record_id, distance FROM records_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
                 (np.asarray(query, dtype="<f4").tobytes(), max(1, min(count, KNN_MAX_K))),

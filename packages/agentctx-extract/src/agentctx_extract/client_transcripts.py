@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctx_store.client_text import strip_hook_context
+from agentctx_store.jsontext import is_object
 
 from agentctx_extract.transcript import Transcript, Turn, _entries
 
@@ -67,9 +68,10 @@ def _parts_text(content: Any) -> str:
 
 def _codex_turns(entries: list[dict[str, Any]]) -> Iterator[Turn]:
     for entry in entries:
-        payload = entry.get("payload") if isinstance(entry.get("payload"), dict) else {}
+        payload = entry.get("payload")
+        payload = payload if is_object(payload) else {}
         if entry.get("type") == "compacted":
-            summary = entry.get("payload", {}).get("message") if isinstance(entry.get("payload"), dict) else None
+            summary = payload.get("message")  # None when the entry has no payload object
             yield Turn(kind="meta", text=str(summary or "(conversation compacted here)"), detail="compact summary")
             continue
         if entry.get("type") != "response_item":
@@ -197,7 +199,8 @@ def _gemini_turns(message: dict[str, Any]) -> Iterator[Turn]:
             if not isinstance(call, dict):
                 continue
             name = str(call.get("name") or "tool")
-            args = call.get("args") if isinstance(call.get("args"), dict) else {}
+            args = call.get("args")
+            args = args if is_object(args) else {}
             shown = args.get("command") or args.get("file_path") or args.get("query")
             text = f"{name}: {shown if isinstance(shown, str) else json.dumps(args, ensure_ascii=False)}"
             yield Turn(kind="tool_call", text=text, detail=name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.projects import resolve_project
 
 TYPE_CHECKING = False
@@ -105,7 +106,7 @@ def _append_meta(
     when `unique` and the value was already there (it moves to the end)."""
     session = store.get_session(session_id) or {}
     current = session.get("meta", {}).get(key)
-    items = list(current) if isinstance(current, list) else []
+    items = list(current) if is_array(current) else []
     new = value not in items
     if unique and not new:
         items.remove(value)
@@ -155,7 +156,7 @@ def _apply_bash(store: Store, project: Project, root: str, session_id: str, entr
     if entry.get("branch"):
         store.update_session_meta(project, session_id, branch=str(entry["branch"]))
     commit = entry.get("commit")
-    if isinstance(commit, dict):
+    if is_object(commit):
         _append_meta(store, project, session_id, "commits", commit, limit=MAX_COMMITS)
         if commit.get("branch"):
             store.update_session_meta(project, session_id, branch=str(commit["branch"]))

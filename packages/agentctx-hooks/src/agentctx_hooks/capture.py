@@ -22,6 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from agentctx_store.jsontext import JsonValue
+
 WRITE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 
 
@@ -82,7 +84,7 @@ def _written_path(hook: HookInput, field: str) -> str:
     return value if isinstance(value, str) and "\x00" not in value else ""
 
 
-def _bash_output(response: object) -> str:
+def _bash_output(response: JsonValue) -> str:
     if isinstance(response, str):
         return response
     if isinstance(response, dict):

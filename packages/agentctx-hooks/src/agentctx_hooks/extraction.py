@@ -28,7 +28,7 @@ import os
 import time
 
 from agentctx_store import paths, projects
-from agentctx_store.jsontext import dumps, loads
+from agentctx_store.jsontext import dumps, is_array, is_object, loads
 from agentctx_store.tokens import estimate_tokens
 from agentctx_store.transcripts import LIMITS, TOOL_ERROR_CHARS
 
@@ -94,7 +94,7 @@ def read_marker(path: str) -> dict[str, Any] | None:
             data = loads(handle.read())
     except (OSError, ValueError, RecursionError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("session_id"), str) else None
+    return data if is_object(data) and isinstance(data.get("session_id"), str) else None
 
 
 def abandoned(project_id: str, current_session: str, *, now: float | None = None) -> list[dict[str, Any]]:
@@ -107,7 +107,7 @@ def abandoned(project_id: str, current_session: str, *, now: float | None = None
     except OSError:
         return []
     moment = time.time() if now is None else now
-    found = []
+    found: list[dict[str, Any]] = []
     for name in sorted(names):
         marker = read_marker(os.path.join(open_dir(), name))
         if marker is None or marker.get("project_id") != project_id or marker["session_id"] == current_session:
@@ -195,8 +195,10 @@ def sweep(hook: HookInput, project_id: str) -> None:
     try:
         note_open(hook)
         for marker in abandoned(project_id, hook.session_id):
-            cwd = marker.get("cwd") if isinstance(marker.get("cwd"), str) else hook.cwd
-            client = marker.get("client") if isinstance(marker.get("client"), str) else "claude"
+            cwd = marker.get("cwd")
+            cwd = cwd if isinstance(cwd, str) else hook.cwd
+            client = marker.get("client")
+            client = client if isinstance(client, str) else "claude"
             if start(marker["session_id"], str(marker["transcript"]), cwd, "sweep", client):
                 log.write(hook.event, f"sweeping session {marker['session_id']} (ended without SessionEnd)")
     except Exception as exc:  # the sweep is a side job of SessionStart
@@ -210,10 +212,12 @@ def scan(transcript_path: str, data: dict[str, Any]) -> int:
     """Add the developer's and Claude's words written since the last scan to `data["scan"]`
     and return the estimated tokens not yet extracted. Reads only the transcript's new bytes
     (up to the last complete line); a transcript that shrank is read again from the start."""
-    progress = data.get("scan") if isinstance(data.get("scan"), dict) else {}
-    assert isinstance(progress, dict)
-    offset = progress.get("offset") if isinstance(progress.get("offset"), int) else 0
-    tokens = progress.get("tokens") if isinstance(progress.get("tokens"), int) else 0
+    progress = data.get("scan")
+    progress = progress if is_object(progress) else {}
+    offset = progress.get("offset")
+    offset = offset if isinstance(offset, int) else 0
+    tokens = progress.get("tokens")
+    tokens = tokens if isinstance(tokens, int) else 0
     try:
         size = os.path.getsize(transcript_path)
         if size < offset:
@@ -240,11 +244,11 @@ def rendered_tokens(line: bytes) -> int:
         entry = loads(line)
     except (ValueError, RecursionError):
         return 0
-    if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
+    if not is_object(entry) or entry.get("isSidechain") or entry.get("isMeta"):
         return 0
     kind = entry.get("type")
     message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
+    content = message.get("content") if is_object(message) else None
     if kind == "user":
         if isinstance(content, str):
             return 0 if content.lstrip().startswith("<") else estimate_tokens(content[: LIMITS["developer"]])
@@ -262,21 +266,21 @@ def rendered_tokens(line: bytes) -> int:
 
 def _tool_outputs(content: object) -> list[tuple[str, bool]]:
     """The text of each `tool_result` block (a string, or text blocks), and whether it failed."""
-    if not isinstance(content, list):
+    if not is_array(content):
         return []
-    found = []
+    found: list[tuple[str, bool]] = []
     for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
+        if is_object(block) and block.get("type") == "tool_result":
             inner = block.get("content")
             found.append((inner if isinstance(inner, str) else _texts(inner), block.get("is_error") is True))
     return [(text, failed) for text, failed in found if text]
 
 
 def _texts(content: object) -> str:
-    if not isinstance(content, list):
+    if not is_array(content):
         return ""
     return "\n".join(
         block["text"]
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        if is_object(block) and block.get("type") == "text" and isinstance(block.get("text"), str)
     )

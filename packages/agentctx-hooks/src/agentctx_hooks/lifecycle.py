@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from agentctx_store.jsontext import loads
+from agentctx_store.jsontext import is_object, loads
 from agentctx_store.projects import resolve_project
 
 from agentctx_hooks import log, state
@@ -136,13 +136,13 @@ def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
     if errors:
         lines.append("Errors seen this session:")
         lines.extend(f"- [{record.record_id}] {record.title}" for record in errors[:5])
-    tests = [entry for entry in meta.get("tests", []) if isinstance(entry, dict)]
+    tests = [entry for entry in meta.get("tests", []) if is_object(entry)]
     if tests:
         last = tests[-1]
         lines.append(f"Last test run: {last.get('outcome')} (`{last.get('command')}`)")
     if isinstance(meta.get("branch"), str):
         lines.append(f"Branch: {meta['branch']}")
-    commits = [entry for entry in meta.get("commits", []) if isinstance(entry, dict)]
+    commits = [entry for entry in meta.get("commits", []) if is_object(entry)]
     if commits:
         lines.append("Commits: " + "; ".join(f"{entry.get('sha')} {entry.get('message')}" for entry in commits[-3:]))
     handover = store.list_records(project, types=["handover"], scope="project", limit=1)
@@ -165,12 +165,12 @@ def recent_prompts(transcript_path: str, *, limit: int = 5) -> list[str]:
             entry = loads(line)
         except ValueError:
             continue  # the first line of the tail is usually cut
-        if not isinstance(entry, dict) or entry.get("type") != "user" or entry.get("isMeta"):
+        if not is_object(entry) or entry.get("type") != "user" or entry.get("isMeta"):
             continue
         if entry.get("isCompactSummary") or entry.get("isSidechain"):
             continue
         message = entry.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
+        content = message.get("content") if is_object(message) else None
         if isinstance(content, str) and is_developer_prompt(content):
             prompts.append(content)
     return prompts[-limit:]

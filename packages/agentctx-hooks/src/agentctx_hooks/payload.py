@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from agentctx_store.jsontext import JsonValue
+
 MAX_STDIN_BYTES = 64 * 1024 * 1024
 
 
@@ -39,7 +41,7 @@ class HookInput:
         return text(self.data, name)
 
     def get_dict(self, name: str) -> dict[str, Any]:
-        value = self.data.get(name)
+        value: JsonValue = self.data.get(name)
         return value if isinstance(value, dict) else {}
 
 
@@ -82,7 +84,7 @@ def parse(event: str, raw: bytes, *, ends_process: bool = False) -> HookInput:
     from agentctx_store.jsontext import loads
 
     try:
-        data = loads(raw)
+        data: JsonValue = loads(raw)
     except (ValueError, RecursionError) as exc:
         raise PayloadError(f"payload is not JSON ({type(exc).__name__})") from None
     if not isinstance(data, dict):

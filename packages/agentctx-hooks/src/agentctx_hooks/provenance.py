@@ -12,8 +12,12 @@ by `agentctx_store.origin`.
 
 from __future__ import annotations
 
+from agentctx_store.jsontext import is_array, is_object
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from agentctx_store import Project, Store
 
     from agentctx_hooks.payload import HookInput
@@ -25,11 +29,12 @@ def client_and_hook(hook: HookInput) -> tuple[str, str]:
     return hook.get_text("agentctx_client") or "claude", hook.get_text("agentctx_hook") or hook.event
 
 
-def _append(store: Store, project: Project, session_id: str, key: str, entry: dict, client: str) -> None:
+def _append(store: Store, project: Project, session_id: str, key: str, entry: dict[str, Any], client: str) -> None:
     session = store.get_session(session_id) or {}
-    meta = session.get("meta") if isinstance(session.get("meta"), dict) else {}
+    meta = session.get("meta")
+    meta = meta if is_object(meta) else {}
     current = meta.get(key)
-    items = list(current) if isinstance(current, list) else []
+    items = list(current) if is_array(current) else []
     items.append(entry)
     store.update_session_meta(project, session_id, client=client, **{key: items[-MAX_ENTRIES:]})
 

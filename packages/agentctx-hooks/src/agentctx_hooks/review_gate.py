@@ -8,7 +8,7 @@ the whole file, which a prompt does not need.
 from __future__ import annotations
 
 from agentctx_store import paths
-from agentctx_store.jsontext import loads
+from agentctx_store.jsontext import is_object, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def review_required() -> bool:
         data = loads(raw)
     except (ValueError, RecursionError):
         return False
-    return isinstance(data, dict) and data.get("_written_by") == "agentctx" and data.get("review") == "required"
+    return is_object(data) and data.get("_written_by") == "agentctx" and data.get("review") == "required"
 
 
 def awaiting_review(record: Record) -> bool:

@@ -15,6 +15,10 @@ from agentctx_store import paths
 
 from agentctx_hooks import log, state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 NO_SPAWN_ENV = "AGENTCTX_HOOKS_NO_SPAWN"
 
 
@@ -52,7 +56,7 @@ def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd
     try:
         os.makedirs(paths.logs_dir(), exist_ok=True)
         with open(background_log(), "ab") as output:
-            options: dict[str, object] = {}
+            options: dict[str, Any] = {}  # Popen keywords: their types differ by platform
             if os.name == "nt":
                 options["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
             else:
@@ -64,7 +68,7 @@ def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd
                 stderr=output,
                 close_fds=True,
                 cwd=cwd if cwd and os.path.isdir(cwd) else None,
-                **options,  # type: ignore[arg-type]
+                **options,
             )
     except BaseException:
         try:

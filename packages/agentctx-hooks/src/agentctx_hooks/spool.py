@@ -18,7 +18,7 @@ import os
 import time
 
 from agentctx_store import paths
-from agentctx_store.jsontext import dumps, loads
+from agentctx_store.jsontext import dumps, is_object, loads
 
 from agentctx_hooks import log
 
@@ -154,7 +154,7 @@ def _read(path: str) -> dict[str, Any] | None:
     except (OSError, ValueError, RecursionError) as exc:
         log.error("spool", exc)
         return None
-    if not isinstance(entry, dict) or age > DROP_AFTER_SECONDS:
+    if not is_object(entry) or age > DROP_AFTER_SECONDS:
         log.write("spool", f"dropped an unusable capture {os.path.basename(path)}")
         return None
     return entry

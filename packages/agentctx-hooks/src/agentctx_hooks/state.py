@@ -17,7 +17,7 @@ import os
 import time
 
 from agentctx_store import paths
-from agentctx_store.jsontext import dumps, loads
+from agentctx_store.jsontext import dumps, is_array, is_object, loads
 from agentctx_store.projects import hash_id
 
 TYPE_CHECKING = False
@@ -96,7 +96,7 @@ def load(session_id: str) -> dict[str, Any]:
             data = loads(handle.read())
     except (OSError, ValueError, RecursionError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if is_object(data) else {}
 
 
 def save(session_id: str, data: dict[str, Any]) -> None:
@@ -112,7 +112,7 @@ def save(session_id: str, data: dict[str, Any]) -> None:
 
 def injected_ids(data: dict[str, Any]) -> list[str]:
     ids = data.get("injected")
-    return [value for value in ids if isinstance(value, str)] if isinstance(ids, list) else []
+    return [value for value in ids if isinstance(value, str)] if is_array(ids) else []
 
 
 def add_injected(data: dict[str, Any], ids: list[str]) -> None:
@@ -148,7 +148,7 @@ def add_prompt(data: dict[str, Any], prompt: str) -> None:
     if not is_plain(prompt):
         return
     prompts = data.get("prompts")
-    recent = [value for value in prompts if isinstance(value, str)] if isinstance(prompts, list) else []
+    recent = [value for value in prompts if isinstance(value, str)] if is_array(prompts) else []
     recent.append(" ".join(prompt.split())[:PROMPT_CHARS])
     data["prompts"] = recent[-MAX_PROMPTS:]
 
@@ -156,8 +156,8 @@ def add_prompt(data: dict[str, Any], prompt: str) -> None:
 def add_pending(data: dict[str, Any], *, tokens: int, ids: list[str]) -> None:
     """Accounting the fast SessionStart path could not write: the next hook that opens the
     store moves it there (`take_pending`)."""
-    pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
-    assert isinstance(pending, dict)
+    pending = data.get("pending")
+    pending = pending if is_object(pending) else {}
     pending_ids = [value for value in pending.get("ids", []) if isinstance(value, str)]
     data["pending"] = {
         "tokens": int(pending.get("tokens", 0) or 0) + tokens,
@@ -169,7 +169,7 @@ def add_pending(data: dict[str, Any], *, tokens: int, ids: list[str]) -> None:
 def take_pending(data: dict[str, Any]) -> tuple[int, list[str], int]:
     """(tokens, record ids, injections) waiting to be recorded; clears them from `data`."""
     pending = data.pop("pending", None)
-    if not isinstance(pending, dict):
+    if not is_object(pending):
         return 0, [], 0
     ids = [value for value in pending.get("ids", []) if isinstance(value, str)]
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx_store.jsontext import dumps, loads
+from agentctx_store.jsontext import dumps, is_array, is_object, loads
 
 from agentctx_hooks import log
 
@@ -79,11 +79,11 @@ def ask(hook: HookInput, prompt: str, data: dict[str, Any], already: list[str]) 
         if left <= 0:
             raise service_link.ServiceUnavailable("no time left before the deadline")
         reply = loads(service_link.exchange(dumps(request).encode("utf-8"), timeout=left, path=path))
-        if not isinstance(reply, dict) or not reply.get("ok"):
+        if not is_object(reply) or not reply.get("ok"):
             raise service_link.ServiceUnavailable(f"the service answered {str(reply)[:200]}")
         text = reply.get("text")
         ids = reply.get("ids")
-        if not isinstance(text, str) or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        if not isinstance(text, str) or not is_array(ids) or not all(isinstance(i, str) for i in ids):
             raise service_link.ServiceUnavailable("the service's answer is malformed")
     except (service_link.ServiceUnavailable, ValueError, TypeError, OverflowError) as exc:
         _note_fallback(hook, data, str(exc))
@@ -98,8 +98,8 @@ def count_keyword(data: dict[str, Any]) -> None:
 
 
 def _count(data: dict[str, Any], path: str) -> None:
-    served = data.get(SERVED_KEY) if isinstance(data.get(SERVED_KEY), dict) else {}
-    assert isinstance(served, dict)
+    served = data.get(SERVED_KEY)
+    served = served if is_object(served) else {}
     served[path] = int(served.get(path, 0) or 0) + 1
     served["last"] = path
     data[SERVED_KEY] = served

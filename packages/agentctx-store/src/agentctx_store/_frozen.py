@@ -38,9 +38,15 @@ class _Factory:
         self.make = make
 
 
-def field(*, default_factory: Callable[[], _T]) -> _T:
-    """A field whose default is made fresh for each instance (as `dataclasses.field`)."""
-    return _Factory(default_factory)  # type: ignore[return-value]
+if TYPE_CHECKING:  # what type checkers see, as for `dataclasses.field`: the field's own type
+
+    def field(*, default_factory: Callable[[], _T]) -> _T: ...
+
+else:
+
+    def field(*, default_factory):
+        """A field whose default is made fresh for each instance (as `dataclasses.field`)."""
+        return _Factory(default_factory)
 
 
 def frozen_error(name: str) -> Exception:
@@ -62,7 +68,8 @@ def frozen(cls: type[_T]) -> type[_T]:
             delattr(cls, name)  # as dataclasses does: the class keeps plain defaults only
         elif value is not _MISSING:
             defaults[name] = value
-    params, body = [], []
+    params: list[str] = []
+    body: list[str] = []
     for name in names:
         default = defaults.get(name, _MISSING)
         if default is _MISSING:
@@ -85,7 +92,8 @@ def frozen(cls: type[_T]) -> type[_T]:
     for method, function in methods.items():
         function.__qualname__ = f"{cls.__qualname__}.{method}"
         setattr(cls, method, function)
-    cls.__match_args__ = ()  # keyword-only fields are not positional patterns
+    # keyword-only fields are not positional patterns (setattr: `type` declares no __match_args__)
+    setattr(cls, "__match_args__", ())  # noqa: B010
     return cls
 
 

@@ -10,7 +10,7 @@ import os
 import time
 
 from agentctx_store import paths
-from agentctx_store.jsontext import loads
+from agentctx_store.jsontext import is_object, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def read(project_id: str) -> tuple[str, dict[str, Any], float] | None:
         age = time.time() - os.path.getmtime(text_path)
     except (OSError, ValueError):
         return None
-    return (text, meta, age) if isinstance(meta, dict) else None
+    return (text, meta, age) if is_object(meta) else None
 
 
 def record_ids(text: str) -> list[str]:

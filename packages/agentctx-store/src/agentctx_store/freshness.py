@@ -318,6 +318,15 @@ class _Row:
         "size",
         "mtime_ns",
     )
+    anchor_id: int
+    record_id: str
+    path: str
+    line_start: int | None
+    line_end: int | None
+    symbol: str | None
+    content_hash: str
+    size: int | None
+    mtime_ns: int | None
 
     def __init__(self, row: Sequence[object]) -> None:
         for name, value in zip(self.__slots__, row, strict=True):
@@ -327,8 +336,9 @@ class _Row:
 def _state(root: str, row: _Row, stats: dict[str, os.stat_result | None]) -> tuple[str | None, os.stat_result | None]:
     """(None | CHANGED | MISSING, the file's stat) for one anchor row. Only a file that is not
     there is missing; one this user cannot read counts as unchecked (None, no stat)."""
-    info = stats.get(row.path, False)
-    if info is False:
+    if row.path in stats:
+        info = stats[row.path]
+    else:
         try:
             info = os.stat(os.path.join(root, row.path))
         except (FileNotFoundError, NotADirectoryError):
@@ -341,7 +351,7 @@ def _state(root: str, row: _Row, stats: dict[str, os.stat_result | None]) -> tup
     if row.size == info.st_size and row.mtime_ns == info.st_mtime_ns:
         return None, info
     try:
-        digest = _digest(os.path.join(root, row.path), row.line_start, row.line_end, row.symbol)  # type: ignore[arg-type]
+        digest = _digest(os.path.join(root, row.path), row.line_start, row.line_end, row.symbol)
     except (FileNotFoundError, NotADirectoryError):
         return MISSING, None
     except (OSError, UnicodeError):
@@ -429,8 +439,9 @@ class StaleRecord:
 
     record: Record
     staleness: Staleness
-    anchors: list[Anchor] = field(default_factory=list)
-    moved: dict[str, list[str]] = field(default_factory=dict)  # `PATH:SYMBOL` → [`NEWPATH:SYMBOL`, …]
+    # `list["Anchor"]`: a string, as `Anchor` is imported for type checkers only
+    anchors: list[Anchor] = field(default_factory=list["Anchor"])
+    moved: dict[str, list[str]] = field(default_factory=dict[str, list[str]])  # `PATH:SYMBOL` → [`NEWPATH:SYMBOL`, …]
 
 
 def scan(store: Store, project: Project, *, follow: bool = False, write: bool = True) -> list[StaleRecord]:
@@ -453,7 +464,7 @@ def scan(store: Store, project: Project, *, follow: bool = False, write: bool = 
             continue
         rows = _rows(store, [record.record_id])
         states = {index: _state(root, row, stats) for index, row in enumerate(rows)}
-        updates += [(row.anchor_id, *states[index]) for index, row in enumerate(rows)]  # type: ignore[misc]
+        updates += [(row.anchor_id, *states[index]) for index, row in enumerate(rows)]
         found = _group(rows, {index: state for index, (state, _) in states.items()})
         if record.record_id not in found:
             continue
@@ -491,7 +502,7 @@ def note_edit(store: Store, project: Project, path: str) -> int:
     if not rows or not _checkable(root):
         return 0
     stats: dict[str, os.stat_result | None] = {}
-    updates = []
+    updates: list[tuple[int, str | None, os.stat_result | None]] = []
     stale: set[str] = set()
     for row in rows:
         state, info = _state(root, row, stats)
@@ -557,7 +568,7 @@ def confirm(store: Store, project: Project, record_id: str, specs: Sequence[str]
 def still_there(project: Project, specs: Iterable[str]) -> list[str]:
     """The specs that can still be anchored now (their file, range or symbol is there)."""
     root = root_text(project)
-    kept = []
+    kept: list[str] = []
     for spec in specs:
         try:
             capture(root, spec)
@@ -589,7 +600,7 @@ def anchor_from_mentions(store: Store, project: Project, record_ids: Iterable[st
         symbols = set(re.findall(r"`([A-Za-z_][\w.]*)(?:\(\))?`", text)) | set(
             re.findall(r"\b([A-Za-z_]\w*)\(\)", text)
         )
-        specs = []
+        specs: list[str] = []
         for name in names:
             base = name.rsplit("/", 1)[-1]
             if name not in text and not (base != name and "." in base and len(base) >= 6 and base in text):

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeAlias, TypeGuard
+
+    # A decoded JSON value. Declared with it, a value read from a payload narrows by `isinstance`
+    # to a typed `dict`/`list` (the hooks that must not import the store use it so).
+    JsonValue: TypeAlias = "dict[str, Any] | list[Any] | str | int | float | bool | None"
 
 try:
     from _json import encode_basestring_ascii as _quote
@@ -33,7 +37,9 @@ class _Decoding:
     parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
 
 
-_scan = _make_scanner(_Decoding()) if _make_scanner is not None else None
+# typeshed's `_json` stub wants a `make_scanner` as the context; the C scanner reads the attributes
+# of any object (`json` itself passes a `JSONDecoder`).
+_scan = _make_scanner(_Decoding()) if _make_scanner is not None else None  # pyright: ignore[reportArgumentType]
 
 
 def loads(text: str | bytes) -> Any:
@@ -71,3 +77,13 @@ def dumps(value: Any) -> str:
         return _quote(value)
     encode = _make_encoder({}, _unserializable, _quote, None, ": ", ", ", False, False, True)
     return "".join(encode(value, 0))
+
+
+def is_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """Whether a decoded JSON value is an object (a `dict`): narrows `value` for type checkers."""
+    return isinstance(value, dict)
+
+
+def is_array(value: object) -> TypeGuard[list[Any]]:
+    """Whether a decoded JSON value is an array (a `list`): narrows `value` for type checkers."""
+    return isinstance(value, list)

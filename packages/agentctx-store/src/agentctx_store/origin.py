@@ -8,6 +8,8 @@ Used by `agentctx show`, the dashboard and the export. Standard library only.
 
 from __future__ import annotations
 
+from agentctx_store.jsontext import is_object
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -20,14 +22,15 @@ if TYPE_CHECKING:
 def of_record(session: dict[str, Any] | None, record_id: str) -> dict[str, str]:
     """{client, hook?} of a record from its session's metadata ({} when unknown)."""
     meta = (session or {}).get("meta")
-    if not isinstance(meta, dict):
+    if not is_object(meta):
         return {}
-    for entry in meta.get("hook_records") or []:
-        if isinstance(entry, dict) and entry.get("id") == record_id:
+    entries: list[Any] = meta.get("hook_records") or []
+    for entry in entries:
+        if is_object(entry) and entry.get("id") == record_id:
             return {"client": str(entry.get("client")), "hook": str(entry.get("hook"))}
     if not isinstance(meta.get("client"), str):
         return {}
-    origin = {"client": meta["client"]}
+    origin: dict[str, str] = {"client": meta["client"]}
     if isinstance(meta.get("hook"), str):
         origin["hook"] = meta["hook"]
     return origin

@@ -224,9 +224,9 @@ def _by_match(body: str, spans: list[tuple[int, int]], terms: Sequence[str]) -> 
     if not wanted:
         return []
     stems: dict[str, str] = {}  # each distinct word of the body is stemmed once
-    found = []
+    found: list[set[str]] = []
     for start, end in spans:
-        matched = set()
+        matched: set[str] = set()
         for word in set(words(body[start:end].lower())):
             root = stems.get(word)
             if root is None:

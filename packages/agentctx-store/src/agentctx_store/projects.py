@@ -15,6 +15,8 @@ import os
 
 from agentctx_store._frozen import frozen
 
+TYPE_CHECKING = False
+
 GLOBAL_PROJECT_ID = "_global"
 
 
@@ -95,13 +97,16 @@ def _strip_git(path: str) -> str:
 def hash_id(value: str) -> str:
     """SHA-256 in hex, from the interpreter's built-in module where there is one (hashlib
     loads OpenSSL first)."""
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
-    except ImportError:
+    if TYPE_CHECKING:  # the same function; typeshed has no stub for the built-in modules
+        from hashlib import sha256
+    else:
         try:
-            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
+            from _sha256 import sha256  # CPython <= 3.11
         except ImportError:
-            from hashlib import sha256
+            try:
+                from _sha2 import sha256  # CPython >= 3.12
+            except ImportError:
+                from hashlib import sha256
     return sha256(value.encode("utf-8")).hexdigest()
 
 
@@ -180,7 +185,8 @@ def read_origin(root: str) -> str | None:
 
 def resolve_project(path: str | os.PathLike[str]) -> Project:
     """The project a directory belongs to. Never raises for a path that does not exist."""
-    start = os.path.realpath(os.path.expanduser(os.fspath(path)))
+    text = os.fspath(path)  # (its own line: pyright infers `str | Unknown` for the nested calls)
+    start = os.path.realpath(os.path.expanduser(text))
     root = find_repo_root(start) or start
     remote = read_origin(root) if os.path.exists(os.path.join(root, ".git")) else None
     name = os.path.basename(root) or root

@@ -32,7 +32,7 @@ def __getattr__(name: str) -> object:  # PEP 562: `RecordType`, `Confidence`, `S
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from typing import Literal
 
-    value = Literal[_LITERALS[name]]  # type: ignore[valid-type]
+    value = Literal[_LITERALS[name]]
     globals()[name] = value
     return value
 

@@ -36,9 +36,12 @@ from __future__ import annotations
 import math
 import re
 
+from agentctx_store.jsontext import is_object
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeGuard
 
 MARK = "[REDACTED:{kind}]"
 
@@ -462,7 +465,7 @@ def redact(text: str) -> Redaction:
     text = _private_keys(text, found)
     text = _url_passwords(text, found)
 
-    def shape(kind: str) -> object:
+    def shape(kind: str) -> Callable[[re.Match[str]], str]:
         def replace(match: re.Match[str]) -> str:
             mark = MARK.format(kind=kind)
             if "secret" in match.re.groupindex and match.group("secret") is not None:
@@ -477,7 +480,7 @@ def redact(text: str) -> Redaction:
 
     for kind, pattern in _SHAPES:
         if any(hint in text for hint in _HINTS[kind]):
-            text = pattern.sub(shape(kind), text)  # type: ignore[arg-type]
+            text = pattern.sub(shape(kind), text)
     text = _gitleaks(text, found)
 
     def assignment(match: re.Match[str]) -> str:
@@ -495,13 +498,17 @@ def redact(text: str) -> Redaction:
     return Redaction(text=text, count=len(found), kinds=tuple(kind for kind, _ in found), found=tuple(found))
 
 
+def _is_sequence(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
+    return isinstance(value, list | tuple)
+
+
 def redact_value(value: Any) -> Any:
     """`value` with every string in it redacted (lists, tuples and dict values, recursively)."""
     if isinstance(value, str):
         return redact_text(value)
-    if isinstance(value, dict):
+    if is_object(value):
         return {key: redact_value(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
+    if _is_sequence(value):
         return [redact_value(item) for item in value]
     return value
 

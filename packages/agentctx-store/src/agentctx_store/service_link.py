@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agentctx_store.projects import Project
+    from agentctx_store.records import Record
     from agentctx_store.retrieval import SearchResult
     from agentctx_store.store import Store
 
@@ -104,12 +105,14 @@ def lock_note(home: str | None = None) -> dict[str, Any]:
     not start); {} when nothing readable is there."""
     import json
 
+    from agentctx_store.jsontext import is_object
+
     try:
         with open(lock_path(home), encoding="utf-8") as handle:
             data = json.loads(handle.read() or "{}")
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if is_object(data) else {}
 
 
 def exchange(request: bytes, *, timeout: float, path: str | None = None) -> bytes:
@@ -155,6 +158,8 @@ def service_info(timeout: float = 1.0) -> dict[str, Any] | None:
     `{"error": ...}` when a socket exists but the service does not answer properly."""
     import json
 
+    from agentctx_store.jsontext import is_object
+
     path = socket_path()
     if not os.path.exists(path):
         return None
@@ -164,7 +169,7 @@ def service_info(timeout: float = 1.0) -> dict[str, Any] | None:
         return {"error": f"a socket is at {path} but no service answers ({exc}); a stale file from a killed one"}
     except ValueError:
         return {"error": "the service's answer is not JSON"}
-    if not isinstance(reply, dict) or not reply.get("ok"):
+    if not is_object(reply) or not reply.get("ok"):
         return {"error": f"the service answered {reply!r} (another agentctx version?)"}
     return reply
 
@@ -212,6 +217,7 @@ def service_search(
 
     if os.environ.get("AGENTCTX_NO_SERVICE") == "1" or not os.path.exists(socket_path()):
         return None
+    from agentctx_store.jsontext import is_object
     from agentctx_store.retrieval import SearchHit, SearchResult, query_terms
     from agentctx_store.store import RECORD_COLUMNS, row_to_record, visible_ids
 
@@ -230,15 +236,16 @@ def service_search(
         reply = json.loads(exchange(json.dumps(request).encode("utf-8"), timeout=timeout))
     except (ServiceUnavailable, ValueError):
         return None
-    if not isinstance(reply, dict) or not reply.get("ok") or reply.get("project_id") != project.project_id:
+    if not is_object(reply) or not reply.get("ok") or reply.get("project_id") != project.project_id:
         return None
-    ranked = [(str(item[0]), float(item[1]), float(item[2])) for item in reply.get("hits") or []]
+    ranking: list[Any] = reply.get("hits") or []
+    ranked = [(str(item[0]), float(item[1]), float(item[2])) for item in ranking]
     namespaces = (
         visible_ids(project)
         if scope is None
         else (project.project_id if scope == "project" else visible_ids(project)[1],)
     )
-    found = {}
+    found: dict[str, Record] = {}
     if ranked:
         marks = ",".join("?" * len(ranked))
         spaces = ",".join("?" * len(namespaces))

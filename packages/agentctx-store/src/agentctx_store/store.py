@@ -33,7 +33,7 @@ from agentctx_store.ulid import new_ulid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 RECORD_COLUMNS = (
@@ -43,7 +43,7 @@ RECORD_COLUMNS = (
 )
 
 
-def row_to_record(row: sqlite3.Row) -> Record:
+def row_to_record(row: sqlite3.Row | Mapping[str, Any]) -> Record:
     return Record(
         record_id=row["id"],
         project_id=row["project_id"],
@@ -643,7 +643,7 @@ class Store:
                 "SELECT * FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
                 (project.project_id, limit),
             )
-        sessions = []
+        sessions: list[dict[str, Any]] = []
         for row in rows:
             session = dict(row)
             session["meta"] = json_loads(session.get("meta") or "{}")

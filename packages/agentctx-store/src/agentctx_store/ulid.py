@@ -11,7 +11,7 @@ _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 def new_ulid(now_ms: int | None = None) -> str:
     ms = int(time.time() * 1000) if now_ms is None else now_ms
     value = (ms << 80) | int.from_bytes(os.urandom(10), "big")
-    chars = []
+    chars: list[str] = []
     for _ in range(26):
         chars.append(_ALPHABET[value & 31])
         value >>= 5

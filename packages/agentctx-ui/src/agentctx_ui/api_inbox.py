@@ -18,8 +18,8 @@ router = APIRouter(prefix="/api/inbox", tags=["inbox"])
 class AcceptIn(BaseModel):
     """Optional corrections made before accepting (`agentctx review`'s edit)."""
 
-    title: Text | None = Field(None, description="Corrected title; omitted keeps it.")
-    body: Text | None = Field(None, description="Corrected body; omitted keeps it.")
+    title: Text | None = Field(default=None, description="Corrected title; omitted keeps it.")
+    body: Text | None = Field(default=None, description="Corrected body; omitted keeps it.")
 
 
 @router.get("", response_model=RecordList, responses=ERRORS)

@@ -3,7 +3,7 @@ same store function the CLI uses (`agentctx_store.Store` and `agentctx_store.ret
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from agentctx_store import NewRecord, Record, ValidationError, search
 from agentctx_store.origin import of_record
@@ -32,7 +32,7 @@ ProjectParam = Annotated[
     Text | None,
     Query(description="A project_id from GET /api/projects (default: the project `agentctx ui` started in)."),
 ]
-ERRORS = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorOut, "description": "Refused: foreign Host, cross-site request, or missing token."},
     404: {"model": ErrorOut, "description": "No such record (or project) visible here."},
     422: {"model": ErrorOut, "description": "The request breaks the record contract."},

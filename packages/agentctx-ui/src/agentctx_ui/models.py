@@ -55,9 +55,11 @@ class RecordOut(BaseModel):
     session_id: str | None
     key: str | None
     updated_at: str | None
-    rank: float | None = Field(None, description="Search rank (relevance × rerank factors); only in search results.")
+    rank: float | None = Field(
+        default=None, description="Search rank (relevance × rerank factors); only in search results."
+    )
     origin: dict[str, str] | None = Field(
-        None,
+        default=None,
         description="Which client (claude, codex, gemini) and hook produced it, `{client, hook?}`, `{}` when not "
         "known; only when reading one record.",
     )
@@ -66,10 +68,12 @@ class RecordOut(BaseModel):
 class RecordList(BaseModel):
     records: list[RecordOut]
     count: int
-    total: int | None = Field(None, description="How many records match when listing (not set for a search).")
-    more: bool = Field(False, description="More records match than `limit` returned.")
+    total: int | None = Field(default=None, description="How many records match when listing (not set for a search).")
+    more: bool = Field(default=False, description="More records match than `limit` returned.")
     query_terms: list[str] = []
-    degraded: str | None = Field(None, description="Set when search fell back (no FTS5): `like-search`, `pinned-only`.")
+    degraded: str | None = Field(
+        default=None, description="Set when search fell back (no FTS5): `like-search`, `pinned-only`."
+    )
 
 
 class RecordCreate(BaseModel):
@@ -80,9 +84,9 @@ class RecordCreate(BaseModel):
     scope: ScopeName = "project"
     confidence: ConfidenceName = "explicit"
     pinned: bool = False
-    valid_from: Text | None = Field(None, description="ISO 8601 date or time; default now.")
+    valid_from: Text | None = Field(default=None, description="ISO 8601 date or time; default now.")
     supersedes: Text | None = Field(
-        None,
+        default=None,
         description="Id of the current record this one replaces (its type may differ, except handover and profile).",
     )
     anchors: list[Text] = Field(
@@ -108,7 +112,7 @@ class SupersedeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     body: Text
     title: Text | None = None
-    rationale: Text | None = Field(None, description="Why it changed; appended to the new body.")
+    rationale: Text | None = Field(default=None, description="Why it changed; appended to the new body.")
 
 
 class SupersedeOut(BaseModel):
@@ -156,7 +160,7 @@ class ExtractionOut(BaseModel):
     cache_write_tokens: int
     output_tokens: int
     cost_usd: float
-    last_trigger: str | None = Field(None, description="end, stop, precompact, sweep or manual.")
+    last_trigger: str | None = Field(default=None, description="end, stop, precompact, sweep or manual.")
 
 
 class InjectionOut(BaseModel):
@@ -164,7 +168,7 @@ class InjectionOut(BaseModel):
 
     at: str | None = None
     client: str | None = None
-    hook: str | None = Field(None, description="The client's own hook name (`BeforeAgent` in Gemini).")
+    hook: str | None = Field(default=None, description="The client's own hook name (`BeforeAgent` in Gemini).")
     ids: list[str] = []
     tokens: int = 0
 
@@ -178,8 +182,8 @@ class SessionOut(BaseModel):
     tokens_injected: int
     extraction_cost_usd: float
     extraction: ExtractionOut
-    client: str | None = Field(None, description="The client the session ran in: claude, codex, gemini.")
-    injection_log: list[InjectionOut] = Field([], description="The prompt injections, oldest first (last 50).")
+    client: str | None = Field(default=None, description="The client the session ran in: claude, codex, gemini.")
+    injection_log: list[InjectionOut] = Field(default=[], description="The prompt injections, oldest first (last 50).")
     meta: dict[str, Any]
 
 

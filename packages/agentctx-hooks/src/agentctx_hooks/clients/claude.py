@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from agentctx_hooks.clients import HOOK_EVENTS
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 NAME = "claude"
 LABEL = "Claude Code"
 BINARY = "claude"
@@ -12,7 +16,7 @@ EVENTS = {event: event for event in HOOK_EVENTS}
 TOOLS: dict[str, str] = {}  # Claude's own tool names: nothing to map
 
 
-def normalise(native_event: str, data: dict) -> tuple[str, dict]:
+def normalise(native_event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return native_event, data
 
 

@@ -16,6 +16,12 @@ file, so our 6,000 / 8,000-character budgets keep it whole). Differences handled
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentctx_store.jsontext import JsonValue
+
 NAME = "codex"
 LABEL = "Codex CLI"
 BINARY = "codex"
@@ -48,7 +54,7 @@ def timeout(event: str) -> int:
     return _TIMEOUTS.get(event, 10)
 
 
-def normalise(native_event: str, data: dict) -> tuple[str, dict]:
+def normalise(native_event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     event = EVENTS.get(native_event) or native_event
     if event == "UserPromptSubmit" and data.get("agent_id"):
         data = {**data, "prompt": ""}  # a subagent's task, written by the model
@@ -58,7 +64,7 @@ def normalise(native_event: str, data: dict) -> tuple[str, dict]:
     return event, data
 
 
-def patched_file(tool_input: object) -> str:
+def patched_file(tool_input: JsonValue) -> str:
     """The first file an `apply_patch` call adds or updates ("" when none is named)."""
     texts = [tool_input] if isinstance(tool_input, str) else []
     if isinstance(tool_input, dict):

@@ -21,6 +21,12 @@ What differs from Claude Code, and what this module does about it:
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentctx_store.jsontext import JsonValue
+
 NAME = "gemini"
 LABEL = "Gemini CLI"
 BINARY = "gemini"
@@ -58,7 +64,7 @@ def typed_prompt(prompt: str) -> str:
     return strip_hook_context(prompt)
 
 
-def normalise(native_event: str, data: dict) -> tuple[str, dict]:
+def normalise(native_event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     event = EVENTS.get(native_event) or native_event
     if event == "UserPromptSubmit":
         prompt = data.get("prompt")
@@ -69,20 +75,22 @@ def normalise(native_event: str, data: dict) -> tuple[str, dict]:
     return event, data
 
 
-def _tool(data: dict) -> tuple[str, dict]:
+def _tool(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     tool = data.get("tool_name")
     ours = TOOLS.get(tool) if isinstance(tool, str) else None
     if ours is None:
         return "PostToolUse", data
-    response = data.get("tool_response")
+    response: JsonValue = data.get("tool_response")
     response = response if isinstance(response, dict) else {}
     output = llm_text(response.get("llmContent"))
-    error = response.get("error")
+    error: JsonValue = response.get("error")
     error_text = (
         error if isinstance(error, str) else (llm_text(error.get("message")) if isinstance(error, dict) else "")
     )
     failed = bool(error) or (ours == "Bash" and _exit_code(output) not in (None, 0))
-    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
+    tool_input: JsonValue = data.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    normal: dict[str, Any]
     if ours == "Bash":
         normal = {**data, "tool_name": "Bash", "tool_input": {"command": tool_input.get("command")}}
         normal["tool_response"] = output
@@ -95,14 +103,13 @@ def _tool(data: dict) -> tuple[str, dict]:
     return "PostToolUse", normal
 
 
-def llm_text(content: object) -> str:
+def llm_text(content: JsonValue) -> str:
     """`llmContent`: a string, or a list of `{text}` parts."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
+        parts: list[JsonValue] = content
+        return "\n".join(part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str))
     return ""
 
 

@@ -14,6 +14,8 @@ import re
 import tomllib
 from dataclasses import dataclass
 
+from agentctx_store.jsontext import is_array, is_object
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -50,8 +52,8 @@ def _toml(root: str, name: str) -> dict[str, Any]:
 
 
 def _dep_names(specs: Any) -> list[str]:
-    names = []
-    for spec in specs if isinstance(specs, list) else []:
+    names: list[str] = []
+    for spec in specs if is_array(specs) else []:
         if isinstance(spec, str) and (match := re.match(r"\s*([A-Za-z0-9_.-]+)", spec)):
             names.append(match.group(1).lower())
     return names
@@ -66,12 +68,15 @@ def _python(root: str, stack: list[str], commands: list[str], entries: list[str]
     has_requirements = os.path.exists(os.path.join(root, "requirements.txt"))
     if not data and not has_requirements and not os.path.exists(os.path.join(root, "setup.py")):
         return
-    project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
-    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    project = data.get("project")
+    project = project if is_object(project) else {}
+    tool = data.get("tool")
+    tool = tool if is_object(tool) else {}
     label = "Python"
     if isinstance(project.get("requires-python"), str):
         label += f" {project['requires-python']}"
-    if isinstance(tool.get("uv"), dict) and "workspace" in tool["uv"]:
+    uv = tool.get("uv")
+    if isinstance(uv, dict) and "workspace" in uv:
         label += " (uv workspace)"
     elif os.path.exists(os.path.join(root, "uv.lock")):
         label += " (uv)"
@@ -79,7 +84,7 @@ def _python(root: str, stack: list[str], commands: list[str], entries: list[str]
         label += " (poetry)"
     deps = _dep_names(project.get("dependencies"))
     groups = data.get("dependency-groups", {})
-    dev = [name for group in groups.values() for name in _dep_names(group)] if isinstance(groups, dict) else []
+    dev = [name for group in groups.values() for name in _dep_names(group)] if is_object(groups) else []
     notable = [name for name in PY_FRAMEWORKS if name in deps or name in dev]
     stack.append(label + (f": {', '.join(notable)}" if notable else ""))
     runner = "uv run " if os.path.exists(os.path.join(root, "uv.lock")) else ""
@@ -88,7 +93,7 @@ def _python(root: str, stack: list[str], commands: list[str], entries: list[str]
     if "ruff" in tool or "ruff" in dev:
         commands.append(f"lint: {runner}ruff check .")
     scripts = project.get("scripts", {})
-    if isinstance(scripts, dict):
+    if is_object(scripts):
         entries.extend(f"{name} → {target}" for name, target in scripts.items() if isinstance(target, str))
 
 
@@ -100,7 +105,7 @@ def _node(root: str, stack: list[str], commands: list[str], entries: list[str]) 
         data = json.loads(text)
     except ValueError:
         return
-    if not isinstance(data, dict):
+    if not is_object(data):
         return
     deps: dict[str, Any] = {}
     for field in ("dependencies", "devDependencies"):
@@ -117,7 +122,7 @@ def _node(root: str, stack: list[str], commands: list[str], entries: list[str]) 
             manager = name
             break
     scripts = data.get("scripts")
-    if isinstance(scripts, dict):
+    if is_object(scripts):
         for name in ("dev", "build", "test", "lint", "start", "typecheck", "format"):
             if isinstance(scripts.get(name), str):
                 commands.append(f"{name}: {manager} run {name}")
@@ -126,7 +131,7 @@ def _node(root: str, stack: list[str], commands: list[str], entries: list[str]) 
     binaries = data.get("bin")
     if isinstance(binaries, str):
         entries.append(f"bin → {binaries}")
-    elif isinstance(binaries, dict):
+    elif is_object(binaries):
         entries.extend(f"{name} → {target}" for name, target in binaries.items() if isinstance(target, str))
 
 
@@ -134,12 +139,14 @@ def _rust(root: str, stack: list[str], commands: list[str], entries: list[str]) 
     data = _toml(root, "Cargo.toml")
     if not data:
         return
-    package = data.get("package", {}) if isinstance(data.get("package"), dict) else {}
+    package = data.get("package")
+    package = package if is_object(package) else {}
     edition = f" (edition {package['edition']})" if isinstance(package.get("edition"), str) else ""
     stack.append(f"Rust{edition}" + (" workspace" if "workspace" in data else ""))
     commands.extend(["build: cargo build", "test: cargo test"])
-    for binary in data.get("bin", []) if isinstance(data.get("bin"), list) else []:
-        if isinstance(binary, dict) and isinstance(binary.get("name"), str):
+    binaries = data.get("bin")
+    for binary in binaries if is_array(binaries) else []:
+        if is_object(binary) and isinstance(binary.get("name"), str):
             entries.append(f"{binary['name']} → {binary.get('path', 'src/main.rs')}")
     if os.path.exists(os.path.join(root, "src", "main.rs")) and not entries:
         entries.append("src/main.rs")
@@ -201,7 +208,7 @@ def detect(root: str) -> list[ProfileEntry]:
     _rust(root, stack, commands, entries)
     _go(root, stack, commands, entries)
     _others(root, stack, commands)
-    found = []
+    found: list[ProfileEntry] = []
     if stack:
         found.append(ProfileEntry(key="stack", title="Stack", body=_join(stack)))
     if commands:
@@ -218,7 +225,7 @@ def refresh(store: Store, project: Project, *, source: str, session_id: str | No
     """
     from agentctx_store import NewRecord
 
-    written = []
+    written: list[str] = []
     for entry in detect(str(project.root)):
         current = store.find_by_key(project, "profile", entry.key)
         if current is not None and current.body == entry.body:

@@ -285,7 +285,8 @@ def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]
         old_type, old_key = (old_planned.item.type, old_planned.item.key) if old_planned else _stored(store, old_id)
         new_type, new_key = (new_planned.item.type, new_planned.item.key) if new_planned else _stored(store, new_id)
         if (why := supersession_error(old_type, old_key, new_type, new_key)) is not None:
-            line = (new_planned or old_planned).item.line if (new_planned or old_planned) else 0
+            planned = new_planned or old_planned
+            line = planned.item.line if planned else 0
             raise line_error(line, f"{why}; record {old_id} cannot be superseded by this {new_type}.")
         stored = old_planned.existing.superseded_by if old_planned and old_planned.existing else None
         if old_planned is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agentctx_store._frozen import frozen
 from agentctx_store.errors import ValidationError
@@ -172,12 +173,12 @@ def anchored_records(
     return [(records[record_id], anchors) for record_id, anchors in grouped.items() if record_id in records]
 
 
-def _anchor(row: Sequence[object], offset: int = 0) -> Anchor:
+def _anchor(row: Sequence[Any], offset: int = 0) -> Anchor:
     path, start, end, symbol, digest = row[offset : offset + 5]
     return Anchor(
         path=str(path),
         content_hash=str(digest),
-        line_start=int(start) if start is not None else None,  # type: ignore[call-overload]
-        line_end=int(end) if end is not None else None,  # type: ignore[call-overload]
+        line_start=int(start) if start is not None else None,
+        line_end=int(end) if end is not None else None,
         symbol=str(symbol) if symbol is not None else None,
     )

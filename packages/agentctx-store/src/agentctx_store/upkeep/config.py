@@ -15,6 +15,7 @@ from typing import Any
 
 from agentctx_store import paths
 from agentctx_store.errors import ValidationError
+from agentctx_store.jsontext import is_object
 from agentctx_store.upkeep.files import atomic_write
 
 MARKER = "_written_by"
@@ -120,7 +121,7 @@ def _read_raw(path: Path) -> dict[str, Any] | None:
         data = json.loads(text)
     except json.JSONDecodeError:
         data = None
-    if not isinstance(data, dict) or data.get(MARKER) != MARKER_VALUE:
+    if not is_object(data) or data.get(MARKER) != MARKER_VALUE:
         raise ValidationError(
             f"{str(path)!r} was not written by agentctx; move it aside or set AGENTCTX_HOME to another directory."
         )

@@ -21,8 +21,9 @@ import contextlib
 import hashlib
 import json
 import os
+import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,7 +97,7 @@ def lock_path(db_path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def run_lock(db_path: Path) -> Iterator[None]:
+def run_lock(db_path: Path) -> Generator[None]:
     """One consolidation per store: an OS file lock, released by the kernel when the process
     dies (kill -9 included), so a crashed run never blocks the next one.
 
@@ -123,13 +124,13 @@ def run_lock(db_path: Path) -> Iterator[None]:
 
 
 def _lock_file(handle: Any) -> None:
-    try:
-        import fcntl
-    except ImportError:  # Windows
+    if sys.platform == "win32":  # no fcntl there
         import msvcrt
 
         msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
         return
+    import fcntl
+
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
@@ -144,7 +145,7 @@ def fingerprint(store: Store, project: Project, settings: dict[str, Any], now: d
            FROM records WHERE project_id IN (?, '_global')""",
         (project.project_id,),
     ).fetchone()
-    files = []
+    files: list[tuple[str, int, int]] = []
     for name in drift.CLAUDE_FILES:
         with contextlib.suppress(OSError):
             stat = (Path(project.root) / name).stat()
@@ -303,7 +304,8 @@ def status_sections(store: Store, project: Project, *, now: datetime | None = No
     )
     if summary.get("degraded"):
         lines.append("degraded: " + ", ".join(summary["degraded"]))
-    drift_candidates = (summary.get("drift") or {}).get(project.project_id)
+    drift_counts: dict[str, Any] = summary.get("drift") or {}
+    drift_candidates = drift_counts.get(project.project_id)
     if drift_candidates:
         lines.append(f"CLAUDE.md is behind the store on {drift_candidates} points: `agentctx sync` shows the diff")
     if summary.get("pending"):

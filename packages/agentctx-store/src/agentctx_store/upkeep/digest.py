@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,7 +154,7 @@ def _freshness(store: Store, project: Project, records: Sequence[Record]) -> tup
     kept = [record for record in records if not (record.record_id in found and found[record.record_id].all_missing)]
     marks: dict[str, str] = {}
     for record_id, staleness in found.items():
-        parts = []
+        parts: list[str] = []
         if staleness.changed:
             parts.append(f"anchor-changed: {', '.join(staleness.changed)}")
         if staleness.missing:
@@ -246,7 +246,7 @@ def refresh_changed(store: Store) -> None:
 
 
 @contextmanager
-def refreshing(store: Store) -> Iterator[Store]:
+def refreshing(store: Store) -> Generator[Store]:
     """`with refreshing(Store.open()) as store:` — on the way out, the digests of the projects
     it changed are refreshed, then the store is closed. What writes records opens it this way."""
     try:

@@ -91,7 +91,7 @@ class ReverifyReport:
     applied: int = 0
     failed: int = 0
     cost_usd: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list[str])
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -102,7 +102,7 @@ def evidence(project: Project, item: StaleRecord) -> list[Evidence]:
     import os
 
     root = root_text(project)
-    found = []
+    found: list[Evidence] = []
     for anchor in item.anchors:
         try:
             with open(os.path.join(root, anchor.path), encoding="utf-8", errors="replace") as handle:

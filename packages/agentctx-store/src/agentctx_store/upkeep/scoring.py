@@ -81,7 +81,7 @@ def score(record: Record, now: datetime) -> float:
 def update_scores(store: Store, now: datetime) -> int:
     """Recompute `score` for every current record of the store; returns how many changed."""
     rows = store.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE superseded_at IS NULL").fetchall()
-    changes = []
+    changes: list[tuple[float, str]] = []
     for row in rows:
         record = row_to_record(row)
         value = round(score(record, now), 6)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from agentctx_store.jsontext import is_object
 from agentctx_store.store import Store
 
 USAGE_KEYS = ("runs", "calls", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
@@ -31,9 +32,11 @@ def month_spent(store: Store, *, now: datetime | None = None) -> float:
 def session_usage(session: dict[str, Any]) -> dict[str, Any]:
     """A session's extraction figures: runs, calls, tokens in / cached (cache reads) / cache
     writes / out, and cost (the column, which also counts runs from before per-run figures)."""
-    meta = session.get("meta") if isinstance(session.get("meta"), dict) else {}
-    extraction = meta.get("extraction") if isinstance(meta.get("extraction"), dict) else {}
-    runs = [entry for entry in extraction.get("runs_log", []) if isinstance(entry, dict)]
+    meta = session.get("meta")
+    meta = meta if is_object(meta) else {}
+    extraction = meta.get("extraction")
+    extraction = extraction if is_object(extraction) else {}
+    runs = [entry for entry in extraction.get("runs_log", []) if is_object(entry)]
 
     def number(key: str) -> int:
         try:

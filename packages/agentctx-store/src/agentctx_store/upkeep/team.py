@@ -19,11 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.errors import ValidationError
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, check_text, utc_now
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
@@ -212,7 +214,7 @@ def parse_team(text: str) -> list[TeamBlock]:
                 loaded = json.loads(match.group("json"))
             except ValueError:
                 raise ValidationError(f"Line {start}: the agentctx comment is not valid JSON.") from None
-            meta = loaded if isinstance(loaded, dict) else {}
+            meta = loaded if is_object(loaded) else {}
             title = match.group("title").strip()
         index += 1
         record_id = meta.get("id")
@@ -289,7 +291,8 @@ def import_team(store: Store, project: Project, root: Path, *, is_secret: Secret
     except FileNotFoundError:
         raise ValidationError(f"No {TEAM_FILE} in {root}; run `agentctx team export` first, or pull it.") from None
     blocks = parse_team(text)
-    synced = {str(value) for value in load_state(project.project_id).get("ids", []) or []}  # type: ignore[union-attr]
+    saved_ids = load_state(project.project_id).get("ids")
+    synced = {str(value) for value in saved_ids} if is_array(saved_ids) else set[str]()
     report = TeamReport()
     in_file: set[str] = set()
     with store.transaction() as conn:
@@ -346,8 +349,8 @@ def _create(store: Store, project: Project, block: TeamBlock, new_id: str, repor
         report.conflicts.append((old.record_id, new_id))
 
 
-def _edge(conn: object, from_id: str, to_id: str) -> None:
-    conn.execute(  # type: ignore[attr-defined]
+def _edge(conn: sqlite3.Connection, from_id: str, to_id: str) -> None:
+    conn.execute(
         "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
         (new_ulid(), from_id, to_id),
     )
@@ -383,7 +386,7 @@ def heads_conflicts(store: Store, project: Project) -> list[tuple[Record, list[R
     heads: dict[str, set[str]] = {}
     for old_id, new_id in rows:
         heads.setdefault(old_id, set()).add(new_id)
-    out = []
+    out: list[tuple[Record, list[Record]]] = []
     for old_id, new_ids in sorted(heads.items()):
         if len(new_ids) < 2:
             continue

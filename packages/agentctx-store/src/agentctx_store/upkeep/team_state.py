@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 
+from agentctx_store.jsontext import is_array, is_object
+
 TEAM_FILE = os.path.join(".agentctx", "context.md")
 NOTICE = "team context changed: run `agentctx team import` to take your team's edits"
 AUTO_NOTICE = "team context changed: importing it now (team_autoimport)"
@@ -45,7 +47,7 @@ def load_state(project_id: str) -> dict[str, object]:
             data = json.load(handle)
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if is_object(data) else {}
 
 
 def file_hash(path: str) -> str | None:
@@ -87,7 +89,7 @@ def changed(root: str, project_id: str) -> bool:
     digest = file_hash(path)
     if digest is not None and digest == saved.get("sha256"):
         ids = saved.get("ids")
-        save_state(project_id, root, [str(value) for value in ids] if isinstance(ids, list) else [])
+        save_state(project_id, root, [str(value) for value in ids] if is_array(ids) else [])
         return False
     return True
 

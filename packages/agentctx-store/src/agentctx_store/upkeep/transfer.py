@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.origin import of_records
 from agentctx_store.projects import Project
 from agentctx_store.records import RECORD_TYPES, Record
@@ -171,7 +172,7 @@ def parse_markdown(text: str) -> list[ImportItem]:
                 meta = json.loads(match.group("json"))
             except json.JSONDecodeError as exc:
                 raise line_error(number, f"the agentctx-record metadata is not valid JSON ({exc.msg}).") from None
-            if not isinstance(meta, dict):
+            if not is_object(meta):
                 raise line_error(number, "the agentctx-record metadata must be a JSON object.")
             record_id = meta.get("id")
             body_lines: list[str] = []
@@ -255,15 +256,15 @@ def parse_jsonl(text: str) -> list[ImportItem]:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise line_error(number, f"not valid JSON ({exc.msg} at column {exc.colno}).") from None
-        if not isinstance(data, dict):
+        if not is_object(data):
             raise line_error(number, "each line must be one JSON object.")
         ref = data.get("id")
         if ref is not None and not isinstance(ref, str | int):
             raise line_error(number, f"id must be text, not {ref!r}.")
-        supersedes = data.get("supersedes") or []
+        supersedes: object = data.get("supersedes") or []
         if isinstance(supersedes, str):
             supersedes = [supersedes]
-        if not isinstance(supersedes, list) or not all(isinstance(value, str) for value in supersedes):
+        if not is_array(supersedes) or not all(isinstance(value, str) for value in supersedes):
             raise line_error(number, "supersedes must be a list of ids.")
         pinned = data.get("pinned", False)
         if not isinstance(pinned, bool):

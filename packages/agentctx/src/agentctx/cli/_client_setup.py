@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.jsontext import is_object
+
 from agentctx.cli import _hook_settings as install
 
 MCP_NAME = install.MCP_NAME
@@ -192,8 +194,9 @@ def our_events(path: Path) -> list[str]:
         data, _ = read_json(path)
     except ConfigError:
         return []
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-    found = []
+    hooks = data.get("hooks")
+    hooks = hooks if is_object(hooks) else {}
+    found: list[str] = []
     for event, groups in hooks.items():
         for group in groups if isinstance(groups, list) else []:
             for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
@@ -295,7 +298,8 @@ def codex_config_change(path: Path, mcp: dict[str, Any] | None, trust: dict[str,
     """config.toml with our block (MCP server, trust) replacing any earlier one of ours."""
     data, original = read_toml(path)
     base = without_region(original or "")
-    servers = data.get("mcp_servers") if isinstance(data.get("mcp_servers"), dict) else {}
+    servers = data.get("mcp_servers")
+    servers = servers if is_object(servers) else {}
     existing = servers.get(MCP_NAME)
     if mcp is not None and existing is not None and REGION_BEGIN not in (original or ""):
         if not install.is_our_mcp(existing):

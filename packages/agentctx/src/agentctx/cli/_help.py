@@ -22,14 +22,14 @@ def _usage_name(self: core.TyperArgument) -> str:
 _typer_display_type = core._TyperParameter.display_type
 
 
-def _display_type(self: core._TyperParameter, ctx: object) -> str:
+def _display_type(self: core._TyperParameter, ctx: core._click.Context) -> str:  # typer 0.29 vendors click
     """`<str>` for a repeatable option of text, not `<list[str]>` (its help says it repeats)."""
-    label = _typer_display_type(self, ctx)  # type: ignore[arg-type]
+    label = _typer_display_type(self, ctx)
     if label.startswith("<list[") and label.endswith("]>"):
         return f"<{label[len('<list[') : -len(']>')]}>"
     return label
 
 
 def install() -> None:
-    core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
-    core._TyperParameter.display_type = _display_type  # type: ignore[method-assign]
+    core.TyperArgument._usage_display_name = _usage_name
+    core._TyperParameter.display_type = _display_type

@@ -13,6 +13,7 @@ from typing import Any
 import typer
 from agentctx_store import Project, Store
 from agentctx_store.upkeep import config, consolidate, digest
+from agentctx_store.upkeep.merges import MergeJudge
 
 from agentctx.cli import _health
 from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for
@@ -38,7 +39,7 @@ def vector_phase_for(settings: dict[str, Any]) -> tuple[consolidate.VectorPhase 
     return phase, []
 
 
-def judge_for(settings: dict[str, Any]) -> consolidate.MergeJudge | None:
+def judge_for(settings: dict[str, Any]) -> MergeJudge | None:
     if not (settings.get("llm", True) and _health.module_available("agentctx_embed")):
         return None
     from agentctx_embed.judge import make_judge

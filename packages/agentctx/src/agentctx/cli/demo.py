@@ -326,7 +326,9 @@ def _session(project_dir: Path, env: dict[str, str]) -> str:
             typer.echo(f"  file src/shop/sync_client.py ↔ {record.type} {record.record_id}  {record.title}")
         for stub in store.list_records(project, types=["bugfix"]):
             typer.echo(f"  + bugfix stub {stub.record_id}  {stub.title} ({stub.confidence}, deduplicated by error)")
-        tests = store.get_session(session)["meta"].get("tests", [])
+        opened = store.get_session(session)
+        assert opened is not None  # the hooks above opened it
+        tests = opened["meta"].get("tests", [])
         for entry in tests:
             typer.echo(f"  test run: {entry['outcome']} — {entry['command']}")
 
@@ -338,6 +340,7 @@ def _session(project_dir: Path, env: dict[str, str]) -> str:
     _hook("SessionEnd", {**common, "hook_event_name": "SessionEnd", "reason": "other"}, env)
     with Store.open() as store:
         meta = store.get_session(session)
+    assert meta is not None  # SessionStart opened it
     typer.echo(
         f"\nSessionEnd: session closed; {meta['tokens_injected']} tokens injected in {meta['injections']} injections "
         "(consolidation would now run detached; the demo skips background work)."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 from agentctx_store.errors import ValidationError
@@ -57,13 +57,15 @@ def extract(
         raise ValidationError(f"No transcript at {str(transcript)!r}; pass the session's .jsonl file to --transcript.")
     if project is not None and not project.exists():
         raise ValidationError(f"No such directory {str(project)!r}; pass an existing project directory to --project.")
-    from agentctx_extract.pipeline import TRIGGERS
+    from agentctx_extract.pipeline import TRIGGERS, Trigger
 
     if trigger not in TRIGGERS:
         raise ValidationError(f"Unknown --trigger {trigger!r}; use one of: {', '.join(TRIGGERS)}.")
     if client not in ("claude", "codex", "gemini"):
         raise ValidationError(f"Unknown client {client!r}; supported: claude, codex, gemini.")
-    outcome = extract_session(session_id, transcript, project_path=project, force=force, trigger=trigger, client=client)  # type: ignore[arg-type]
+    outcome = extract_session(
+        session_id, transcript, project_path=project, force=force, trigger=cast(Trigger, trigger), client=client
+    )
     if trigger in ("end", "sweep") and outcome.status not in ("failed", "locked"):
         from agentctx_hooks.extraction import forget
 

@@ -360,7 +360,7 @@ def uninstall(
     data_home = Path(paths.home())
     manifest = _registration.load_manifest(data_home)
     if client:
-        chosen = _clients.expand([name for name in client if name != "all"] or ["claude"])
+        chosen: list[str] = _clients.expand([name for name in client if name != "all"] or ["claude"])
         chosen = list(_clients.SUPPORTED) if "all" in client else chosen
         chosen = _clients.without_codex_project(client, chosen, project=project, command="uninstall")
     else:

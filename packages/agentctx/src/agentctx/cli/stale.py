@@ -203,7 +203,7 @@ def reverify_projects(targets: list[Project], settings: dict[str, Any]) -> dict[
         try:
             from agentctx_extract.reverify import make_verifier
         except ImportError:
-            make_verifier = None  # type: ignore[assignment]
+            make_verifier = None
         verifier = make_verifier(settings) if make_verifier else None
     auto = bool(settings.get("reverify_auto_apply", False))
     reports: dict[str, Any] = {}

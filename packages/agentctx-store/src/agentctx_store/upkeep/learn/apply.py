@@ -120,7 +120,7 @@ def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str]]:
 
 
 def _rule_items(source: Source, text: str) -> list[Item]:
-    items = []
+    items: list[Item] = []
     for rule in split_rules(text):
         items.append(
             Item(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentctx_store._frozen import frozen
+from agentctx_store.jsontext import is_object
 from agentctx_store.upkeep.learn.adr import ADR_FOLDERS, is_adr_file
 
 INSTRUCTION_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules")
@@ -133,7 +134,7 @@ def memory_dir(root: Path, *, home: Path | None = None) -> Path | None:
     base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or (home or Path.home()) / ".claude")
     try:
         settings = json.loads((base / "settings.json").read_text(encoding="utf-8"))
-        custom = settings.get("autoMemoryDirectory") if isinstance(settings, dict) else None
+        custom = settings.get("autoMemoryDirectory") if is_object(settings) else None
     except (OSError, ValueError):
         custom = None
     if isinstance(custom, str) and custom.strip():

@@ -223,7 +223,7 @@ def _code_text(lines: Sequence[str]) -> str:
 
 
 def _table_text(lines: Sequence[str]) -> str:
-    rows = []
+    rows: list[str] = []
     for line in lines:
         if _TABLE_SEP.match(line):
             continue
@@ -383,7 +383,7 @@ def _code_rules(lines: Sequence[str], block: _Block) -> list[Rule]:
             start = None
     if start is not None:
         groups.append((start, block.end - 1 if _FENCE.match(lines[block.end]) else block.end))
-    rules = []
+    rules: list[Rule] = []
     for first, last in groups:
         text = "\n".join(line.rstrip() for line in lines[first : last + 1])
         part = _Block(kind="code", start=first, end=last, text=text, headings=block.headings)
@@ -395,7 +395,8 @@ def _code_rules(lines: Sequence[str], block: _Block) -> list[Rule]:
 def _chunks(lines: Sequence[str], block: _Block, body: str) -> list[Rule]:
     if len(body) <= MAX_BODY_CHARS:
         return [_rule(lines, [block], body)]
-    out, size, first = [], 0, block.start
+    out: list[Rule] = []
+    size, first = 0, block.start
     for offset in range(block.start, block.end + 1):
         size += len(lines[offset]) + 1
         if size > MAX_BODY_CHARS - 200 or offset == block.end:
