@@ -22,7 +22,7 @@ from pathlib import Path
 
 from agentctx_store import NewRecord, Project, Store, resolve_project
 from agentctx_store.records import validate
-from agentctx_store.store import RECORD_COLUMNS
+from agentctx_store.rows import RECORD_COLUMNS
 from agentctx_store.ulid import new_ulid
 
 TYPES = ("decision", "convention", "discovery", "bugfix", "preference", "handover")

@@ -188,7 +188,7 @@ def test_digest_drift_hint_from_two_candidates_and_only_with_a_claude_md(
     root.mkdir()
     if with_file:
         (root / "CLAUDE.md").write_text("# Notes\n\n- Run the tests with pytest.\n", encoding="utf-8")
-    project = Project(project_id="p-hint", root=root, name="repo")
+    project = Project(project_id="p-hint", root=str(root), name="repo")
     titles = ["Store invoices in S3", "Render PDFs with WeasyPrint", "Send mail through Postmark"]
     with Store.open() as store:
         for title in titles[:missing]:

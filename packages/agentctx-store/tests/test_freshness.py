@@ -51,7 +51,7 @@ def other():
 
 @pytest.fixture
 def root(project: Project) -> Path:
-    folder = project.root
+    folder = Path(project.root)
     (folder / "worker").mkdir(parents=True)
     (folder / "worker" / "retry.py").write_text(RETRY)
     (folder / "Makefile").write_text("test:\n\tpytest -q\n")

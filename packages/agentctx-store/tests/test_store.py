@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import AddRecord
 
-from agentctx_store import NewRecord, NotHeadError, Project, RecordNotFound, Store, paths
+from agentctx_store import NewRecord, NotHeadError, Project, Record, RecordNotFound, Store, paths
+
+AddRecord = Callable[..., Record]  # the `add` fixture (conftest.py)
 
 
 def test_open_creates_the_store_at_the_data_dir_and_close_leaves_nothing_derived(project: Project) -> None:

@@ -12,7 +12,7 @@ from agentctx_store.upkeep import team, team_state
 
 @pytest.fixture
 def repo(tmp_path: Path, project: Project) -> Path:
-    root = project.root
+    root = Path(project.root)
     root.mkdir(parents=True)
     (root / ".git").mkdir()
     return root

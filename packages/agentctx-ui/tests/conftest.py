@@ -42,7 +42,7 @@ def seeded(tmp_path: Path) -> Seeded:
     root = tmp_path / "alpha"
     root.mkdir()
     (root / "CLAUDE.md").write_text("# Alpha\n\n- Use MySQL for storage.\n", encoding="utf-8")
-    project = Project(project_id="p-alpha", root=root, name="alpha")
+    project = Project(project_id="p-alpha", root=str(root), name="alpha")
     other = Project(project_id="p-beta", root=str(tmp_path / "beta"), name="beta")
     with Store.open() as store:
         old = store.add(

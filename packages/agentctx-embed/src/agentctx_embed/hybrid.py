@@ -41,7 +41,8 @@ from agentctx_store.retrieval import (
     relevance_gate,
     search,
 )
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.store import Store
 from agentctx_store.upkeep.ranking import rrf
 
 CANDIDATES = 60

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from agentctx_store.records import utc_now
-from agentctx_store.store import row_to_record
+from agentctx_store.rows import row_to_record
 from agentctx_store.upkeep.checkpoints import checkpoint
 from agentctx_store.upkeep.consolidate import VectorOutcome, VectorRequest
 from agentctx_store.upkeep.merges import stronger_first

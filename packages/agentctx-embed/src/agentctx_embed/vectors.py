@@ -23,7 +23,7 @@ import apsw
 import numpy as np
 from agentctx_store.db import BUSY_TIMEOUT_MS
 from agentctx_store.errors import StoreError
-from agentctx_store.store import RECORD_COLUMNS
+from agentctx_store.rows import RECORD_COLUMNS
 
 COLUMN_NAMES = [column.strip() for column in RECORD_COLUMNS.split(",")]
 KNN_MAX_K = 4096  # sqlite-vec's limit on k

@@ -1,8 +1,8 @@
 """Captures waiting to be written: one small JSON file per observation in `$AGENTCTX_HOME/spool/`.
 
 PostToolUse runs after every captured tool call, so it must cost little more than starting
-Python (target ≤ 2× a bare interpreter); importing the store alone costs more. The hook
-therefore only writes what it saw here, and the next hook that opens the store anyway (the next
+Python (target ≤ 2× a bare interpreter), and opening the store costs more. The hook therefore
+only writes what it saw here, and the next hook that opens the store anyway (the next
 prompt, PreCompact, SessionEnd, CwdChanged, a first SessionStart) applies every waiting capture
 of every session in one transaction. So a capture reaches the store at most one turn later, and
 one from a session that crashed is applied by the next session's first hook.

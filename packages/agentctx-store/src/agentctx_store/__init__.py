@@ -53,7 +53,7 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'agentctx_store' has no attribute {name!r}")
-    __import__(f"agentctx_store.{module}")  # not importlib: it costs the prompt hook its import
+    __import__(f"agentctx_store.{module}")
     value = getattr(sys.modules[f"agentctx_store.{module}"], name)
     globals()[name] = value
     return value

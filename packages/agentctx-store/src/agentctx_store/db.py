@@ -207,3 +207,40 @@ def _refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
             f"The store at {str(path)!r} was written by a newer agentctx (schema {version}, this one knows "
             f"{schema_version()}); upgrade agentctx."
         )
+
+
+class Transaction:
+    """The context manager `transaction()` returns: `BEGIN IMMEDIATE` on entry, then `COMMIT`,
+    or `ROLLBACK` on an exception; inside another one it joins the outer transaction."""
+
+    __slots__ = ("conn", "owned")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.owned = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        if not self.conn.in_transaction:  # else: nested, join the outer transaction
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.owned = True
+        return self.conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+        if not self.owned:
+            return
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+class Connected:
+    """What the parts of `Store` (`graph.Graph`, `sessions.Sessions`) build on: one connection."""
+
+    conn: sqlite3.Connection
+
+    def transaction(self) -> Transaction:
+        """A write transaction: taken at once (`BEGIN IMMEDIATE`), all or nothing. Inside
+        another one, it joins the outer transaction."""
+        return Transaction(self.conn)
+
+    @property
+    def has_fts(self) -> bool:
+        return has_fts_table(self.conn)

@@ -15,8 +15,7 @@ symbol, and the hash of what that covered when the record was made. Here:
   - `confirm` re-hashes a record's anchors (the fact still holds) or re-anchors it; `moved`
     looks for a symbol that left its file.
 
-Standard library only and nothing heavy at import (no `re`, `hashlib`, `pathlib`, `json`): the
-prompt hook imports it. `hashlib` is imported only when a file must be hashed.
+A core module (docs/architecture.md): `hashlib` is imported only when a file must be hashed.
 """
 
 from __future__ import annotations
@@ -209,12 +208,6 @@ def _digest(full: str, line_start: int | None, line_end: int | None, symbol: str
     return None if covered is None else content_hash(covered)
 
 
-def root_text(project: Project) -> str:
-    """The project root as text, without making it a `Path` (the prompt path avoids pathlib)."""
-    root = getattr(project, "_root", None)
-    return root if isinstance(root, str) else str(project.root)
-
-
 def _checkable(root: str) -> bool:
     """Anchors are checked only against a real project folder: a root the store does not know
     (`.`) or a checkout that is gone must not make every anchor look missing."""
@@ -278,7 +271,7 @@ def anchor_record(
     """
     from agentctx_store.upkeep.anchors import add_anchors, replace_anchors
 
-    root = root_text(project)
+    root = project.root
     captured = [capture(root, spec) for spec in specs]
     anchors = [anchor for anchor, _, _ in captured]
     with store.transaction() as conn:
@@ -403,7 +396,7 @@ def check(
     rows = _rows(store, record_ids)
     if not rows:
         return {}
-    root = root_text(project)
+    root = project.root
     if not _checkable(root):
         return {}
     stats: dict[str, os.stat_result | None] = {}
@@ -453,7 +446,7 @@ def scan(store: Store, project: Project, *, follow: bool = False, write: bool = 
     """
     from agentctx_store.upkeep.anchors import anchored_records
 
-    root = root_text(project)
+    root = project.root
     if not _checkable(root):
         return []
     stats: dict[str, os.stat_result | None] = {}
@@ -498,7 +491,7 @@ def note_edit(store: Store, project: Project, path: str) -> int:
             (project.project_id, path),
         )
     ]
-    root = root_text(project)
+    root = project.root
     if not rows or not _checkable(root):
         return 0
     stats: dict[str, os.stat_result | None] = {}
@@ -567,7 +560,7 @@ def confirm(store: Store, project: Project, record_id: str, specs: Sequence[str]
 
 def still_there(project: Project, specs: Iterable[str]) -> list[str]:
     """The specs that can still be anchored now (their file, range or symbol is there)."""
-    root = root_text(project)
+    root = project.root
     kept: list[str] = []
     for spec in specs:
         try:
@@ -590,7 +583,7 @@ def anchor_from_mentions(store: Store, project: Project, record_ids: Iterable[st
     names = [name for name in dict.fromkeys(files) if name and not os.path.isabs(name)]
     if not names:
         return 0
-    root = root_text(project)
+    root = project.root
     added = 0
     for record_id in record_ids:
         record = store.get(project, record_id)

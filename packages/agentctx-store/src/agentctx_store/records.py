@@ -13,8 +13,8 @@ CONFIDENCES: tuple[str, ...] = ("explicit", "inferred", "reinforced")
 SCOPES: tuple[str, ...] = ("project", "global")
 SOURCES: tuple[str, ...] = ("llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "learn")
 
-# The same choices as `Literal` types (the MCP server builds its tool schemas from them). They
-# are made on first use: `typing` costs ~2 ms, and the prompt hook imports this module.
+# The same choices as `Literal` types (the MCP server builds its tool schemas from them), made on
+# first use (`typing` is not a core import: docs/architecture.md).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal

@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from agentctx_store._frozen import field, frozen
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import Record, parse_time
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -139,8 +140,7 @@ def query_terms(text: str) -> list[str]:
 
 def words(text: str) -> Iterator[str]:
     """The runs of letters and digits in `text`, in order: what `re.findall(r"[^\\W_]+", text)`
-    returns (tests/test_without_re.py holds them equal), without importing `re` on the prompt
-    hook's path."""
+    returns (tests/test_without_re.py holds them equal), cut by hand."""
     for chunk in text.translate(_ASCII_SEPARATORS).split():
         if chunk.isascii() or chunk.isalnum():
             yield chunk

@@ -11,8 +11,8 @@ side down; the service answers with one JSON object and closes. Every request ca
 
 from __future__ import annotations
 
-# The C module, not `socket`: `socket` imports `enum` and `selectors` (several ms on the prompt
-# hook's path); the client needs nothing the C type lacks.
+# The C module, not `socket` (which imports `enum` and `selectors`): the client needs nothing the
+# C type lacks.
 import _socket as socket
 import os
 import time
@@ -219,7 +219,7 @@ def service_search(
         return None
     from agentctx_store.jsontext import is_object
     from agentctx_store.retrieval import SearchHit, SearchResult, query_terms
-    from agentctx_store.store import RECORD_COLUMNS, row_to_record, visible_ids
+    from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 
     request = {
         "v": PROTOCOL,

@@ -1,4 +1,5 @@
-"""The store: every read and write of records, chains, entities and sessions.
+"""The store: every read and write of records and their chains; entities and edges
+(`graph.Graph`) and sessions (`sessions.Sessions`) are its other two parts.
 
 Reads are scoped by construction: each method takes the `Project` it acts for and sees only
 that project's records plus `_global` ones. Writes run in `BEGIN IMMEDIATE` transactions, so
@@ -11,10 +12,9 @@ import sqlite3
 from os import PathLike, fspath
 
 from agentctx_store import paths
-from agentctx_store.db import connect, has_fts_table
+from agentctx_store.db import connect
 from agentctx_store.errors import NotHeadError, RecordNotFound, ValidationError
-from agentctx_store.jsontext import dumps as json_dumps
-from agentctx_store.jsontext import loads as json_loads
+from agentctx_store.graph import Graph
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import (
     CONFIDENCES,
@@ -29,81 +29,17 @@ from agentctx_store.records import (
     utc_now,
     validate,
 )
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.sessions import Sessions
 from agentctx_store.ulid import new_ulid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
-RECORD_COLUMNS = (
-    "id, project_id, type, title, body, scope, pinned, confidence, reinforce_count, valid_from, recorded_at, "
-    "superseded_at, superseded_by, access_count, last_accessed, score, claudemd_drift_score, source, session_id, "
-    "pending_embedding, key, updated_at"
-)
 
-
-def row_to_record(row: sqlite3.Row | Mapping[str, Any]) -> Record:
-    return Record(
-        record_id=row["id"],
-        project_id=row["project_id"],
-        type=row["type"],
-        title=row["title"],
-        body=row["body"],
-        scope=row["scope"] or "project",
-        pinned=bool(row["pinned"]),
-        confidence=row["confidence"] or "inferred",
-        reinforce_count=row["reinforce_count"] or 0,
-        valid_from=row["valid_from"],
-        recorded_at=row["recorded_at"],
-        superseded_at=row["superseded_at"],
-        superseded_by=row["superseded_by"],
-        access_count=row["access_count"] or 0,
-        last_accessed=row["last_accessed"],
-        score=row["score"] if row["score"] is not None else 1.0,
-        claudemd_drift_score=row["claudemd_drift_score"] or 0.0,
-        source=row["source"],
-        session_id=row["session_id"],
-        pending_embedding=bool(row["pending_embedding"]),
-        key=row["key"],
-        updated_at=row["updated_at"],
-    )
-
-
-def _like_literal(text: str) -> str:
-    """`text` matched literally by a LIKE pattern with `ESCAPE '\\'` (`%` and `_` are not wildcards)."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def visible_ids(project: Project) -> tuple[str, str]:
-    """The namespaces a project may read (SPEC §3.4): its own and the global one."""
-    return (project.project_id, GLOBAL_PROJECT_ID)
-
-
-class Transaction:
-    """The context manager `Store.transaction()` returns. A class rather than a
-    `contextlib.contextmanager` generator: the prompt hook imports this module, and contextlib
-    (with collections and functools) costs it about 1 ms."""
-
-    __slots__ = ("conn", "owned")
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.owned = False
-
-    def __enter__(self) -> sqlite3.Connection:
-        if not self.conn.in_transaction:  # else: nested, join the outer transaction
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.owned = True
-        return self.conn
-
-    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
-        if not self.owned:
-            return
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-
-class Store:
+class Store(Graph, Sessions):
     """One open connection to the store file. Use as a context manager or call `close()`."""
 
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
@@ -130,15 +66,6 @@ class Store:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    @property
-    def has_fts(self) -> bool:
-        return has_fts_table(self.conn)
-
-    def transaction(self) -> Transaction:
-        """A write transaction: taken at once (`BEGIN IMMEDIATE`), all or nothing. Inside
-        another one, it joins the outer transaction."""
-        return Transaction(self.conn)
 
     # -- projects ---------------------------------------------------------------------
 
@@ -508,173 +435,3 @@ class Store:
         if not include_superseded:
             sql += " AND superseded_at IS NULL"
         return {row[0]: row[1] for row in self.conn.execute(sql + " GROUP BY type ORDER BY type", visible_ids(project))}
-
-    # -- entities and edges (ADR-014) ------------------------------------------------
-
-    def upsert_node(self, project: Project, kind: str, name: str) -> str:
-        from agentctx_store.redact import redact_text  # a test node is named by its command line
-
-        name = redact_text(name)
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO nodes(id, project_id, kind, name) VALUES (?, ?, ?, ?)",
-                (new_ulid(), project.project_id, kind, name),
-            )
-            row = conn.execute(
-                "SELECT id FROM nodes WHERE project_id = ? AND kind = ? AND name = ?", (project.project_id, kind, name)
-            ).fetchone()
-        return str(row[0])
-
-    def link_entity(self, record_id: str, entity_id: str) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO record_entities(record_id, entity_id) VALUES (?, ?)", (record_id, entity_id)
-            )
-
-    def add_edge(self, from_id: str, to_id: str, rel_type: str, weight: float = 1.0) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type, weight) VALUES (?, ?, ?, ?, ?)",
-                (new_ulid(), from_id, to_id, rel_type, weight),
-            )
-
-    def related_to_file(self, project: Project, file_path: str, *, max_depth: int = 5, limit: int = 15) -> list[Record]:
-        """Current records linked to a file node, directly or through edges (cycle-safe, depth-guarded)."""
-        rows = self.conn.execute(
-            f"""WITH RECURSIVE reach(node_id, depth) AS (
-                    SELECT id, 0 FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ? ESCAPE '\\')
-                    UNION
-                    SELECT CASE WHEN e.from_id = reach.node_id THEN e.to_id ELSE e.from_id END, reach.depth + 1
-                    FROM edges e JOIN reach ON (e.from_id = reach.node_id OR e.to_id = reach.node_id)
-                    WHERE reach.depth < ? AND e.rel_type != 'supersedes'
-                )
-                SELECT DISTINCT {", ".join("r." + c.strip() for c in RECORD_COLUMNS.split(","))}
-                FROM records r
-                WHERE r.project_id IN (?, ?) AND r.superseded_at IS NULL AND (
-                    r.id IN (SELECT re.record_id FROM record_entities re JOIN reach ON re.entity_id = reach.node_id)
-                    OR r.id IN (SELECT node_id FROM reach))
-                ORDER BY r.recorded_at DESC LIMIT ?""",
-            (
-                project.project_id,
-                file_path,
-                "%/" + _like_literal(file_path.lstrip("/")),
-                max_depth,
-                *visible_ids(project),
-                limit,
-            ),
-        ).fetchall()
-        return [row_to_record(row) for row in rows]
-
-    # -- sessions ---------------------------------------------------------------------
-
-    def touch_session(self, project: Project, session_id: str) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO sessions(session_id, project_id, started_at) VALUES (?, ?, ?)",
-                (session_id, project.project_id, utc_now()),
-            )
-
-    def record_injection(
-        self,
-        project: Project,
-        session_id: str,
-        record_ids: Sequence[str],
-        tokens: int,
-        *,
-        title_ids: Sequence[str] = (),
-        prompt: bool = False,
-    ) -> None:
-        """Self-accounting (ADR-007): what a hook injected and its token estimate.
-
-        `record_ids` were shown in full (their access count goes up), `title_ids` by their title
-        only; `prompt=True` for a prompt's injection (counted apart from the session-start digest).
-        """
-        self.touch_session(project, session_id)
-        with self.transaction() as conn:
-            conn.execute(
-                "UPDATE sessions SET tokens_injected = tokens_injected + ?, injections = injections + 1 WHERE session_id = ?",
-                (tokens, session_id),
-            )
-            if prompt:
-                conn.execute(
-                    "UPDATE sessions SET prompt_injections = prompt_injections + 1, prompt_tokens = prompt_tokens + ?, "
-                    "records_full = records_full + ?, records_title = records_title + ? WHERE session_id = ?",
-                    (tokens, len(record_ids), len(title_ids), session_id),
-                )
-            if record_ids:
-                now = utc_now()
-                conn.executemany(
-                    "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
-                    [(now, record_id) for record_id in record_ids],
-                )
-
-    def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
-        """Merge keys into a session's JSON metadata (branch, commits, snapshot, …); every
-        text in it is redacted (commands carry tokens and passwords)."""
-        from agentctx_store.redact import redact_value
-
-        values = redact_value(values)
-        self.touch_session(project, session_id)
-        with self.transaction() as conn:
-            row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-            meta: dict[str, Any] = json_loads(row[0] or "{}") if row else {}
-            meta.update(values)
-            conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json_dumps(meta), session_id))
-        return meta
-
-    def end_session(self, project: Project, session_id: str) -> None:
-        self.touch_session(project, session_id)
-        with self.transaction() as conn:
-            conn.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?", (utc_now(), session_id))
-
-    def get_session(self, session_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-        if row is None:
-            return None
-        session = dict(row)
-        session["meta"] = json_loads(session.get("meta") or "{}")
-        return session
-
-    def list_sessions(self, project: Project | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
-        if project is None:
-            rows = self.conn.execute("SELECT * FROM sessions ORDER BY started_at DESC LIMIT ?", (limit,))
-        else:
-            rows = self.conn.execute(
-                "SELECT * FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
-                (project.project_id, limit),
-            )
-        sessions: list[dict[str, Any]] = []
-        for row in rows:
-            session = dict(row)
-            session["meta"] = json_loads(session.get("meta") or "{}")
-            sessions.append(session)
-        return sessions
-
-    def add_extraction_cost(self, session_id: str, project: Project, usd: float) -> None:
-        self.touch_session(project, session_id)
-        with self.transaction() as conn:
-            conn.execute(
-                "UPDATE sessions SET extraction_cost_usd = extraction_cost_usd + ? WHERE session_id = ?",
-                (usd, session_id),
-            )
-
-    def total_tokens_injected(self, project: Project | None = None) -> int:
-        if project is None:
-            row = self.conn.execute("SELECT coalesce(sum(tokens_injected), 0) FROM sessions").fetchone()
-        else:
-            row = self.conn.execute(
-                "SELECT coalesce(sum(tokens_injected), 0) FROM sessions WHERE project_id = ?", (project.project_id,)
-            ).fetchone()
-        return int(row[0])
-
-    def prompt_injection_totals(self, project: Project | None = None) -> dict[str, int]:
-        """Prompts that injected records, their tokens, records shown in full and by title only."""
-        columns = "coalesce(sum(prompt_injections), 0), coalesce(sum(prompt_tokens), 0), "
-        columns += "coalesce(sum(records_full), 0), coalesce(sum(records_title), 0)"
-        if project is None:
-            row = self.conn.execute(f"SELECT {columns} FROM sessions").fetchone()
-        else:
-            row = self.conn.execute(
-                f"SELECT {columns} FROM sessions WHERE project_id = ?", (project.project_id,)
-            ).fetchone()
-        return dict(zip(("prompts", "tokens", "full", "title"), (int(value) for value in row), strict=True))

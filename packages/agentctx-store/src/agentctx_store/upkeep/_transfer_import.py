@@ -26,7 +26,8 @@ from agentctx_store.records import (
     supersession_error,
     utc_now,
 )
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid, new_ulid
 
 

@@ -20,7 +20,8 @@ from agentctx_store._frozen import frozen
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, utc_now
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.store import Store
 
 __all__ = [
     "Anchor",

@@ -14,7 +14,8 @@ from typing import Any
 
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.store import Store
 
 DEFAULT_GRAPH_TYPES = ("decision",)
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from agentctx_store.records import Record, utc_now
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record
+from agentctx_store.store import Store
 from agentctx_store.ulid import new_ulid
 from agentctx_store.upkeep.checkpoints import checkpoint
 

@@ -27,7 +27,6 @@ from agentctx_store.freshness import (
     anchored_text,
     confirm,
     format_spec,
-    root_text,
     scan,
     still_there,
 )
@@ -101,7 +100,7 @@ def evidence(project: Project, item: StaleRecord) -> list[Evidence]:
     """Each anchor of a stale record with its text now (cut to ANCHOR_TEXT_CHARS)."""
     import os
 
-    root = root_text(project)
+    root = project.root
     found: list[Evidence] = []
     for anchor in item.anchors:
         try:

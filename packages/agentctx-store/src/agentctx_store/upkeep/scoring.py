@@ -26,7 +26,8 @@ from datetime import datetime, timedelta
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, parse_time, parsed_to_text
 from agentctx_store.retrieval import HALF_LIFE_DAYS, PIN_WEIGHT, TYPE_WEIGHTS
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.store import Store
 
 CONFIDENCE_WEIGHTS = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.6}
 REINFORCE_BONUS = 0.1

@@ -28,7 +28,8 @@ from agentctx_store.errors import ValidationError
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, check_text, utc_now
-from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record
+from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid, new_ulid
 from agentctx_store.upkeep.retire import retire
 from agentctx_store.upkeep.team_state import TEAM_FILE, load_state, save_state

@@ -1,0 +1,56 @@
+"""Records as rows: the columns the store selects, a row made a `Record`, and the namespaces a
+project may read (SPEC §3.4). Shared by every module that queries `records` directly."""
+
+from __future__ import annotations
+
+from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
+from agentctx_store.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Mapping
+    from typing import Any
+
+RECORD_COLUMNS = (
+    "id, project_id, type, title, body, scope, pinned, confidence, reinforce_count, valid_from, recorded_at, "
+    "superseded_at, superseded_by, access_count, last_accessed, score, claudemd_drift_score, source, session_id, "
+    "pending_embedding, key, updated_at"
+)
+
+
+def row_to_record(row: sqlite3.Row | Mapping[str, Any]) -> Record:
+    return Record(
+        record_id=row["id"],
+        project_id=row["project_id"],
+        type=row["type"],
+        title=row["title"],
+        body=row["body"],
+        scope=row["scope"] or "project",
+        pinned=bool(row["pinned"]),
+        confidence=row["confidence"] or "inferred",
+        reinforce_count=row["reinforce_count"] or 0,
+        valid_from=row["valid_from"],
+        recorded_at=row["recorded_at"],
+        superseded_at=row["superseded_at"],
+        superseded_by=row["superseded_by"],
+        access_count=row["access_count"] or 0,
+        last_accessed=row["last_accessed"],
+        score=row["score"] if row["score"] is not None else 1.0,
+        claudemd_drift_score=row["claudemd_drift_score"] or 0.0,
+        source=row["source"],
+        session_id=row["session_id"],
+        pending_embedding=bool(row["pending_embedding"]),
+        key=row["key"],
+        updated_at=row["updated_at"],
+    )
+
+
+def like_literal(text: str) -> str:
+    """`text` matched literally by a LIKE pattern with `ESCAPE '\\'` (`%` and `_` are not wildcards)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def visible_ids(project: Project) -> tuple[str, str]:
+    """The namespaces a project may read (SPEC §3.4): its own and the global one."""
+    return (project.project_id, GLOBAL_PROJECT_ID)

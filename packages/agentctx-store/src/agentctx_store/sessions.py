@@ -1,0 +1,130 @@
+"""Sessions: one row per client session, its metadata (branch, commits, tests, snapshot, …)
+and the accounting of what the hooks injected (ADR-007). A part of `Store`."""
+
+from __future__ import annotations
+
+from agentctx_store.db import Connected
+from agentctx_store.jsontext import dumps as json_dumps
+from agentctx_store.jsontext import loads as json_loads
+from agentctx_store.records import utc_now
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from agentctx_store.projects import Project
+
+
+class Sessions(Connected):
+    def touch_session(self, project: Project, session_id: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions(session_id, project_id, started_at) VALUES (?, ?, ?)",
+                (session_id, project.project_id, utc_now()),
+            )
+
+    def record_injection(
+        self,
+        project: Project,
+        session_id: str,
+        record_ids: Sequence[str],
+        tokens: int,
+        *,
+        title_ids: Sequence[str] = (),
+        prompt: bool = False,
+    ) -> None:
+        """Self-accounting (ADR-007): what a hook injected and its token estimate.
+
+        `record_ids` were shown in full (their access count goes up), `title_ids` by their title
+        only; `prompt=True` for a prompt's injection (counted apart from the session-start digest).
+        """
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE sessions SET tokens_injected = tokens_injected + ?, injections = injections + 1 WHERE session_id = ?",
+                (tokens, session_id),
+            )
+            if prompt:
+                conn.execute(
+                    "UPDATE sessions SET prompt_injections = prompt_injections + 1, prompt_tokens = prompt_tokens + ?, "
+                    "records_full = records_full + ?, records_title = records_title + ? WHERE session_id = ?",
+                    (tokens, len(record_ids), len(title_ids), session_id),
+                )
+            if record_ids:
+                now = utc_now()
+                conn.executemany(
+                    "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                    [(now, record_id) for record_id in record_ids],
+                )
+
+    def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
+        """Merge keys into a session's JSON metadata (branch, commits, snapshot, …); every
+        text in it is redacted (commands carry tokens and passwords)."""
+        from agentctx_store.redact import redact_value
+
+        values = redact_value(values)
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            meta: dict[str, Any] = json_loads(row[0] or "{}") if row else {}
+            meta.update(values)
+            conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json_dumps(meta), session_id))
+        return meta
+
+    def end_session(self, project: Project, session_id: str) -> None:
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            conn.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?", (utc_now(), session_id))
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            return None
+        session = dict(row)
+        session["meta"] = json_loads(session.get("meta") or "{}")
+        return session
+
+    def list_sessions(self, project: Project | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
+        if project is None:
+            rows = self.conn.execute("SELECT * FROM sessions ORDER BY started_at DESC LIMIT ?", (limit,))
+        else:
+            rows = self.conn.execute(
+                "SELECT * FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
+                (project.project_id, limit),
+            )
+        sessions: list[dict[str, Any]] = []
+        for row in rows:
+            session = dict(row)
+            session["meta"] = json_loads(session.get("meta") or "{}")
+            sessions.append(session)
+        return sessions
+
+    def add_extraction_cost(self, session_id: str, project: Project, usd: float) -> None:
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE sessions SET extraction_cost_usd = extraction_cost_usd + ? WHERE session_id = ?",
+                (usd, session_id),
+            )
+
+    def total_tokens_injected(self, project: Project | None = None) -> int:
+        if project is None:
+            row = self.conn.execute("SELECT coalesce(sum(tokens_injected), 0) FROM sessions").fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT coalesce(sum(tokens_injected), 0) FROM sessions WHERE project_id = ?", (project.project_id,)
+            ).fetchone()
+        return int(row[0])
+
+    def prompt_injection_totals(self, project: Project | None = None) -> dict[str, int]:
+        """Prompts that injected records, their tokens, records shown in full and by title only."""
+        columns = "coalesce(sum(prompt_injections), 0), coalesce(sum(prompt_tokens), 0), "
+        columns += "coalesce(sum(records_full), 0), coalesce(sum(records_title), 0)"
+        if project is None:
+            row = self.conn.execute(f"SELECT {columns} FROM sessions").fetchone()
+        else:
+            row = self.conn.execute(
+                f"SELECT {columns} FROM sessions WHERE project_id = ?", (project.project_id,)
+            ).fetchone()
+        return dict(zip(("prompts", "tokens", "full", "title"), (int(value) for value in row), strict=True))
