@@ -143,7 +143,9 @@ def test_get_never_writes(client: TestClient, seeded: Seeded, store_snapshot: Sn
     for path in gets:
         assert client.get(path).status_code == 200, path
     assert store_snapshot() == before
-    assert (Path(seeded.project.root) / "CLAUDE.md").read_text(encoding="utf-8") == "# Alpha\n\n- Use MySQL for storage.\n"
+    assert (Path(seeded.project.root) / "CLAUDE.md").read_text(
+        encoding="utf-8"
+    ) == "# Alpha\n\n- Use MySQL for storage.\n"
 
 
 def test_no_write_route_answers_get(client: TestClient, seeded: Seeded) -> None:
