@@ -8,7 +8,10 @@ Used by the warm search service (`agentctx_embed.service`) for the prompt hook, 
    the production floor (did the keyword evidence alone pass?).
 2. **Vector**: the cosine of the prompt's vector to every current record of the visible
    namespaces and types (`VectorIndex`, in memory).
-3. **Fusion**: reciprocal rank fusion of the two orders (`agentctx_store.ranking.rrf`).
+3. **Fusion** (`evidence_fusion`): each candidate's keyword score in units of the store's gate
+   plus a weight times its cosine's z; the values keep each signal's margin, so the composition
+   of the injection can compare a runner-up to the best hit (reciprocal rank fusion,
+   `agentctx_store.ranking.rrf`, stays as the ablation's alternative).
 4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
    vector match stands out from the project's records (`z`, in standard deviations of the
    similarities to every visible record, a unit that travels across models and store sizes)
@@ -46,6 +49,11 @@ from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_i
 CANDIDATES = 60
 RRF_K = 60
 MIN_POOL = 20
+# How candidates are fused: "evidence" (`evidence_fusion`) or "rrf" (reciprocal rank fusion, the
+# former way, kept for the ablation); calibrated in docs/retrieval.md ("Fusion").
+FUSION = "evidence"
+# The weight of one standard deviation of cosine against one gate of keyword evidence.
+VECTOR_WEIGHT = 0.3
 
 
 @dataclass(frozen=True)
@@ -278,9 +286,10 @@ def candidates(
     result = HybridResult(
         keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines)
     )
-    fused = rrf([keyword_order, vector_order], k=RRF_K)
-    # The keyword order already carries the rerank (type, recency, confidence, pin); multiplying
-    # RRF values (1/61, 1/62, ...) by it again would let the type weights decide the order.
+    if FUSION == "rrf":
+        fused = rrf([keyword_order, vector_order], k=RRF_K)
+    else:
+        fused = evidence_fusion(keyword.hits, vector_order, cosine_of, cosines, gate)
     order = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return Candidates(
         result=result,
@@ -359,6 +368,41 @@ def _keeps(
     if relevance is not None and keyword_pass and relevance >= floor.tail_keyword * best_relevance:
         return True
     return cosine is not None and best_cosine > 0 and cosine >= floor.tail_cosine * best_cosine
+
+
+def evidence_fusion(
+    keyword_hits: Sequence[SearchHit],
+    vector_order: Sequence[str],
+    cosine_of: dict[str, float],
+    cosines: np.ndarray,
+    gate: float,
+) -> dict[str, float]:
+    """Each candidate's evidence, in units that mean the same in any store and with any model:
+    its keyword score (BM25 relevance × the rerank factors) as a share of the store's relevance
+    gate, plus VECTOR_WEIGHT × how many standard deviations its cosine stands above the mean
+    cosine of the visible records (0 when below the mean). Unlike the floor's `z`, this is used
+    in small pools too: there it can only reorder, never answer on its own.
+
+    Unlike reciprocal rank fusion, the values keep the *size* of each signal's margin: a record
+    both sides rank first by a wide margin scores far above the runner-ups, one that merely
+    comes second on both does not; so the ratio of a runner-up's value to the best one's says
+    how close it came (what `agentctx_store.inject` needs to decide full, title or nothing)."""
+    unit = gate if gate > 0 else max((hit.score for hit in keyword_hits), default=0.0) or 1.0
+    usable = len(cosines) >= 2
+    mean = float(np.mean(cosines)) if usable else 0.0
+    spread = float(np.std(cosines)) if usable else 0.0
+
+    def vector(record_id: str) -> float:
+        cosine = cosine_of.get(record_id)
+        if cosine is None or not math.isfinite(spread) or spread <= 1e-6:
+            return 0.0
+        return VECTOR_WEIGHT * max(0.0, (cosine - mean) / spread)
+
+    fused = {hit.record.record_id: hit.score / unit + vector(hit.record.record_id) for hit in keyword_hits}
+    for record_id in vector_order:
+        if record_id not in fused:
+            fused[record_id] = vector(record_id)
+    return fused
 
 
 def _z(best: float, cosines: np.ndarray) -> float:
