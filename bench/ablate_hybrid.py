@@ -113,6 +113,11 @@ def variants(grid: bool) -> list[tuple[str, Any]]:
         ("no vector veto on weak keyword passes", replace(final, weak_keyword_share=0.0)),
         ("no keyword+vector rule", replace(final, z_with_keyword=off)),
         ("no vector-alone rule", replace(final, z_alone=off)),
+        ("no same-record rule", replace(final, same_record_share=off, same_record_z=off)),
+        ("same-record rule at share 0.7", replace(final, same_record_share=0.7)),
+        ("same-record rule at share 0.9", replace(final, same_record_share=0.9)),
+        ("same-record rule at z 2.6", replace(final, same_record_z=2.6)),
+        ("same-record rule at z 2.9", replace(final, same_record_z=2.9)),
         ("no tail cut", replace(final, tail_cosine=0.0, tail_keyword=0.0)),
     ]
     for z_kw in (2.5, 3.5):

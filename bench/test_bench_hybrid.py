@@ -6,9 +6,11 @@ scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this fil
 - `test_hook_with_service[<set>]` (group `hybrid service <set>`): every query of the set through
   the prompt hook's entry point with the warm search service of its data dir up (the real socket
   server, MiniLM-L6-v2 int8), a fresh session per query (`eval_service.hook_with_service`): one
-  shared data dir, and each project alone in its own. `extra_info`: recall@3, MRR@10, empty
-  precision, stale@3, bleed, for `shared` and `per_project`, and how many prompts the warm path
-  and the keyword fallback served (`served_warm`, `served_keyword`).
+  shared data dir, and each project alone in its own. `extra_info` (also printed, with `-s`):
+  recall@3, MRR@10, empty precision, stale@3, bleed, for `shared` and `per_project`, how many
+  prompts the warm path and the keyword fallback served (`served_warm`, `served_keyword`), and
+  what was injected (issue 17: `relevant_char_share`, `mean_chars`, `full_records`,
+  `title_records`, `hook_recall@3` counting title-only entries).
 - `test_hybrid_floor_ablation[<set>-<variant>]` (group `hybrid ablation <set>`): the hybrid
   floor (`agentctx_embed.hybrid.HybridFloor`) with one rule changed per row
   (`ablate_hybrid.variants`; `AGENTCTX_BENCH_HYBRID_GRID=1` adds the parameter sweep), applied to
@@ -53,10 +55,16 @@ def sample(queries: list[dict[str, Any]], disabled: bool) -> list[dict[str, Any]
     return queries[::QUERY_STEP] if disabled else queries
 
 
+INJECTION = ("relevant_char_share", "mean_chars", "full_records", "title_records", "hook_recall@3")
+
+
 def figures(metrics: dict[str, Any]) -> dict[str, Any]:
     out = {name: round(metrics[name], 3) for name in METRICS}
     for path, count in metrics.get("served", {}).items():
         out[f"served_{path}"] = count
+    for name in INJECTION if "injection" in metrics else ():
+        value = metrics["injection"][name]
+        out[name] = round(value, 3) if isinstance(value, float) else value
     return out
 
 
@@ -83,6 +91,7 @@ def test_hook_with_service(benchmark, eval_set, minilm, bench_mode, set_name: st
     for label in ("shared", "per_project"):
         if label in report:
             benchmark.extra_info[label] = figures(report[label])
+            print(f"\n{set_name} {label} (hook, service up): {benchmark.extra_info[label]}")
     shared = report["shared"]
     assert shared["superseded_returned"] == 0, "a superseded record reached the prompt"
     assert shared["served"]["warm"] > 0, "the warm service answered no prompt"

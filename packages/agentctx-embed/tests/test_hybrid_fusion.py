@@ -89,3 +89,30 @@ def test_in_a_small_store_the_vector_side_breaks_a_keyword_tie(store: Store, pro
     prompt = "cache question: how long do the cached things last?"
     hits, _injection = answer(store, project, prompt, index_of(vectors), unit(1.0))
     assert [hit.record.record_id for hit in hits[:2]] == [newer.record_id, older.record_id]
+
+
+def test_hits_keep_their_text_match_as_relevance(store: Store, project: Project) -> None:
+    vectors = fillers(store, project, 24)
+    worded = add(
+        store, project, "decision", "Use PostgreSQL as the main database", "All services persist into PostgreSQL."
+    )
+    meant = add(store, project, "decision", "Relational storage for every app", "One server, one schema each.")
+    vectors |= {worded: unit(1.0, 0.3), meant: unit(1.0)}
+    prompt = "which database do the services persist into, PostgreSQL?"
+    hits, _injection = answer(store, project, prompt, index_of(vectors), unit(1.0))
+    relevance = {hit.record.record_id: hit.relevance for hit in hits}
+    assert relevance[worded.record_id] > 0  # its BM25 relevance, as `search()` gives it
+    assert relevance[meant.record_id] == 0.0  # found by meaning alone: no text match
+
+
+def test_one_record_carrying_both_kinds_of_evidence_answers() -> None:
+    from agentctx_embed.hybrid import DEFAULT_FLOOR, _answers
+
+    floor = DEFAULT_FLOOR
+    # the keyword floor fails and no record stands out enough on the vector side alone …
+    assert not _answers(floor, keyword_pass=False, share=0.9, z=2.9)
+    # … but when the best fused hit itself matches 0.9 of the gate and stands 2.9 sd out, it answers
+    assert _answers(floor, keyword_pass=False, share=0.9, z=2.9, top=(0.9, 2.9))
+    # not when the two kinds of evidence belong to different records
+    assert not _answers(floor, keyword_pass=False, share=0.9, z=2.9, top=(0.3, 2.9))
+    assert not _answers(floor, keyword_pass=False, share=0.9, z=2.9, top=(0.9, 1.0))

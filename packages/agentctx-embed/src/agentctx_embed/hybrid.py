@@ -71,6 +71,10 @@ class HybridFloor:
     keyword_share: float = 0.5  # … a best keyword match of at least half the gate
     weak_keyword_share: float = 1.25  # a keyword pass this close to the gate …
     weak_keyword_z: float = 2.25  # … stands only if the vector side sees something stand out
+    # one record carrying both kinds of evidence: the best fused hit itself matches at least this
+    # share of the gate on keywords and stands this many standard deviations out on vectors
+    same_record_share: float = 0.8
+    same_record_z: float = 2.75
     tail_cosine: float = 0.75  # a hit is kept when its cosine is ≥ this share of the best …
     tail_keyword: float = TAIL_RATIO  # … or its keyword relevance ≥ this share of the best
 
@@ -88,6 +92,8 @@ class HybridResult:
     keyword_share: float = 0.0
     best_cosine: float = 0.0
     z: float = 0.0
+    top_share: float = 0.0  # the best fused hit's own keyword share of the gate …
+    top_z: float = 0.0  # … and its own cosine's z
 
 
 class VectorIndex:
@@ -291,6 +297,11 @@ def candidates(
     else:
         fused = evidence_fusion(keyword.hits, vector_order, cosine_of, cosines, gate)
     order = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+    if order:
+        top = order[0][0]
+        top_relevance = relevance_of.get(top, 0.0)
+        result.top_share = top_relevance / gate if gate > 0 else (math.inf if top_relevance > 0 else 0.0)
+        result.top_z = _z(cosine_of[top], cosines) if top in cosine_of else 0.0
     return Candidates(
         result=result,
         fused=[],
@@ -313,11 +324,15 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
         keyword_share=base.keyword_share,
         best_cosine=base.best_cosine,
         z=base.z,
+        top_share=base.top_share,
+        top_z=base.top_z,
     )
     if base.mode == "keyword":
         result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
         return result
-    if floor is not None and not _answers(floor, keyword_pass=base.keyword_pass, share=base.keyword_share, z=base.z):
+    if floor is not None and not _answers(
+        floor, keyword_pass=base.keyword_pass, share=base.keyword_share, z=base.z, top=(base.top_share, base.top_z)
+    ):
         return result
     kept = [
         (record_id, value)
@@ -343,15 +358,21 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
         for record_id, value in batch:
             record = found.records.get(record_id)
             if record is not None:  # not current, not visible or excluded: never shown
-                hits.append(SearchHit(record=record, relevance=value, score=value))
+                # relevance stays the text match alone (0 for a record only the vectors found)
+                relevance = found.relevance_of.get(record_id, 0.0)
+                hits.append(SearchHit(record=record, relevance=relevance, score=value))
     result.hits = hits[:limit]
     return result
 
 
-def _answers(floor: HybridFloor, *, keyword_pass: bool, share: float, z: float) -> bool:
+def _answers(
+    floor: HybridFloor, *, keyword_pass: bool, share: float, z: float, top: tuple[float, float] = (0.0, 0.0)
+) -> bool:
     if keyword_pass and (share >= floor.weak_keyword_share or z >= floor.weak_keyword_z):
         return True
     if z >= floor.z_alone:
+        return True
+    if top[0] >= floor.same_record_share and top[1] >= floor.same_record_z:
         return True
     return z >= floor.z_with_keyword and share >= floor.keyword_share
 
