@@ -11,6 +11,10 @@ scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this fil
   prompts the warm path and the keyword fallback served (`served_warm`, `served_keyword`), and
   what was injected (issue 17: `relevant_char_share`, `mean_chars`, `full_records`,
   `title_records`, `hook_recall@3` counting title-only entries).
+- `test_hybrid_fusion_ablation[<set>-<fusion>]` (group `hybrid fusion <set>`): how the two
+  orders are fused (evidence at several vector weights, or reciprocal rank fusion as before):
+  recall@3 of the ranking alone and with the floor, and what the hook would inject from it
+  (relevant share, mean characters, recall@3 counting title lines), shared and per project.
 - `test_hybrid_floor_ablation[<set>-<variant>]` (group `hybrid ablation <set>`): the hybrid
   floor (`agentctx_embed.hybrid.HybridFloor`) with one rule changed per row
   (`ablate_hybrid.variants`; `AGENTCTX_BENCH_HYBRID_GRID=1` adds the parameter sweep), applied to
@@ -127,3 +131,35 @@ def test_hybrid_floor_ablation(
     if variant == "final":  # the production floor: superseded records never come back
         assert result["shared"]["superseded_returned"] == 0
         assert result["per_project"]["superseded_returned"] == 0
+
+
+@pytest.mark.parametrize("fusion", list(ablate_hybrid.FUSIONS))
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_hybrid_fusion_ablation(
+    benchmark, eval_set, minilm, bench_mode, prepared_sets, tmp_path_factory, set_name: str, fusion: str
+) -> None:
+    """The fused order (`hybrid.FUSION`, `hybrid.VECTOR_WEIGHT`): ranking alone (no floor,
+    recall@3 of the top 10), with the production floor, and what the hook would inject from it
+    (relevant share, recall@3 counting title lines); shared store and per project."""
+    data = eval_set(set_name)
+    key = (set_name, bench_mode.disabled)
+    if key not in prepared_sets:
+        queries = sample(data.queries, bench_mode.disabled)
+        scratch = tmp_path_factory.mktemp(f"hybrid-{set_name}")
+        prepared_sets[key] = ablate_hybrid.prepare(data.records, queries, data.scorer, data.now, minilm, scratch)
+    benchmark.group = f"hybrid fusion {set_name}"
+    mode, weight = ablate_hybrid.FUSIONS[fusion]
+    fused = benchmark.pedantic(ablate_hybrid.regather, args=(prepared_sets[key], mode, weight), rounds=1, iterations=1)
+    alone = ablate_hybrid.score(fused, None)
+    floored = ablate_hybrid.score(fused, VARIANTS["final"])
+    injected = ablate_hybrid.injection(fused, VARIANTS["final"])
+    for label in ("shared", "per_project"):
+        benchmark.extra_info[label] = {
+            "ranking_recall@3": round(alone[label]["recall@3"], 3),
+            "recall@3": round(floored[label]["recall@3"], 3),
+            "empty_precision": round(floored[label]["empty_precision"], 3),
+            "hook_recall@3": round(injected[label]["hook_recall@3"], 3),
+            "relevant_char_share": round(injected[label]["relevant_char_share"], 3),
+            "mean_chars": round(injected[label]["mean_chars"]),
+        }
+    print(f"\n{set_name} {fusion}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
