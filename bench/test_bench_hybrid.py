@@ -160,6 +160,6 @@ def test_hybrid_fusion_ablation(
             "empty_precision": round(floored[label]["empty_precision"], 3),
             "hook_recall@3": round(injected[label]["hook_recall@3"], 3),
             "relevant_char_share": round(injected[label]["relevant_char_share"], 3),
-            "mean_chars": round(injected[label]["mean_chars"]),
+            "mean_chars": round(injected[label]["mean_chars"], 1),  # nan when nothing was injected
         }
     print(f"\n{set_name} {fusion}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
