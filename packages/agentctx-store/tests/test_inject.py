@@ -90,17 +90,12 @@ def test_a_runner_up_far_below_the_best_is_left_out_unless_its_title_names_the_p
     assert compose_injection(found[1:2], prompt).full_ids == [found[1].record.record_id]
 
 
-def test_title_words_are_compared_by_rough_stem() -> None:
-    from agentctx_store.inject import _stems
-
-    assert _stems(["tests", "formatting", "workers", "migrations", "queue"]) == {
-        "test",
-        "formatt",
-        "work",
-        "migr",
-        "queue",
-    }
-    assert _stems(["ci", "use"]) == {"ci", "use"}  # short words keep their letters
+def test_title_words_are_compared_by_their_stem() -> None:
+    prompt = "who reviews the deployed migrations?"
+    best = SearchHit(record=record(0, "Reviews happen on GitHub"), score=10.0, relevance=10.0)
+    weak = 10.0 * TITLE_RATIO - 0.01
+    stemmed = SearchHit(record=record(1, "Deploying a migration needs a second reviewer"), score=weak, relevance=weak)
+    assert compose_injection([best, stemmed], prompt).title_ids == [stemmed.record.record_id]
 
 
 def test_the_text_starts_with_one_short_header_sentence() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens, truncate
-from agentctx_store.passages import excerpt
+from agentctx_store.passages import excerpt, stem
 from agentctx_store.search import query_terms
 
 TYPE_CHECKING = False
@@ -243,20 +243,8 @@ def _title_names(record: Record, wanted: set[str]) -> bool:
 
 
 def _stems(terms: Iterable[str]) -> set[str]:
-    """Words reduced to a rough stem (one of a few English suffixes off), so "tests" meets "test",
-    "workers" meets "worker" and "formatted" meets "formatting"; not FTS5's Porter stemmer, only
-    enough to compare a title with a prompt."""
-    out: set[str] = set()
-    for term in terms:
-        for suffix in _SUFFIXES:
-            if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-                term = term[: -len(suffix)]
-                break
-        out.add(term)
-    return out
-
-
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "ies", "ied", "ed", "es", "er", "s")
+    """The words by their light stem (`passages.stem`), so "tests" meets "test"."""
+    return {stem(term) for term in terms}
 
 
 def mark(record: Record) -> str:
