@@ -133,7 +133,7 @@ def variants(grid: bool) -> list[tuple[str, Any]]:
         )
     for z_alone in (3.5, 4.5):
         out.append((f"z_alone {z_alone}", replace(final, z_alone=z_alone)))
-    for tail in (0.5, 0.7, 0.75, 0.85):
+    for tail in (0.5, 0.6, 0.7, 0.85):
         out.append((f"tail_cosine {tail}", replace(final, tail_cosine=tail)))
     if grid:
         for z_kw in (2.0, 2.5, 3.0, 3.5):

@@ -116,17 +116,3 @@ def test_one_record_carrying_both_kinds_of_evidence_answers() -> None:
     # not when the two kinds of evidence belong to different records
     assert not _answers(floor, keyword_pass=False, share=0.9, z=2.9, top=(0.3, 2.9))
     assert not _answers(floor, keyword_pass=False, share=0.9, z=2.9, top=(0.9, 1.0))
-
-
-def test_a_hit_the_vectors_rank_well_below_the_best_is_still_kept(store: Store, project: Project) -> None:
-    # the tail cut keeps a hit at >= 0.6 of the best cosine (it was 0.75): whether it is worth the
-    # prompt's characters is the composition's call now, not the ranking's
-    vectors = fillers(store, project, 24)
-    best = add(
-        store, project, "decision", "Use PostgreSQL as the main database", "All services persist into PostgreSQL."
-    )
-    related = add(store, project, "convention", "Nightly dumps go to cold storage", "Kept for ninety days.")
-    vectors |= {best: unit(1.0), related: unit(0.65, 0.76)}
-    prompt = "which database do the services persist into, PostgreSQL?"
-    hits, _injection = answer(store, project, prompt, index_of(vectors), unit(1.0))
-    assert [hit.record.record_id for hit in hits[:2]] == [best.record_id, related.record_id]

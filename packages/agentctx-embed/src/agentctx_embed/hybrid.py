@@ -75,7 +75,7 @@ class HybridFloor:
     # share of the gate on keywords and stands this many standard deviations out on vectors
     same_record_share: float = 0.8
     same_record_z: float = 2.75
-    tail_cosine: float = 0.6  # a hit is kept when its cosine is ≥ this share of the best …
+    tail_cosine: float = 0.75  # a hit is kept when its cosine is ≥ this share of the best …
     tail_keyword: float = TAIL_RATIO  # … or its keyword relevance ≥ this share of the best
 
 
