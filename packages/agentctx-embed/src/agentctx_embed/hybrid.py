@@ -289,19 +289,20 @@ def candidates(
     if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
         keyword_pass = bool(_apply_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
+    pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
-        keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines)
+        keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines, pool)
     )
     if FUSION == "rrf":
         fused = rrf([keyword_order, vector_order], k=RRF_K)
     else:
-        fused = evidence_fusion(keyword.hits, vector_order, cosine_of, cosines, gate)
+        fused = evidence_fusion(keyword.hits, vector_order, cosine_of, pool, gate)
     order = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     if order:
         top = order[0][0]
         top_relevance = relevance_of.get(top, 0.0)
         result.top_share = top_relevance / gate if gate > 0 else (math.inf if top_relevance > 0 else 0.0)
-        result.top_z = _z(cosine_of[top], cosines) if top in cosine_of else 0.0
+        result.top_z = _z(cosine_of[top], cosines, pool) if top in cosine_of else 0.0
     return Candidates(
         result=result,
         fused=[],
@@ -395,7 +396,7 @@ def evidence_fusion(
     keyword_hits: Sequence[SearchHit],
     vector_order: Sequence[str],
     cosine_of: dict[str, float],
-    cosines: np.ndarray,
+    pool: tuple[float, float],
     gate: float,
 ) -> dict[str, float]:
     """Each candidate's evidence, in units that mean the same in any store and with any model:
@@ -409,9 +410,7 @@ def evidence_fusion(
     comes second on both does not; so the ratio of a runner-up's value to the best one's says
     how close it came (what `agentctx_store.inject` needs to decide full, title or nothing)."""
     unit = gate if gate > 0 else max((hit.score for hit in keyword_hits), default=0.0) or 1.0
-    usable = len(cosines) >= 2
-    mean = float(np.mean(cosines)) if usable else 0.0
-    spread = float(np.std(cosines)) if usable else 0.0
+    mean, spread = pool  # of every visible record's cosine (`_pool`)
 
     def vector(record_id: str) -> float:
         cosine = cosine_of.get(record_id)
@@ -426,15 +425,23 @@ def evidence_fusion(
     return fused
 
 
-def _z(best: float, cosines: np.ndarray) -> float:
+def _z(best: float, cosines: np.ndarray, pool: tuple[float, float] | None = None) -> float:
     """How many standard deviations the best cosine stands above the pool's mean; 0 for a pool
-    under `MIN_POOL` records, where it cannot be told (n values cap z at (n − 1) / √n)."""
+    under `MIN_POOL` records, where it cannot be told (n values cap z at (n − 1) / √n).
+    `pool`: the pool's (mean, standard deviation), when already computed (`_pool`)."""
     if len(cosines) < MIN_POOL:
         return 0.0
-    spread = float(np.std(cosines))
+    mean, spread = pool if pool is not None else _pool(cosines)
     if not math.isfinite(spread) or spread <= 1e-6:
         return 0.0
-    return (best - float(np.mean(cosines))) / spread
+    return (best - mean) / spread
+
+
+def _pool(cosines: np.ndarray) -> tuple[float, float]:
+    """(mean, standard deviation) of the visible records' cosines; (0, 0) under two of them."""
+    if len(cosines) < 2:
+        return 0.0, 0.0
+    return float(np.mean(cosines)), float(np.std(cosines))
 
 
 def _namespaces(project: object, scope: str | None) -> tuple[str, ...]:
