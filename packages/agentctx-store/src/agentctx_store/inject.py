@@ -22,7 +22,8 @@ from __future__ import annotations
 from agentctx_store._frozen import field, frozen
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens, truncate
 from agentctx_store.passages import excerpt, stem
-from agentctx_store.search import query_terms
+from agentctx_store.records import trust_mark
+from agentctx_store.retrieval import query_terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
     from agentctx_store.freshness import Staleness
     from agentctx_store.records import Record
-    from agentctx_store.search import SearchHit
+    from agentctx_store.retrieval import SearchHit
 
     # `freshness.Checker`: record ids → the stale ones among them (docs/freshness.md)
     FreshnessCheck = Callable[[Sequence[str]], dict[str, Staleness]]
@@ -114,7 +115,7 @@ def compose_injection(
         return Injection()
     best = scored[0][1]
     # a runner-up far below the best is listed only when its title itself names the prompt
-    wanted = _stems(query_terms(prompt)) if prompt else set()
+    wanted: set[str] = _stems(query_terms(prompt)) if prompt else set()
     scored = [
         (record, score)
         for rank, (record, score) in enumerate(scored)
@@ -146,7 +147,7 @@ def render(
     full_ids: list[str] = []
     title_ids: list[str] = []
     for index, record in enumerate(records):
-        title_line = unfence(record.title) + mark(record)
+        title_line = unfence(record.title) + trust_mark(record)
         extra = marks.get(record.record_id, "") if marks else ""
         if (full is None or full[index]) and _add_full(parts, record, title_line, prompt, terms, extra):
             full_ids.append(record.record_id)
@@ -245,14 +246,6 @@ def _title_names(record: Record, wanted: set[str]) -> bool:
 def _stems(terms: Iterable[str]) -> set[str]:
     """The words by their light stem (`passages.stem`), so "tests" meets "test"."""
     return {stem(term) for term in terms}
-
-
-def mark(record: Record) -> str:
-    """Same as `agentctx_store.digest.mark` (a test holds them equal); not imported because
-    `digest` brings `tempfile` onto the prompt path."""
-    if record.confidence == "inferred":
-        return " (unconfirmed — inferred, not stated by the developer)"
-    return ""
 
 
 def unfence(text: str) -> str:
