@@ -113,6 +113,11 @@ def variants(grid: bool) -> list[tuple[str, Any]]:
         ("no vector veto on weak keyword passes", replace(final, weak_keyword_share=0.0)),
         ("no keyword+vector rule", replace(final, z_with_keyword=off)),
         ("no vector-alone rule", replace(final, z_alone=off)),
+        ("no same-record rule", replace(final, same_record_share=off, same_record_z=off)),
+        ("same-record rule at share 0.7", replace(final, same_record_share=0.7)),
+        ("same-record rule at share 0.9", replace(final, same_record_share=0.9)),
+        ("same-record rule at z 2.6", replace(final, same_record_z=2.6)),
+        ("same-record rule at z 2.9", replace(final, same_record_z=2.9)),
         ("no tail cut", replace(final, tail_cosine=0.0, tail_keyword=0.0)),
     ]
     for z_kw in (2.5, 3.5):
@@ -128,7 +133,7 @@ def variants(grid: bool) -> list[tuple[str, Any]]:
         )
     for z_alone in (3.5, 4.5):
         out.append((f"z_alone {z_alone}", replace(final, z_alone=z_alone)))
-    for tail in (0.85, 0.9):
+    for tail in (0.5, 0.6, 0.7, 0.85):
         out.append((f"tail_cosine {tail}", replace(final, tail_cosine=tail)))
     if grid:
         for z_kw in (2.0, 2.5, 3.0, 3.5):
@@ -155,6 +160,11 @@ class Prepared:
     loaded: Any
     found: list[Any]
     alone: list[tuple[Any, list[dict[str, Any]], list[Any]]]  # (store, its queries, their candidates)
+    # what `regather` needs: the query vectors, "now", and each store's vector index
+    qvec: dict[str, Any] = dataclasses.field(default_factory=dict)
+    now: Any = None
+    index: Any = None
+    alone_index: list[Any] = dataclasses.field(default_factory=list)
 
     def close(self) -> None:
         self.loaded.store.close()
@@ -173,17 +183,73 @@ def prepare(
     """Load, embed and gather once; `score()` applies floors afterwards. Close it when done."""
     qvec = {query["qid"]: embedder.query(query["query"]) for query in queries}
     loaded = load_into_store(records, scratch / "eval.db")
-    prepared = Prepared(records, queries, scorer, loaded, [], [])
+    prepared = Prepared(records, queries, scorer, loaded, [], [], qvec=qvec, now=now)
     try:
-        prepared.found = gather(loaded, build_index(loaded, embedder), queries, qvec, now)
+        prepared.index = build_index(loaded, embedder)
+        prepared.found = gather(loaded, prepared.index, queries, qvec, now)
         for name in sorted({record["project"] for record in records}):
             alone = load_into_store([r for r in records if r["project"] == name], scratch / f"alone-{name}.db")
             own = [query for query in queries if query["project"] == name]
-            prepared.alone.append((alone, own, gather(alone, build_index(alone, embedder), own, qvec, now)))
+            prepared.alone_index.append(build_index(alone, embedder))
+            prepared.alone.append((alone, own, gather(alone, prepared.alone_index[-1], own, qvec, now)))
     except BaseException:
         prepared.close()
         raise
     return prepared
+
+
+FUSIONS = {
+    "evidence, weight 0.3 (production)": ("evidence", 0.3),
+    "reciprocal rank fusion (before)": ("rrf", 0.3),
+    "evidence, weight 0.1": ("evidence", 0.1),
+    "evidence, weight 0.2": ("evidence", 0.2),
+    "evidence, weight 0.5": ("evidence", 0.5),
+    "evidence, weight 1.0": ("evidence", 1.0),
+}
+
+
+def regather(prepared: Prepared, fusion: str, weight: float) -> Prepared:
+    """The same set's candidates fused another way (`hybrid.FUSION`, `hybrid.VECTOR_WEIGHT`
+    patched while gathering); the stores and vectors are shared with `prepared`."""
+    import importlib
+
+    hybrid = importlib.import_module("agentctx_embed.hybrid")
+    saved = hybrid.FUSION, hybrid.VECTOR_WEIGHT
+    hybrid.FUSION, hybrid.VECTOR_WEIGHT = fusion, weight
+    try:
+        found = gather(prepared.loaded, prepared.index, prepared.queries, prepared.qvec, prepared.now)
+        alone = [
+            (store, own, gather(store, index, own, prepared.qvec, prepared.now))
+            for (store, own, _found), index in zip(prepared.alone, prepared.alone_index, strict=True)
+        ]
+    finally:
+        hybrid.FUSION, hybrid.VECTOR_WEIGHT = saved
+    return dataclasses.replace(prepared, found=found, alone=alone)
+
+
+def injection(prepared: Prepared, floor: Any) -> dict[str, Any]:
+    """What the prompt hook would inject for each query (top 3 through `compose_injection`, as
+    `agentctx_store.prompt_answer` composes), measured as `_eval.injection_figures` does, shared
+    store and per project; recall@3 counts title lines."""
+    from _eval import injected_blocks, injection_figures
+    from agentctx_embed.hybrid import apply_floor
+    from agentctx_store.inject import compose_injection
+
+    def measure(loaded: Any, queries: list[dict[str, Any]], found: list[Any]) -> list[Any]:
+        rows = []
+        for query, item in zip(queries, found, strict=True):
+            hits = apply_floor(item, floor, limit=3).hits if item is not None else []
+            text = compose_injection(hits, query["query"]).text
+            rows.append((query, text, injected_blocks(text, loaded.eval_id)))
+        return rows
+
+    alone_rows: list[Any] = []
+    for store, own, own_found in prepared.alone:
+        alone_rows += measure(store, own, own_found)
+    return {
+        "shared": injection_figures(measure(prepared.loaded, prepared.queries, prepared.found)),
+        "per_project": injection_figures(alone_rows),
+    }
 
 
 def score(prepared: Prepared, floor: Any) -> dict[str, Any]:

@@ -11,7 +11,9 @@ the shared folder, `ablate_hybrid.load_embedder`), every current record is
 embedded by the service itself, and every query goes through
 `agentctx_hooks.__main__.run("UserPromptSubmit", payload)`, a fresh session per query. The ids
 the hook injected, in order, are scored by the set's own `eval.py` (recall@3, MRR@10, empty
-precision, stale, bleed). `per_project=True` does the same with each project alone in its own
+precision, stale, bleed), and what it injected is measured as `test_bench_quality.py`'s
+`test_hook_injection` measures the keyword path (`_eval.injection_figures`: relevant share of the
+injected characters, mean characters, full and title-only records). `per_project=True` does the same with each project alone in its own
 data dir (and its own service): a new user's store.
 """
 
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _eval import load_into_store
+from _eval import injected_blocks, injection_figures, load_into_store
 from _harness import REAL_MODEL_NAME
 from ablate_hybrid import MINILM
 from agentctx_store import resolve_project
@@ -42,7 +44,7 @@ def _injected_ids(text: str, eval_id: dict[str, str]) -> list[str]:
 
 def _run_home(
     records: list[dict[str, Any]], queries: list[dict[str, Any]], scratch: Path, embedder: Any
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
+) -> tuple[list[dict[str, Any]], dict[str, int], list[Any]]:
     from agentctx_embed.service import start
     from agentctx_hooks.__main__ import run
     from agentctx_hooks.state import state_path
@@ -69,6 +71,7 @@ def _run_home(
         AGENTCTX_EMBED_MODEL_DIR=str(MINILM),
     )
     served = {"warm": 0, "keyword": 0}
+    injected: list[Any] = []  # (query, text, blocks) for `_eval.injection_figures`
     running = None
     try:
         for name in {record["project"] for record in records}:
@@ -87,6 +90,7 @@ def _run_home(
             out = run("UserPromptSubmit", json.dumps(payload).encode())
             text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
             ids = _injected_ids(text, loaded.eval_id)
+            injected.append((query, text, injected_blocks(text, loaded.eval_id)))
             rows.append({"qid": query["qid"], "ids": ids, "scores": [1.0 / (rank + 1) for rank in range(len(ids))]})
             state_file = Path(state_path(session))  # per-session state lives in the data dir (issue 13)
             if state_file.exists():  # none for a prompt the hook ignores (a slash command)
@@ -99,7 +103,7 @@ def _run_home(
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    return rows, served
+    return rows, served, injected
 
 
 def hook_with_service(
@@ -112,22 +116,26 @@ def hook_with_service(
 ) -> dict[str, Any]:
     """The set's metrics (and which path served each prompt: `warm` or `keyword`) through the
     hook with the service up, in one data dir (`shared`) and, with `per_project`, one per project."""
-    rows, served = _run_home(records, queries, scratch / "shared", embedder)
+    rows, served, injected = _run_home(records, queries, scratch / "shared", embedder)
     report: dict[str, Any] = {"model": embedder.name, "shared": scorer.evaluate(queries, rows, records, None, 10)}
     report["shared"]["served"] = served
+    report["shared"]["injection"] = injection_figures(injected)
     if not per_project:
         return report
     alone_rows: list[dict[str, Any]] = []
     alone_served = {"warm": 0, "keyword": 0}
+    alone_injected: list[Any] = []
     for number, name in enumerate(sorted({record["project"] for record in records})):
         own = [query for query in queries if query["project"] == name]
         # a short folder name: the service's Unix socket lives in it (AF_UNIX paths are short)
-        part, counts = _run_home(
+        part, counts, part_injected = _run_home(
             [record for record in records if record["project"] == name], own, scratch / f"p{number}", embedder
         )
         alone_rows += part
+        alone_injected += part_injected
         for key, value in counts.items():
             alone_served[key] += value
     report["per_project"] = scorer.evaluate(queries, alone_rows, records, None, 10)
     report["per_project"]["served"] = alone_served
+    report["per_project"]["injection"] = injection_figures(alone_injected)
     return report

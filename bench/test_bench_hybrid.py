@@ -6,9 +6,15 @@ scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this fil
 - `test_hook_with_service[<set>]` (group `hybrid service <set>`): every query of the set through
   the prompt hook's entry point with the warm search service of its data dir up (the real socket
   server, MiniLM-L6-v2 int8), a fresh session per query (`eval_service.hook_with_service`): one
-  shared data dir, and each project alone in its own. `extra_info`: recall@3, MRR@10, empty
-  precision, stale@3, bleed, for `shared` and `per_project`, and how many prompts the warm path
-  and the keyword fallback served (`served_warm`, `served_keyword`).
+  shared data dir, and each project alone in its own. `extra_info` (also printed, with `-s`):
+  recall@3, MRR@10, empty precision, stale@3, bleed, for `shared` and `per_project`, how many
+  prompts the warm path and the keyword fallback served (`served_warm`, `served_keyword`), and
+  what was injected (issue 17: `relevant_char_share`, `mean_chars`, `full_records`,
+  `title_records`, `hook_recall@3` counting title-only entries).
+- `test_hybrid_fusion_ablation[<set>-<fusion>]` (group `hybrid fusion <set>`): how the two
+  orders are fused (evidence at several vector weights, or reciprocal rank fusion as before):
+  recall@3 of the ranking alone and with the floor, and what the hook would inject from it
+  (relevant share, mean characters, recall@3 counting title lines), shared and per project.
 - `test_hybrid_floor_ablation[<set>-<variant>]` (group `hybrid ablation <set>`): the hybrid
   floor (`agentctx_embed.hybrid.HybridFloor`) with one rule changed per row
   (`ablate_hybrid.variants`; `AGENTCTX_BENCH_HYBRID_GRID=1` adds the parameter sweep), applied to
@@ -53,10 +59,16 @@ def sample(queries: list[dict[str, Any]], disabled: bool) -> list[dict[str, Any]
     return queries[::QUERY_STEP] if disabled else queries
 
 
+INJECTION = ("relevant_char_share", "mean_chars", "full_records", "title_records", "hook_recall@3")
+
+
 def figures(metrics: dict[str, Any]) -> dict[str, Any]:
     out = {name: round(metrics[name], 3) for name in METRICS}
     for path, count in metrics.get("served", {}).items():
         out[f"served_{path}"] = count
+    for name in INJECTION if "injection" in metrics else ():
+        value = metrics["injection"][name]
+        out[name] = round(value, 3) if isinstance(value, float) else value
     return out
 
 
@@ -83,6 +95,7 @@ def test_hook_with_service(benchmark, eval_set, minilm, bench_mode, set_name: st
     for label in ("shared", "per_project"):
         if label in report:
             benchmark.extra_info[label] = figures(report[label])
+            print(f"\n{set_name} {label} (hook, service up): {benchmark.extra_info[label]}")
     shared = report["shared"]
     assert shared["superseded_returned"] == 0, "a superseded record reached the prompt"
     assert shared["served"]["warm"] > 0, "the warm service answered no prompt"
@@ -118,3 +131,35 @@ def test_hybrid_floor_ablation(
     if variant == "final":  # the production floor: superseded records never come back
         assert result["shared"]["superseded_returned"] == 0
         assert result["per_project"]["superseded_returned"] == 0
+
+
+@pytest.mark.parametrize("fusion", list(ablate_hybrid.FUSIONS))
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_hybrid_fusion_ablation(
+    benchmark, eval_set, minilm, bench_mode, prepared_sets, tmp_path_factory, set_name: str, fusion: str
+) -> None:
+    """The fused order (`hybrid.FUSION`, `hybrid.VECTOR_WEIGHT`): ranking alone (no floor,
+    recall@3 of the top 10), with the production floor, and what the hook would inject from it
+    (relevant share, recall@3 counting title lines); shared store and per project."""
+    data = eval_set(set_name)
+    key = (set_name, bench_mode.disabled)
+    if key not in prepared_sets:
+        queries = sample(data.queries, bench_mode.disabled)
+        scratch = tmp_path_factory.mktemp(f"hybrid-{set_name}")
+        prepared_sets[key] = ablate_hybrid.prepare(data.records, queries, data.scorer, data.now, minilm, scratch)
+    benchmark.group = f"hybrid fusion {set_name}"
+    mode, weight = ablate_hybrid.FUSIONS[fusion]
+    fused = benchmark.pedantic(ablate_hybrid.regather, args=(prepared_sets[key], mode, weight), rounds=1, iterations=1)
+    alone = ablate_hybrid.score(fused, None)
+    floored = ablate_hybrid.score(fused, VARIANTS["final"])
+    injected = ablate_hybrid.injection(fused, VARIANTS["final"])
+    for label in ("shared", "per_project"):
+        benchmark.extra_info[label] = {
+            "ranking_recall@3": round(alone[label]["recall@3"], 3),
+            "recall@3": round(floored[label]["recall@3"], 3),
+            "empty_precision": round(floored[label]["empty_precision"], 3),
+            "hook_recall@3": round(injected[label]["hook_recall@3"], 3),
+            "relevant_char_share": round(injected[label]["relevant_char_share"], 3),
+            "mean_chars": round(injected[label]["mean_chars"], 1),  # nan when nothing was injected
+        }
+    print(f"\n{set_name} {fusion}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")

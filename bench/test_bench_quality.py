@@ -89,6 +89,7 @@ def test_hook_injection(benchmark, shared_dir, tmp_path, set_name: str) -> None:
     benchmark.group = f"quality {set_name}"
     figures = benchmark.pedantic(_eval.hook_injections, args=(records, queries, tmp_path / "hook"), rounds=1)
     benchmark.extra_info.update(_eval.rounded(figures))
+    print(f"\n{set_name} (hook, keyword path): {_eval.rounded(figures)}")
     assert figures["injected_prompts"] > 0, "the hook injected nothing for any answerable prompt"
 
 

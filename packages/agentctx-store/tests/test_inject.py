@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from agentctx_store import Record, SearchHit
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens
-from agentctx_store.inject import FULL_RATIO, HEADER, LONG_RECORD_CHARS, compose_injection
+from agentctx_store.inject import FULL_RATIO, HEADER, LONG_RECORD_CHARS, TITLE_RATIO, compose_injection
 
 ADR_BODY = (
     "Context: Our services send mail through three different providers and each one bounces differently. "
@@ -50,7 +50,7 @@ def blocks(text: str) -> list[str]:
 
 
 def test_one_clear_best_hit_is_shown_in_full_and_the_weaker_ones_by_title() -> None:
-    injection = compose_injection(hits(10.0, 6.0, 4.0), "anything")
+    injection = compose_injection(hits(10.0, 6.0, 10.0 * TITLE_RATIO), "anything")
     assert injection.full_ids == ["01TESTRECORD00000000000000"]
     assert injection.title_ids == ["01TESTRECORD00000000000001", "01TESTRECORD00000000000002"]
     shown = blocks(injection.text)
@@ -67,6 +67,35 @@ def test_hits_close_to_the_best_are_shown_in_full() -> None:
     injection = compose_injection(hits(10.0, close, close - 0.01), "anything")
     assert injection.full_ids == ["01TESTRECORD00000000000000", "01TESTRECORD00000000000001"]
     assert injection.title_ids == ["01TESTRECORD00000000000002"]
+
+
+def test_a_runner_up_far_below_the_best_is_left_out_unless_its_title_names_the_prompt() -> None:
+    weak = 10.0 * TITLE_RATIO - 0.01
+    prompt = "which queue do background workers read from?"
+    found = [
+        SearchHit(record=record(0, "Jobs run on the Redis queue"), score=10.0, relevance=10.0),
+        SearchHit(record=record(1, "Release notes are written for users"), score=weak, relevance=weak),
+        SearchHit(record=record(2, "Background workers read the jobs queue"), score=weak, relevance=weak),
+    ]
+    injection = compose_injection(found, prompt)
+    assert injection.full_ids == [found[0].record.record_id]
+    # record 1 shares no word with the prompt; record 2's title names three ("background",
+    # "workers", "queue"), so its title line says what it is about
+    assert injection.title_ids == [found[2].record.record_id]
+    assert "Release notes" not in injection.text
+    # one shared word is not enough: "queue" alone
+    lone = SearchHit(record=record(3, "Queue names are lowercase"), score=weak, relevance=weak)
+    assert compose_injection([found[0], lone], prompt).title_ids == []
+    # the best hit is always shown, however the others score
+    assert compose_injection(found[1:2], prompt).full_ids == [found[1].record.record_id]
+
+
+def test_title_words_are_compared_by_their_stem() -> None:
+    prompt = "who reviews the deployed migrations?"
+    best = SearchHit(record=record(0, "Reviews happen on GitHub"), score=10.0, relevance=10.0)
+    weak = 10.0 * TITLE_RATIO - 0.01
+    stemmed = SearchHit(record=record(1, "Deploying a migration needs a second reviewer"), score=weak, relevance=weak)
+    assert compose_injection([best, stemmed], prompt).title_ids == [stemmed.record.record_id]
 
 
 def test_the_text_starts_with_one_short_header_sentence() -> None:

@@ -8,7 +8,10 @@ Used by the warm search service (`agentctx_embed.service`) for the prompt hook, 
    the production floor (did the keyword evidence alone pass?).
 2. **Vector**: the cosine of the prompt's vector to every current record of the visible
    namespaces and types (`VectorIndex`, in memory).
-3. **Fusion**: reciprocal rank fusion of the two orders (`agentctx_store.upkeep.ranking.rrf`).
+3. **Fusion** (`evidence_fusion`): each candidate's keyword score in units of the store's gate
+   plus a weight times its cosine's z; the values keep each signal's margin, so the composition
+   of the injection can compare a runner-up to the best hit (reciprocal rank fusion,
+   `agentctx_store.upkeep.ranking.rrf`, stays as the ablation's alternative).
 4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
    vector match stands out from the project's records (`z`, in standard deviations of the
    similarities to every visible record, a unit that travels across models and store sizes)
@@ -48,6 +51,11 @@ from agentctx_store.upkeep.ranking import rrf
 CANDIDATES = 60
 RRF_K = 60
 MIN_POOL = 20
+# How candidates are fused: "evidence" (`evidence_fusion`) or "rrf" (reciprocal rank fusion, the
+# former way, kept for the ablation); calibrated in docs/retrieval.md ("Fusion").
+FUSION = "evidence"
+# The weight of one standard deviation of cosine against one gate of keyword evidence.
+VECTOR_WEIGHT = 0.3
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,10 @@ class HybridFloor:
     keyword_share: float = 0.5  # … a best keyword match of at least half the gate
     weak_keyword_share: float = 1.25  # a keyword pass this close to the gate …
     weak_keyword_z: float = 2.25  # … stands only if the vector side sees something stand out
+    # one record carrying both kinds of evidence: the best fused hit itself matches at least this
+    # share of the gate on keywords and stands this many standard deviations out on vectors
+    same_record_share: float = 0.8
+    same_record_z: float = 2.75
     tail_cosine: float = 0.75  # a hit is kept when its cosine is ≥ this share of the best …
     tail_keyword: float = TAIL_RATIO  # … or its keyword relevance ≥ this share of the best
 
@@ -82,6 +94,8 @@ class HybridResult:
     keyword_share: float = 0.0
     best_cosine: float = 0.0
     z: float = 0.0
+    top_share: float = 0.0  # the best fused hit's own keyword share of the gate …
+    top_z: float = 0.0  # … and its own cosine's z
 
 
 class VectorIndex:
@@ -277,13 +291,20 @@ def candidates(
     if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
         keyword_pass = bool(_apply_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
+    pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
-        keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines)
+        keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines, pool)
     )
-    fused = rrf([keyword_order, vector_order], k=RRF_K)
-    # The keyword order already carries the rerank (type, recency, confidence, pin); multiplying
-    # RRF values (1/61, 1/62, ...) by it again would let the type weights decide the order.
+    if FUSION == "rrf":
+        fused = rrf([keyword_order, vector_order], k=RRF_K)
+    else:
+        fused = evidence_fusion(keyword.hits, vector_order, cosine_of, pool, gate)
     order = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+    if order:
+        top = order[0][0]
+        top_relevance = relevance_of.get(top, 0.0)
+        result.top_share = top_relevance / gate if gate > 0 else (math.inf if top_relevance > 0 else 0.0)
+        result.top_z = _z(cosine_of[top], cosines, pool) if top in cosine_of else 0.0
     return Candidates(
         result=result,
         fused=[],
@@ -306,11 +327,15 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
         keyword_share=base.keyword_share,
         best_cosine=base.best_cosine,
         z=base.z,
+        top_share=base.top_share,
+        top_z=base.top_z,
     )
     if base.mode == "keyword":
         result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
         return result
-    if floor is not None and not _answers(floor, keyword_pass=base.keyword_pass, share=base.keyword_share, z=base.z):
+    if floor is not None and not _answers(
+        floor, keyword_pass=base.keyword_pass, share=base.keyword_share, z=base.z, top=(base.top_share, base.top_z)
+    ):
         return result
     kept = [
         (record_id, value)
@@ -336,15 +361,21 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
         for record_id, value in batch:
             record = found.records.get(record_id)
             if record is not None:  # not current, not visible or excluded: never shown
-                hits.append(SearchHit(record=record, relevance=value, score=value))
+                # relevance stays the text match alone (0 for a record only the vectors found)
+                relevance = found.relevance_of.get(record_id, 0.0)
+                hits.append(SearchHit(record=record, relevance=relevance, score=value))
     result.hits = hits[:limit]
     return result
 
 
-def _answers(floor: HybridFloor, *, keyword_pass: bool, share: float, z: float) -> bool:
+def _answers(
+    floor: HybridFloor, *, keyword_pass: bool, share: float, z: float, top: tuple[float, float] = (0.0, 0.0)
+) -> bool:
     if keyword_pass and (share >= floor.weak_keyword_share or z >= floor.weak_keyword_z):
         return True
     if z >= floor.z_alone:
+        return True
+    if top[0] >= floor.same_record_share and top[1] >= floor.same_record_z:
         return True
     return z >= floor.z_with_keyword and share >= floor.keyword_share
 
@@ -363,15 +394,56 @@ def _keeps(
     return cosine is not None and best_cosine > 0 and cosine >= floor.tail_cosine * best_cosine
 
 
-def _z(best: float, cosines: np.ndarray) -> float:
+def evidence_fusion(
+    keyword_hits: Sequence[SearchHit],
+    vector_order: Sequence[str],
+    cosine_of: dict[str, float],
+    pool: tuple[float, float],
+    gate: float,
+) -> dict[str, float]:
+    """Each candidate's evidence, in units that mean the same in any store and with any model:
+    its keyword score (BM25 relevance × the rerank factors) as a share of the store's relevance
+    gate, plus VECTOR_WEIGHT × how many standard deviations its cosine stands above the mean
+    cosine of the visible records (0 when below the mean). Unlike the floor's `z`, this is used
+    in small pools too: there it can only reorder, never answer on its own.
+
+    Unlike reciprocal rank fusion, the values keep the *size* of each signal's margin: a record
+    both sides rank first by a wide margin scores far above the runner-ups, one that merely
+    comes second on both does not; so the ratio of a runner-up's value to the best one's says
+    how close it came (what `agentctx_store.inject` needs to decide full, title or nothing)."""
+    unit = gate if gate > 0 else max((hit.score for hit in keyword_hits), default=0.0) or 1.0
+    mean, spread = pool  # of every visible record's cosine (`_pool`)
+
+    def vector(record_id: str) -> float:
+        cosine = cosine_of.get(record_id)
+        if cosine is None or not math.isfinite(spread) or spread <= 1e-6:
+            return 0.0
+        return VECTOR_WEIGHT * max(0.0, (cosine - mean) / spread)
+
+    fused = {hit.record.record_id: hit.score / unit + vector(hit.record.record_id) for hit in keyword_hits}
+    for record_id in vector_order:
+        if record_id not in fused:
+            fused[record_id] = vector(record_id)
+    return fused
+
+
+def _z(best: float, cosines: np.ndarray, pool: tuple[float, float] | None = None) -> float:
     """How many standard deviations the best cosine stands above the pool's mean; 0 for a pool
-    under `MIN_POOL` records, where it cannot be told (n values cap z at (n − 1) / √n)."""
+    under `MIN_POOL` records, where it cannot be told (n values cap z at (n − 1) / √n).
+    `pool`: the pool's (mean, standard deviation), when already computed (`_pool`)."""
     if len(cosines) < MIN_POOL:
         return 0.0
-    spread = float(np.std(cosines))
+    mean, spread = pool if pool is not None else _pool(cosines)
     if not math.isfinite(spread) or spread <= 1e-6:
         return 0.0
-    return (best - float(np.mean(cosines))) / spread
+    return (best - mean) / spread
+
+
+def _pool(cosines: np.ndarray) -> tuple[float, float]:
+    """(mean, standard deviation) of the visible records' cosines; (0, 0) under two of them."""
+    if len(cosines) < 2:
+        return 0.0, 0.0
+    return float(np.mean(cosines)), float(np.std(cosines))
 
 
 def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:

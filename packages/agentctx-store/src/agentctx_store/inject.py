@@ -6,7 +6,8 @@ same text for the same hits. In proportion to the evidence (docs/retrieval.md, "
 injects"):
   - the best hit in full; a further hit in full only when its score is close to the best one's
     (at least FULL_RATIO of it), otherwise as a title line (`detail="title"`), so the agent still
-    sees that it exists and can `ctx_get` it;
+    sees that it exists and can `ctx_get` it; a hit below TITLE_RATIO of the best is left out
+    unless its title names the prompt (TITLE_TERMS of its words);
   - a full record longer than LONG_RECORD_CHARS is cut to the passages that match the prompt
     (`agentctx_store.passages`: whole sentences and code blocks, an ADR's decision section kept,
     `…` where text was left out, `detail="excerpt"` and a note that `ctx_get` has the rest);
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens, truncate
-from agentctx_store.passages import excerpt
+from agentctx_store.passages import excerpt, stem
 from agentctx_store.records import trust_mark
 from agentctx_store.retrieval import query_terms
 
@@ -41,10 +42,12 @@ PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "
 # A hit below the best one is shown in full only when its score is at least this share of the
 # best score; otherwise by its title (calibrated in docs/retrieval.md).
 FULL_RATIO = 0.95
-# A hit below this share of the best score is not shown at all. 0: every hit `search()` returns
-# (its own tail cut is 0.3 of the best) is shown at least by title, so recall is what search finds;
-# docs/retrieval.md measures what raising it would buy and cost.
-TITLE_RATIO = 0.0
+# A hit below this share of the best score is not shown at all, unless its title names at least
+# TITLE_TERMS of the prompt's searchable words (then its title line tells the agent what it is
+# about). Below half of the best score, 1 runner-up in 55 was relevant on the dev sets, but 1 in
+# 7 of those whose title named two prompt words (docs/retrieval.md, "What a prompt injects").
+TITLE_RATIO = 0.5
+TITLE_TERMS = 2
 # A full record whose body is longer than this is cut to the passages answering the prompt,
 # about EXCERPT_CHARS of them, when that saves at least MIN_SAVING of the body.
 LONG_RECORD_CHARS = 1000
@@ -110,7 +113,13 @@ def compose_injection(
     if not scored:
         return Injection()
     best = scored[0][1]
-    scored = [(record, score) for record, score in scored if score >= TITLE_RATIO * best]
+    # a runner-up far below the best is listed only when its title itself names the prompt
+    wanted: set[str] = _stems(query_terms(prompt)) if prompt else set()
+    scored = [
+        (record, score)
+        for rank, (record, score) in enumerate(scored)
+        if rank == 0 or score >= TITLE_RATIO * best or _title_names(record, wanted)
+    ]
     full = [rank == 0 or (best > 0 and score >= FULL_RATIO * best) for rank, (_, score) in enumerate(scored)]
     marks = {record_id: found.attributes for record_id, found in stale.items()}
     return render([record for record, _ in scored], full=full, prompt=prompt, budget=budget, marks=marks)
@@ -226,6 +235,16 @@ def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms
         limit //= 2
     cut = truncate(body, room)  # no whole sentence fits (one long unbroken run of text)
     return bool(cut) and parts.add(block(f"{cut}\n{EXCERPT_NOTE}", True))
+
+
+def _title_names(record: Record, wanted: set[str]) -> bool:
+    """Whether the record's title names at least TITLE_TERMS of the prompt's searchable words."""
+    return len(wanted) >= TITLE_TERMS and len(_stems(query_terms(record.title)) & wanted) >= TITLE_TERMS
+
+
+def _stems(terms: Iterable[str]) -> set[str]:
+    """The words by their light stem (`passages.stem`), so "tests" meets "test"."""
+    return {stem(term) for term in terms}
 
 
 def unfence(text: str) -> str:
