@@ -294,7 +294,13 @@ def test_models_download_without_the_extra_gives_the_doctor_hint(cli, monkeypatc
 def test_shell_completion_is_offered_and_completes(cli, tmp_path: Path) -> None:
     help_text = cli("--help").out
     assert "--install-completion" in help_text and "--show-completion" in help_text
-    env = os.environ | {"HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    # typer guesses the shell from the process tree unless told not to (its own test switch); then
+    # `--install-completion bash` names it, as a user without a detectable shell would
+    env = os.environ | {
+        "HOME": str(tmp_path),
+        "SHELL": "/bin/bash",
+        "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1",
+    }
     installed = subprocess.run([sys.executable, "-m", "agentctx", "--install-completion", "bash"], capture_output=True,
                                text=True, check=False, env=env, timeout=120)  # fmt: skip
     assert installed.returncode == 0, installed.stderr
