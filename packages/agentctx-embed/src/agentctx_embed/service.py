@@ -43,9 +43,11 @@ import numpy as np
 from agentctx_store import paths
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, try_lock
 
-from agentctx_embed.hybrid import VectorIndex, hybrid_search
+from agentctx_embed.hybrid import _namespaces, hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import embedding_text
+from agentctx_embed.vector_index import VectorIndex
+from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
 
 logger = logging.getLogger("agentctx.service")
 
@@ -57,7 +59,6 @@ EMBED_CHUNK = 32
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
 INLINE_EMBED_MAX = 16
 PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
-PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 
 
 def version() -> str:
@@ -125,6 +126,10 @@ class Service:
         self.store_lock = threading.Lock()
         self._open: Any = None
         self._projects: dict[str, tuple[float, Any]] = {}
+        self.abandoned = 0  # prompt requests dropped because their hook had given up
+        # queries are embedded outside `embed_lock`: onnxruntime runs sessions concurrently, and a
+        # query must not wait for a background batch of passages (seconds on one thread)
+        self.queries = QueryWorker(embedder.query, self.index)
 
     # vectors ------------------------------------------------------------------------------
 
@@ -170,6 +175,8 @@ class Service:
             matrix = matrix[keep]
         self.index.put([(ids[i], rows[ids[i]][1], rows[ids[i]][2], rows[ids[i]][3]) for i in keep], matrix)
         self.loaded_from_store = len(keep)
+        del rows, ids, header
+        give_back_memory()
         return len(keep)
 
     @contextlib.contextmanager
@@ -223,7 +230,7 @@ class Service:
         if not rows:
             return 0
         with self.embed_lock:
-            todo = [row for row in rows if self.index.versions.get(row["id"]) != row["version"]]
+            todo = [row for row in rows if not self.index.is_current(row["id"], row["version"])]
             for start in range(0, len(todo), EMBED_CHUNK):
                 chunk = todo[start : start + EMBED_CHUNK]
                 vectors = self.embedder.passages([embedding_text(dict(row)) for row in chunk])
@@ -265,8 +272,8 @@ class Service:
                     "ORDER BY rowid DESC"
                 ).fetchall()
             )
-        self.index.remove([rid for rid in list(self.index.versions) if rid not in current])
-        todo = [rid for rid, version in current.items() if self.index.versions.get(rid) != version]
+        self.index.remove([rid for rid in self.index.live_ids() if rid not in current])
+        todo = [rid for rid, version in current.items() if not self.index.is_current(rid, version)]
         del current
         done = 0
         for start in range(0, len(todo), EMBED_CHUNK):
@@ -278,6 +285,8 @@ class Service:
             done += self._embed_rows(rows)
             time.sleep(0.01)  # leave the cores to the requests
         self.high_rowid = max(self.high_rowid, top)
+        if done:
+            give_back_memory()
         return done
 
     def embed_loop(self) -> None:
@@ -303,6 +312,7 @@ class Service:
             "socket": socket_path(self.home),
             "started": self.started,
             "requests": self.requests,
+            "abandoned": self.abandoned,
             "rss_bytes": rss_bytes(),
         }
 
@@ -323,10 +333,6 @@ class Service:
             return self.search(request)
         return {"error": f"unknown op {op!r}"}
 
-    def _query_vector(self, text: str) -> np.ndarray:
-        with self.embed_lock:
-            return self.embedder.query(text)
-
     def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
         """The prompt hook's injection, composed as the keyword path composes it."""
 
@@ -339,74 +345,64 @@ class Service:
         budget_s = float(request.get("budget_ms") or 1000) / 1000.0
         if not cwd or not text:
             return {"error": "prompt and cwd are required"}
+        from agentctx_store.inject import PROMPT_TYPES
         from agentctx_store.prompt_answer import MAX_QUERY_CHARS, compose_for_prompt
 
-        embedding = self._embed_meanwhile(text[:MAX_QUERY_CHARS])
+        def late() -> bool:  # the hook gave up waiting: it takes the keyword path, write nothing
+            return time.monotonic() - started > budget_s
+
         project = self._project(cwd)
+        job = self.queries.submit(
+            text[:MAX_QUERY_CHARS], namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late
+        )
 
         def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
+            if late():  # waited for the store behind other requests: no work for nobody
+                return []
             self.sync_new(store)  # records written since the last look are embedded first
             return hybrid_search(
                 store,
                 project,
                 query,
-                index=self.index,
-                query_vector=embedding,
+                index=ScanAhead(self.index, job),  # type: ignore[arg-type]
+                query_vector=job.vector,
                 limit=limit,
                 types=types,
                 exclude_ids=exclude_ids,
             ).hits
 
-        def late() -> bool:  # the hook gave up waiting: it takes the keyword path, write nothing
-            return time.monotonic() - started > budget_s
-
         pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
-        with self._serving_store() as store:
-            text_out, ids = compose_for_prompt(
-                store,
-                project,
-                text,
-                session_id,
-                exclude,
-                pending_triple,
-                rank=rank,
-                late=late,
-                log=_log_error,
-                served_by="warm",
-                keep=_review_gate(),
-            )
+        try:
+            with self._serving_store() as store:
+                text_out, ids = compose_for_prompt(
+                    store,
+                    project,
+                    text,
+                    session_id,
+                    exclude,
+                    pending_triple,
+                    rank=rank,
+                    late=late,
+                    log=_log_error,
+                    served_by="warm",
+                    keep=_review_gate(),
+                )
+        except Expired:
+            text_out, ids = "", []
+        if late():
+            self.abandoned += 1
+            return {"error": "late: the hook had stopped waiting; nothing was recorded"}
         return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
-
-    def _embed_meanwhile(self, text: str) -> Callable[[], np.ndarray]:
-        """Embed the query on its own thread (onnxruntime releases the GIL) while the keyword
-        side runs; the returned callable waits for it."""
-        box: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                box["vector"] = self._query_vector(text)
-            except BaseException as exc:  # re-raised in the request's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=work, daemon=True, name="agentctx-service-query")
-        thread.start()
-
-        def result() -> np.ndarray:
-            thread.join()
-            if "error" in box:
-                raise box["error"]
-            return box["vector"]
-
-        return result
 
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
 
         text = str(request.get("query") or "")
-        embedding = self._embed_meanwhile(text)
         project = self._project(str(request.get("cwd") or "."))
         if request.get("project_id") and request.get("project_id") != project.project_id:
             return {"error": "the directory resolves to another project here"}
         types = request.get("types") or None
+        scope = request.get("scope") or None
+        job = self.queries.submit(text, namespaces=_namespaces(project, scope), types=types)
         with self._serving_store() as store:
             self.sync_new(store)
             from agentctx_embed.hybrid import DEFAULT_FLOOR
@@ -415,11 +411,11 @@ class Service:
                 store,
                 project,
                 text,
-                index=self.index,
-                query_vector=embedding,
+                index=ScanAhead(self.index, job),  # type: ignore[arg-type]
+                query_vector=job.vector,
                 limit=int(request.get("limit") or 10),
                 types=types,
-                scope=request.get("scope") or None,
+                scope=scope,
                 exclude_ids=[value for value in request.get("exclude") or [] if isinstance(value, str)],
                 floor=DEFAULT_FLOOR if request.get("floor", True) else None,
             )
@@ -449,6 +445,17 @@ def _review_gate() -> Callable[[Any], bool] | None:
 
 def _log_error(event: str, exc: BaseException, session: str) -> None:
     logger.warning("%s (session %s): %s", event, session, exc)
+
+
+def give_back_memory() -> None:
+    """Return freed heap to the OS (glibc keeps it otherwise: after the start-up's transient rows
+    and each batch of passages, tens of MB would stay resident). A no-op elsewhere."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def rss_bytes() -> int:
@@ -568,6 +575,7 @@ class Running:
     def close(self) -> None:
         self.service.stop.set()
         self.service.wake.set()
+        self.service.queries.close()
         self.server.shutdown()
         self.server.server_close()
         with self.service.store_lock:
@@ -608,7 +616,10 @@ def load_model() -> Embedder:
     settings = config.load()
     if not settings.get("embeddings", True):
         raise ModelUnavailable("Embeddings are off (`agentctx config --embeddings` turns them on).")
-    return load(choose_model(settings), allow_download=False)
+    # one onnxruntime thread: a short query is ~4× faster and steadier than on two threads that
+    # compete with SQLite for the two cores (measured: MiniLM int8, median 5 ms vs 21 ms), and
+    # no memory arena, so the RSS stays bounded after a batch of long passages (adr-008, Memory)
+    return load(choose_model(settings), allow_download=False, threads=1, lean=True)
 
 
 # -- hosting -------------------------------------------------------------------------------

@@ -57,6 +57,12 @@ def register(app: typer.Typer) -> None:
 
             agentctx serve --idle-exit 600
         """
+        import os
+
+        from agentctx_store.service_link import SERVICE_ENV
+
+        for name, value in SERVICE_ENV.items():  # before numpy loads
+            os.environ.setdefault(name, value)
         try:
             from agentctx_embed.service import serve_foreground
         except ImportError:

@@ -1,0 +1,134 @@
+"""The warm search service's vectors, in memory: one contiguous float32 matrix and, per row,
+small numpy codes (namespace, type, live, version); no Python object per record but its id.
+
+Used by `agentctx_embed.hybrid` (the vector side of a query) and `agentctx_embed.service`.
+What one record costs at 384 dims: 1,536 bytes of vector, ~10 bytes of codes, and its id (the
+id string, its list slot and its dict entry, ~120 bytes). The version of a row (its
+`updated_at`) is kept as a 64-bit hash, compared within this process only (docs/adr-008).
+
+The vectors stay float32 on purpose: numpy has no fast float16 or int8 product (measured on the
+project's machine at 100K × 384: float32 31 ms, float16 converted per block 273 ms, int8 33 ms),
+and a lower precision would shift cosines and so, rarely, the order of two close hits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class VectorIndex:
+    """Unit vectors of current records, in memory: one row per record, filtered per query."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+        self.lock = threading.Lock()
+        self.matrix = np.zeros((0, dims), dtype=np.float32)
+        self.ids: list[str] = []
+        self.rows: dict[str, int] = {}
+        self.namespace = np.zeros(0, dtype=np.int32)
+        self.kind = np.zeros(0, dtype=np.int32)
+        self.alive = np.zeros(0, dtype=bool)
+        self.version = np.zeros(0, dtype=np.int64)
+        self.generation = 0  # changes with every put and remove (for callers that cache a scan)
+        self._codes: dict[str, int] = {}
+        self._live = 0
+
+    def __len__(self) -> int:
+        return self._live
+
+    def _code(self, value: str) -> int:
+        return self._codes.setdefault(value, len(self._codes))
+
+    def _grow(self, wanted: int) -> None:
+        """Room for `wanted` rows; by a quarter at a time (fresh records come one by one)."""
+        if wanted <= len(self.matrix):
+            return
+        grow = max(wanted, len(self.matrix) + len(self.matrix) // 4 + 256) - len(self.matrix)
+        self.matrix = np.concatenate([self.matrix, np.zeros((grow, self.dims), dtype=np.float32)])
+        self.namespace = np.concatenate([self.namespace, np.zeros(grow, dtype=np.int32)])
+        self.kind = np.concatenate([self.kind, np.zeros(grow, dtype=np.int32)])
+        self.alive = np.concatenate([self.alive, np.zeros(grow, dtype=bool)])
+        self.version = np.concatenate([self.version, np.zeros(grow, dtype=np.int64)])
+
+    def put(self, items: Sequence[tuple[str, str, str, str]], vectors: np.ndarray) -> None:
+        """`items` are (record id, project id, type, version) for the rows of `vectors`."""
+        with self.lock:
+            new = [index for index, item in enumerate(items) if item[0] not in self.rows]
+            if new and not self.ids and len(new) == len(items):  # the first, bulk load: no copy
+                self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+                self.namespace = np.zeros(len(items), dtype=np.int32)
+                self.kind = np.zeros(len(items), dtype=np.int32)
+                self.alive = np.zeros(len(items), dtype=bool)
+                self.version = np.zeros(len(items), dtype=np.int64)
+                for row, item in enumerate(items):
+                    self.rows[item[0]] = row
+                    self.ids.append(item[0])
+                new = []
+            if new:
+                start = len(self.ids)
+                self._grow(start + len(new))
+                for offset, index in enumerate(new):
+                    self.rows[items[index][0]] = start + offset
+                    self.ids.append(items[index][0])
+            for index, (record_id, project_id, record_type, version) in enumerate(items):
+                row = self.rows[record_id]
+                if not self.alive[row]:
+                    self._live += 1
+                self.matrix[row] = vectors[index]
+                self.namespace[row] = self._code(project_id)
+                self.kind[row] = self._code(record_type)
+                self.alive[row] = True
+                self.version[row] = hash(version)
+            self.generation += 1
+
+    def remove(self, record_ids: Sequence[str]) -> None:
+        with self.lock:
+            for record_id in record_ids:
+                row = self.rows.get(record_id)
+                if row is not None and self.alive[row]:
+                    self.alive[row] = False
+                    self._live -= 1
+            self.generation += 1
+
+    def is_current(self, record_id: str, version: str) -> bool:
+        """A live vector of this version of the record is held."""
+        row = self.rows.get(record_id)
+        return row is not None and bool(self.alive[row]) and int(self.version[row]) == hash(version)
+
+    def live_ids(self) -> list[str]:
+        with self.lock:
+            return [self.ids[row] for row in np.flatnonzero(self.alive[: len(self.ids)]).tolist()]
+
+    def similarities(
+        self, query: np.ndarray, namespaces: Sequence[str], types: Sequence[str] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, cosines) of the live rows in these namespaces and types, in row order. One
+        product over the whole matrix (bandwidth-bound, no copy of the visible rows' vectors),
+        then the mask, built through lookup tables of the codes."""
+        with self.lock:
+            size = len(self.ids)
+            allowed = np.zeros(len(self._codes) + 1, dtype=bool)
+            allowed[[self._codes[n] for n in namespaces if n in self._codes]] = True
+            mask = allowed[self.namespace[:size]]
+            if types is not None:
+                allowed[:] = False
+                allowed[[self._codes[t] for t in types if t in self._codes]] = True
+                mask &= allowed[self.kind[:size]]
+            mask &= self.alive[:size]
+            rows = np.flatnonzero(mask)
+            if not len(rows):
+                return rows, np.zeros(0, dtype=np.float32)
+            cosines = (self.matrix[:size] @ np.asarray(query, dtype=np.float32))[rows]
+        return rows, cosines
+
+    def ids_of(self, rows: np.ndarray) -> list[str]:
+        return [self.ids[row] for row in rows.tolist()]
+
+    def nbytes(self) -> int:
+        """The vectors and the per-row codes (with the room kept for growth)."""
+        return int(
+            self.matrix.nbytes + self.namespace.nbytes + self.kind.nbytes + self.alive.nbytes + self.version.nbytes
+        )
