@@ -431,16 +431,33 @@ class Service:
 def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
-    from agentctx_store import config
     from agentctx_store.review import EXTRACTION_SOURCE
 
-    try:
-        required = config.load().get("review") == "required"
-    except Exception:
-        required = False
-    if not required:
+    if not _review_required():
         return None
     return lambda record: not (record.source == EXTRACTION_SOURCE and record.confidence == "inferred")
+
+
+_REVIEW_SETTING: dict[str, Any] = {}
+
+
+def _review_required() -> bool:
+    """`config review = required`, read again only when the config file changed (one `stat`
+    per prompt instead of reading and parsing the file)."""
+    from agentctx_store import config, paths
+
+    try:
+        info = os.stat(paths.config_path())
+        key: Any = (info.st_mtime_ns, info.st_size, info.st_ino)
+    except OSError:
+        key = None
+    if "key" not in _REVIEW_SETTING or _REVIEW_SETTING["key"] != key:
+        try:
+            required = config.load().get("review") == "required"
+        except Exception:
+            required = False
+        _REVIEW_SETTING.update(key=key, required=required)
+    return bool(_REVIEW_SETTING["required"])
 
 
 def _log_error(event: str, exc: BaseException, session: str) -> None:
