@@ -68,7 +68,7 @@ def test_records_added_one_by_one_grow_the_matrix_and_change_the_generation() ->
     for n, vector in enumerate(fresh):
         index.put([(f"new{n}", "own", "decision", "v")], vector[None, :])
     assert index.generation == generation + 300
-    assert len(index) == 312 and len(index.matrix) >= 312
+    assert len(index) == 312 and len(index.matrix) + len(index.fresh) >= 312
     rows, cosines = index.similarities(fresh[299], ["own"], ["decision"])
     best = index.ids_of(rows[[int(np.argmax(cosines))]])
     assert best == ["new299"]
@@ -127,3 +127,26 @@ def test_a_job_whose_request_gave_up_is_not_embedded() -> None:
     finally:
         worker.close()
         worker.thread.join(5)
+
+
+def test_reconcile_drops_what_is_no_longer_current_and_lists_what_to_embed() -> None:
+    index, _vectors, items = filled()
+    current = [(record_id, version) for record_id, _ns, _type, version in items if record_id not in {"r02", "r07"}]
+    current[0] = (current[0][0], "edited")  # r00 edited since its vector was made
+    current.append(("brand-new", "v"))
+    generation = index.generation
+    assert index.reconcile(iter(current)) == ["r00", "brand-new"]
+    assert len(index) == 10 and index.generation == generation + 1
+    assert "r02" not in index.live_ids() and "r07" not in index.live_ids()
+    assert index.reconcile(iter(current)) == ["r00", "brand-new"]  # nothing more dropped
+    assert len(index) == 10 and index.generation == generation + 1
+
+
+def test_rows_added_after_the_bulk_load_go_to_the_second_block_and_are_scanned_with_it() -> None:
+    index = VectorIndex(DIMS)
+    base = unit_rows(20, 4)
+    index.put([(f"r{n}", "own", "decision", "v") for n in range(10)], base[:10])  # contiguous view: not owned
+    index.put([(f"s{n}", "own", "decision", "v") for n in range(10)], base[10:])
+    rows, cosines = index.similarities(base[3], ["own"], None)
+    assert len(rows) == 20 and index.ids_of(rows[[int(np.argmax(cosines))]]) == ["r3"]
+    assert np.array_equal(np.concatenate([index.matrix, index.fresh[:10]]), base)

@@ -266,15 +266,12 @@ class Service:
         newest first; vectors of records no longer current are dropped."""
         with self._store() as store:
             top = store.conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
-            current = dict(
+            todo = self.index.reconcile(
                 store.conn.execute(
                     "SELECT id, coalesce(updated_at, recorded_at) FROM records WHERE superseded_at IS NULL "
                     "ORDER BY rowid DESC"
-                ).fetchall()
+                )
             )
-        self.index.remove([rid for rid in self.index.live_ids() if rid not in current])
-        todo = [rid for rid, version in current.items() if not self.index.is_current(rid, version)]
-        del current
         done = 0
         for start in range(0, len(todo), EMBED_CHUNK):
             if self.stop.is_set():
