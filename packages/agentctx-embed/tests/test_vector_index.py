@@ -150,3 +150,14 @@ def test_rows_added_after_the_bulk_load_go_to_the_second_block_and_are_scanned_w
     rows, cosines = index.similarities(base[3], ["own"], None)
     assert len(rows) == 20 and index.ids_of(rows[[int(np.argmax(cosines))]]) == ["r3"]
     assert np.array_equal(np.concatenate([index.matrix, index.fresh[:10]]), base)
+
+
+def test_the_loaded_vectors_are_compacted_in_place_to_the_rows_kept() -> None:
+    from agentctx_embed.service import _compact
+
+    rows = unit_rows(10_000, 5)
+    matrix = rows.copy()
+    keep = [index for index in range(10_000) if index % 7 and index != 9_999]
+    compacted = _compact(matrix, keep)
+    assert np.array_equal(compacted, rows[keep])
+    assert compacted.flags.owndata or compacted.base is matrix  # no second copy of the vectors

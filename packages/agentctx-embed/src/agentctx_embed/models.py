@@ -64,6 +64,8 @@ def choose_model(settings: dict[str, Any]) -> ModelChoice:
 class Embedder:
     """One loaded model: unit-length float32 vectors for passages and queries."""
 
+    batch_size = BATCH_SIZE  # passages per inference (the warm service uses fewer: memory)
+
     def __init__(self, model: Any, name: str, dims: int) -> None:
         self.model = model
         self.name = name
@@ -74,7 +76,7 @@ class Embedder:
             return np.zeros((0, self.dims), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
         embedded = np.asarray(
-            list(self.model.embed([texts[index] for index in order], batch_size=BATCH_SIZE)), dtype=np.float32
+            list(self.model.embed([texts[index] for index in order], batch_size=self.batch_size)), dtype=np.float32
         )
         vectors = np.empty_like(embedded)
         vectors[order] = embedded

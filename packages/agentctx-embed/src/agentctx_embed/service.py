@@ -56,6 +56,7 @@ REQUEST_READ_S = 2.0
 HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
 MODEL_RETRY_S = 300.0  # after a failed model load
 EMBED_CHUNK = 32
+SERVICE_BATCH = 1  # passages per inference in the service (docs/adr-008-warm-service.md, Memory)
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
 INLINE_EMBED_MAX = 16
 PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
@@ -172,7 +173,8 @@ class Service:
             }
         keep = [i for i, rid in enumerate(ids) if rid in rows and not rows[rid][4]]
         if len(keep) != len(ids):
-            matrix = matrix[keep]
+            view.release()
+            matrix = _compact(matrix, keep)
         self.index.put([(ids[i], rows[ids[i]][1], rows[ids[i]][2], rows[ids[i]][3]) for i in keep], matrix)
         self.loaded_from_store = len(keep)
         del rows, ids, header
@@ -311,6 +313,7 @@ class Service:
             "requests": self.requests,
             "abandoned": self.abandoned,
             "rss_bytes": rss_bytes(),
+            "rss_peak_bytes": rss_peak_bytes(),
         }
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -425,6 +428,20 @@ class Service:
         }
 
 
+def _compact(matrix: np.ndarray, keep: list[int]) -> np.ndarray:
+    """`matrix[keep]` (`keep` ascending) in place, a few thousand rows at a time: a plain
+    `matrix[keep]` holds two copies of every vector for a moment (+154 MB at 100K records)."""
+    for start in range(0, len(keep), 4096):
+        # rows are read at or after the rows written (keep[i] >= i), never before
+        chunk = keep[start : start + 4096]
+        matrix[start : start + len(chunk)] = matrix[chunk]
+    try:
+        matrix.resize((len(keep), matrix.shape[1]), refcheck=False)  # a shrink: nothing is copied
+    except ValueError:
+        return matrix[: len(keep)]
+    return matrix
+
+
 def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
@@ -470,6 +487,14 @@ def give_back_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def rss_peak_bytes() -> int:
+    """The most this process has had resident (`VmHWM`)."""
+    import resource
+
+    peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return peak * (1 if sys.platform == "darwin" else 1024)
 
 
 def rss_bytes() -> int:
@@ -584,7 +609,7 @@ class Running:
         ]
         for thread in self.threads:
             thread.start()
-        election.describe({**service.info(), "rss_bytes": None})
+        election.describe({**service.info(), "rss_bytes": None, "rss_peak_bytes": None})
 
     def close(self) -> None:
         self.service.stop.set()
@@ -633,7 +658,13 @@ def load_model() -> Embedder:
     # one onnxruntime thread: a short query is ~4× faster and steadier than on two threads that
     # compete with SQLite for the two cores (measured: MiniLM int8, median 5 ms vs 21 ms), and
     # no memory arena, so the RSS stays bounded after a batch of long passages (adr-008, Memory)
-    return load(choose_model(settings), allow_download=False, threads=1, lean=True)
+    embedder = load(choose_model(settings), allow_download=False, threads=1, lean=True)
+    # without the arena a batch's activations are freed after it, but resident while it runs;
+    # on one thread, one passage at a time is also the fastest (32 passages of ~230 tokens,
+    # MiniLM int8: batches of 1 / 4 / 16 took 1.6 / 2.1 / 3.1 s and peaked 66 / 303 / 444 MB
+    # above the loaded model)
+    embedder.batch_size = SERVICE_BATCH
+    return embedder
 
 
 # -- hosting -------------------------------------------------------------------------------
