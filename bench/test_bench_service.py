@@ -10,7 +10,8 @@ Stores are synthetic (`_corpus.build`, as the hook benchmarks build them: half t
 the hook's project, half in two others). Their vectors are random unit vectors written straight
 into the vector table under the real model's name: embedding 100K records with MiniLM on two
 cores takes hours and changes neither the timings nor the memory measured here; the queries are
-embedded by the real model.
+embedded by the real model, and so are the 64 fresh records written while the service runs (the
+RSS after them shows what embedding passages leaves resident).
 
 Targets: warm path median ≤ 40 ms (10K) and ≤ 80 ms (100K), ≤ 3× the bare interpreter (10K);
 cold path as before; service RSS ≤ 400 MB at 100K.
