@@ -163,7 +163,7 @@ class VectorIndex:
             query = np.asarray(query, dtype=np.float32)
             bulk = min(size, len(self.matrix))
             product = self.matrix[:bulk] @ query
-            if size > bulk:  # BLAS computes row by row: the same bits as one product over both
+            if size > bulk:  # (BLAS works on groups of rows: last-bit differences from one product)
                 product = np.concatenate([product, self.fresh[: size - bulk] @ query])
             cosines = product[rows]
         return rows, cosines

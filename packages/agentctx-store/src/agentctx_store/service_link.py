@@ -36,7 +36,7 @@ MAX_REPLY_BYTES = 1 << 20
 # The service's process runs numpy's BLAS on one thread (set before numpy loads: by `agentctx
 # serve`, and in the environment `agentctx mcp` starts it with). The vector product is
 # bandwidth-bound; a second BLAS thread only competes with SQLite for the two cores (measured at
-# 10K records × 384: 0.8 ms on one thread, 0.6–4.4 ms on two). The results are the same bits.
+# 10K records × 384: 0.8 ms on one thread, 0.6–4.4 ms on two). Cosines may differ in the last bit.
 SERVICE_ENV = {"OPENBLAS_NUM_THREADS": "1"}
 
 

@@ -31,7 +31,8 @@ def service_section(_store: Store, _project: Project) -> StatusSection:
     lines = [
         f"up, pid {info.get('pid')}, model {info.get('model')} ({info.get('dims')} dims)",
         f"{info.get('vectors')} vectors ({int(info.get('vector_bytes') or 0) // 1_000_000} MB), "
-        f"RSS {int(info.get('rss_bytes') or 0) // 1_000_000} MB, {info.get('requests')} requests",
+        f"RSS {int(info.get('rss_bytes') or 0) // 1_000_000} MB (peak {int(info.get('rss_peak_bytes') or 0) // 1_000_000} MB), "
+        f"{info.get('requests')} requests",
         f"socket {info.get('socket')}",
     ]
     return StatusSection(key="search_service", title="Search service", lines=lines, data={"up": True, **info})
