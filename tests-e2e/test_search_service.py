@@ -539,7 +539,8 @@ def test_a_prompt_whose_hook_gave_up_is_not_answered_late(service: Any, project:
     assert reply.get("ok") and ids["Use PostgreSQL as the main database"] in reply["ids"], reply
     with Store.open() as store:
         injected = _injections(store, "gave-up")
-    assert injected == 1
+    log = Path(os.environ["AGENTCTX_HOME"]) / "logs" / "service.log"
+    assert injected == 1, log.read_text(encoding="utf-8") if log.exists() else "no service log"
 
 
 def _injections(store: Store, session: str) -> int:
