@@ -337,7 +337,7 @@ def build(root: Path, size: int, *, seed: int = 1) -> BenchStore:
     own = vocabulary(corpus.rng, 150)
     others = [
         (
-            Project(project_id=f"bench-{index}", root=Path(f"/bench/{index}"), name=f"p{index}"),
+            Project(project_id=f"bench-{index}", root=str(Path(f"/bench/{index}")), name=f"p{index}"),
             vocabulary(corpus.rng, 150),
         )
         for index in range(max(2, min(19, size // 5000)))

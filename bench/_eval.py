@@ -21,7 +21,7 @@ from typing import Any
 
 from agentctx_store import RECORD_TYPES, NewRecord, Project, Store, resolve_project
 from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS, parse_time
-from agentctx_store.search import search
+from agentctx_store.retrieval import search
 
 SETS = ("adr-dev", "conv-dev")
 BASELINE_CUTOFF = {"adr-dev": 7.0, "conv-dev": 7.5}  # the cut-offs the sets' READMEs report

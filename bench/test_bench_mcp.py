@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from _harness import Floor, process_env, run_process
 from agentctx_store.budget import estimate_tokens
-from agentctx_store.search import query_terms
+from agentctx_store.retrieval import query_terms
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 INITIALIZE = {

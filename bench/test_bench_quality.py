@@ -20,7 +20,7 @@ prompts injected into; docs/retrieval.md, "What a prompt injects").
 
 `test_ablation` re-scores the production run with one idea of the pipeline switched off (or
 one setting changed) per row: the "What we tried" table of docs/retrieval.md. It patches
-constants of `agentctx_store.search` in-process and restores them after each row.
+constants of `agentctx_store.retrieval` in-process and restores them after each row.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import _eval
 import pytest
 
 RUNS = ("production", "no-floor", "per-project", "fts5-baseline", "fts5-baseline-cutoff")
-search_module = importlib.import_module("agentctx_store.search")
+search_module = importlib.import_module("agentctx_store.retrieval")
 
 
 @pytest.mark.parametrize("run", RUNS)

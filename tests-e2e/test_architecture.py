@@ -52,7 +52,8 @@ def _sources(import_name: str) -> list[Path]:
 
 @pytest.mark.parametrize("path", _sources("agentctx_store"), ids=lambda path: path.name)
 def test_store_imports_only_the_standard_library(path: Path) -> None:
-    foreign = {name for name, _ in _imports(path) if name != "agentctx_store" and name not in sys.stdlib_module_names}
+    stdlib = set(sys.stdlib_module_names) | SHA256_MODULES
+    foreign = {name for name, _ in _imports(path) if name != "agentctx_store" and name not in stdlib}
     assert not foreign, f"{path.name} imports {sorted(foreign)}"
 
 
@@ -75,3 +76,78 @@ def test_cli_imports_heavy_modules_and_peers_only_inside_functions() -> None:
         if top_level and (name in HEAVY or name in PEERS)
     ]
     assert not offenders, f"module-level heavy imports in the CLI: {offenders}"
+
+
+# -- the fast core (docs/architecture.md) ----------------------------------------------------
+# Every hook is a fresh process, so the modules at the top of `agentctx_store/` and
+# `agentctx_hooks/` import at module level only what costs (almost) nothing: what a bare
+# interpreter has already loaded, C modules, `sqlite3` (with the `datetime` it loads itself),
+# and other core modules. Anything else (json, re, pathlib, dataclasses, typing, contextlib,
+# hashlib, subprocess, …) is imported inside the function that needs it, or the code lives in
+# a subfolder (`agentctx_store/upkeep/`, `agentctx_hooks/ondemand/`), where ordinary Python is
+# the norm. `if TYPE_CHECKING:` imports cost nothing and are not counted.
+SHA256_MODULES = {"_sha2", "_sha256"}  # CPython's built-in SHA-256 (3.12+, 3.11)
+CORE_STDLIB = {"__future__", "os", "sys", "time", "stat", "errno", "math", "sqlite3", "datetime", "_json", "_socket"}
+CORE_EXCEPTIONS = {  # module -> what else it may import at module level, and why
+    "agentctx_store/redact.py": {"re"},  # secret patterns are regular expressions; loaded only to write text
+}
+CORE_FOLDERS = {
+    "agentctx_store": ROOT / "packages" / "agentctx-store" / "src" / "agentctx_store",
+    "agentctx_hooks": ROOT / "packages" / "agentctx-hooks" / "src" / "agentctx_hooks",
+}
+
+
+def _core_modules() -> list[tuple[str, Path]]:
+    found = [(package, path) for package, folder in CORE_FOLDERS.items() for path in sorted(folder.glob("*.py"))]
+    clients = CORE_FOLDERS["agentctx_hooks"] / "clients"
+    return found + [("agentctx_hooks", path) for path in sorted(clients.glob("*.py"))]
+
+
+def _module_level_imports(path: Path) -> Iterator[str]:
+    """Dotted names imported at module level, `if TYPE_CHECKING:` blocks left out."""
+
+    def walk(body: list[ast.stmt]) -> Iterator[str]:
+        for node in body:
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                walk_else = node.orelse
+                yield from walk(walk_else)
+            elif isinstance(node, ast.If):
+                yield from walk(node.body)
+                yield from walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                for block in (node.body, *(handler.body for handler in node.handlers), node.orelse, node.finalbody):
+                    yield from walk(block)
+            elif isinstance(node, ast.Import):
+                yield from (alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                yield node.module
+
+    yield from walk(ast.parse(path.read_text(encoding="utf-8")).body)
+
+
+@pytest.mark.parametrize("package, path", _core_modules(), ids=lambda value: getattr(value, "name", value))
+def test_core_modules_import_only_what_costs_nothing(package: str, path: Path) -> None:
+    relative = f"{package}/{path.relative_to(CORE_FOLDERS[package]).as_posix()}"
+    allowed = CORE_STDLIB | SHA256_MODULES | CORE_EXCEPTIONS.get(relative, set())
+    offenders = []
+    for name in _module_level_imports(path):
+        top = name.split(".")[0]
+        if top in ("agentctx_store", "agentctx_hooks"):
+            parts = name.split(".")
+            if len(parts) > 2 and parts[1] in ("upkeep", "ondemand"):
+                offenders.append(name)  # the core never loads the offline half at import
+        elif top not in allowed:
+            offenders.append(name)
+    assert not offenders, f"{relative} imports {offenders} at module level (move it into the function that needs it)"
+
+
+def test_the_core_rule_catches_a_heavy_import(tmp_path: Path) -> None:
+    """The rule above is not vacuous: a module-level `import json` or an upkeep import is found."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from __future__ import annotations\nimport os\nimport json\nTYPE_CHECKING = False\n"
+        "if TYPE_CHECKING:\n    from pathlib import Path\nfrom agentctx_store.upkeep import digest\n"
+        "def f():\n    import re\n",
+        encoding="utf-8",
+    )
+    assert list(_module_level_imports(sample)) == ["__future__", "os", "json", "agentctx_store.upkeep"]

@@ -435,10 +435,11 @@ def test_real_claude_code_gets_a_full_injection_verbatim(rig: Rig) -> None:
     preview): with a store full of long records, the digest and the prompt injection arrive
     whole, inside their character budgets (6,000 and 8,000)."""
     from agentctx_store import NewRecord, Store, resolve_project
+    from agentctx_store.upkeep.digest import refreshing
 
     rig.agentctx("init")
     project = resolve_project(rig.project)
-    with Store.open() as store:  # 60 long records; the cheap digest is written when it closes
+    with refreshing(Store.open()) as store:  # 60 long records; the cheap digest is written on the way out
         for number in range(25):
             store.add(project, NewRecord(type="discovery", title=f"Note {number} on topic{number}", body="Short."))
         for number in range(30):

@@ -350,6 +350,8 @@ def codex_hooks(rig: Rig) -> list[dict]:
     finally:
         process.kill()
         process.wait(timeout=30)
+        for pipe in (process.stdin, process.stdout):
+            pipe.close()  # type: ignore[union-attr]  # open pipes are ResourceWarnings, errors in tests
 
 
 def test_real_codex_interactive_sees_our_hooks_trusted(rig: Rig) -> None:

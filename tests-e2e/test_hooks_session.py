@@ -98,7 +98,7 @@ def test_a_locked_store_still_injects_and_logs(tmp_path: Path, run_hook: RunHook
                 body="Kafka topics are partitioned by tenant id.",
             ),
         )
-    writer = sqlite3.connect(paths.db_path(), isolation_level=None)
+    writer = sqlite3.connect(Path(paths.db_path()), isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")  # a long consolidation write holds the lock
     try:
         result = run_hook("UserPromptSubmit", _prompt(root, "locked", "how are kafka partitions keyed by tenant?"))
@@ -113,7 +113,7 @@ def test_a_locked_store_still_injects_and_logs(tmp_path: Path, run_hook: RunHook
 def test_a_write_in_a_hook_process_marks_the_full_digest_stale(tmp_path: Path, run_hook: RunHook) -> None:
     """Hook processes end with os._exit instead of Store.close(); the digest upkeep close()
     does must still happen."""
-    from agentctx_store import digest
+    from agentctx_store.upkeep import digest
 
     root = tmp_path / "stale"
     root.mkdir()

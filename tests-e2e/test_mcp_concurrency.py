@@ -95,10 +95,9 @@ def test_server_answers_while_writer_processes_write(project: Project) -> None:
                     seen_while_writing.append(len(found))
                 await anyio.lowlevel.checkpoint()
         finally:
-            for writer in writers:
-                writer.wait()
-        for writer in writers:
-            assert writer.returncode == 0, writer.stderr.read() if writer.stderr else ""
+            errors = [writer.communicate()[1] for writer in writers]  # waits, and closes the pipes
+        for writer, error in zip(writers, errors, strict=True):
+            assert writer.returncode == 0, error
         assert len(index_ids(await client.call("ctx_search", {"query": "quokka finding", "limit": 15}))) == 15
         assert "at most 15" in error_of(await client.call("ctx_search", {"query": "quokka", "limit": 99}))["error"]
 
@@ -163,7 +162,7 @@ def start_hook(event: str, payload: dict[str, object]) -> subprocess.Popen[str]:
 
 
 def test_server_answers_while_hook_processes_write(project: Project) -> None:
-    (project.root / "src").mkdir()
+    (Path(project.root) / "src").mkdir()
     with Store.open() as store:
         seeded = store.add(
             project,
@@ -173,7 +172,7 @@ def test_server_answers_while_hook_processes_write(project: Project) -> None:
 
     async def scenario(client: helpers.Session) -> None:
         nonlocal seen_while_hooks_ran
-        pending = [item for number in range(HOOK_ROUNDS) for item in hook_payloads(project.root, number)]
+        pending = [item for number in range(HOOK_ROUNDS) for item in hook_payloads(Path(project.root), number)]
         running: list[subprocess.Popen[str]] = []
         finished: list[subprocess.Popen[str]] = []
         while pending or running:
@@ -189,7 +188,10 @@ def test_server_answers_while_hook_processes_write(project: Project) -> None:
             running = still
             await anyio.lowlevel.checkpoint()
         for process in finished:
-            assert process.wait() == 0, process.stderr.read() if process.stderr else ""
+            assert process.stderr is not None
+            with process.stderr:  # its stdin was closed by `start_hook`: read and close what is left
+                error = process.stderr.read()
+            assert process.wait() == 0, error
         stubs = index_ids(await client.call("ctx_search", {"query": "quokka ModuleNotFoundError", "type": "bugfix"}))
         assert stubs  # the hooks' error stubs arrived, and the server sees them
         related = index_ids(await client.call("ctx_related", {"file": "src/parser.py"}))

@@ -144,7 +144,7 @@ def test_every_tool_round_trip_over_stdio(project: Project) -> None:
         store.add(
             project, NewRecord(type="profile", title="Stack", body='["python"]', key="stack", confidence="inferred")
         )
-    (project.root / "CLAUDE.md").write_text("# Project\n\n- Parser caches tokens per file.\n", encoding="utf-8")
+    (Path(project.root) / "CLAUDE.md").write_text("# Project\n\n- Parser caches tokens per file.\n", encoding="utf-8")
 
     async def scenario(client: Session) -> None:
         recorded = ok_json(
@@ -190,7 +190,9 @@ def test_every_tool_round_trip_over_stdio(project: Project) -> None:
         assert "+- **Use SQLite with WAL" in drift["proposed_diff"]
 
     assert run_session(project.root, scenario) == []
-    assert (project.root / "CLAUDE.md").read_text(encoding="utf-8") == "# Project\n\n- Parser caches tokens per file.\n"
+    assert (Path(project.root) / "CLAUDE.md").read_text(
+        encoding="utf-8"
+    ) == "# Project\n\n- Parser caches tokens per file.\n"
 
 
 def test_every_error_path_is_a_structured_error(project: Project) -> None:
@@ -330,7 +332,7 @@ def test_scope_global_reaches_global_records_and_ctx_record_writes_them(project:
 
     run_session(project.root, scenario)
     with Store.open() as store:
-        other_project = Project(project_id="someone-else", root=project.root.parent, name="x")
+        other_project = Project(project_id="someone-else", root=Path(project.root).parent, name="x")
         assert store.list_records(other_project, scope="global")[0].title == "Prefer tabs for indentation"
 
 
@@ -347,7 +349,7 @@ def test_the_project_comes_from_claude_project_dir_over_the_cwd(project: Project
 
     run_session(elsewhere, found, CLAUDE_PROJECT_DIR=str(project.root))
     run_session(elsewhere, not_found)
-    run_session(project.root / ".git", found)  # a subdirectory resolves to the repository
+    run_session(Path(project.root) / ".git", found)  # a subdirectory resolves to the repository
 
 
 def test_stdout_carries_only_json_rpc(project: Project) -> None:
@@ -407,9 +409,7 @@ def test_stdout_carries_only_json_rpc(project: Project) -> None:
             if not line:
                 break
             messages.append(json.loads(line))  # any non-JSON line on stdout fails here
-        process.stdin.close()
-        rest, stderr = process.stdout.read(), process.stderr.read() if process.stderr else ""
-        process.wait()
+        rest, stderr = process.communicate()  # closes stdin (the session ends), waits, closes the pipes
     finally:
         watchdog.cancel()
     messages.extend(json.loads(line) for line in rest.splitlines() if line.strip())

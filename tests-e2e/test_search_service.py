@@ -122,6 +122,18 @@ def _wait_embedded(count: int, timeout: float = 60) -> None:
     raise AssertionError(f"the service did not embed {count} records in {timeout} s: {ping()}")
 
 
+def reap(proc: subprocess.Popen[Any], timeout: float = 30) -> int:
+    """Close a child's stdin (an MCP server exits when its session ends), wait for it, close its
+    other pipes (an unclosed pipe is a ResourceWarning, an error here)."""
+    if proc.stdin is not None:
+        proc.stdin.close()
+    code = proc.wait(timeout)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+    return code
+
+
 @pytest.fixture
 def service(tiny_env: dict[str, str], project: Any) -> Iterator[subprocess.Popen[str]]:
     proc = start_service(tiny_env)
@@ -129,7 +141,7 @@ def service(tiny_env: dict[str, str], project: Any) -> Iterator[subprocess.Popen
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGCONT)
         proc.terminate()
-        proc.wait(30)
+    reap(proc)
 
 
 def prompt_payload(root: Path, session: str, prompt: str) -> dict[str, str]:
@@ -303,7 +315,7 @@ def test_fallback_when_the_service_hangs_or_dies_mid_request(
     os.kill(service.pid, signal.SIGKILL)
     out = proc.stdout.read()  # type: ignore[union-attr]
     err = proc.stderr.read()  # type: ignore[union-attr]
-    assert proc.wait(60) == 0 and not err.strip()
+    assert reap(proc, 60) == 0 and not err.strip()
     assert out.decode() == expected
     assert state_of("killed")["served"]["last"] == "keyword"
     assert ids["Use PostgreSQL as the main database"] in expected
@@ -357,7 +369,7 @@ def test_one_service_per_data_dir_under_a_race_of_8(tiny_env: dict[str, str], pr
             if proc.poll() is None:
                 proc.terminate()
         for proc in procs:
-            proc.wait(30)
+            reap(proc)
     assert not os.path.exists(socket_path())  # a clean stop removes its socket
 
 
@@ -389,7 +401,7 @@ def test_the_warm_hook_path_imports_no_sqlite3(
     assert b"agentctx-record" in done.stdout
     modules = set(json.loads(report.read_text(encoding="utf-8")))
     assert state_of("imports")["served"]["last"] == "warm"
-    for name in ("sqlite3", "_sqlite3", "socket", "numpy", "agentctx_store.search", "agentctx_store.store"):
+    for name in ("sqlite3", "_sqlite3", "socket", "numpy", "agentctx_store.retrieval", "agentctx_store.store"):
         assert name not in modules, name
 
 
@@ -476,15 +488,13 @@ def test_the_mcp_server_hosts_the_service_and_the_next_one_takes_over(project: A
         )
         time.sleep(8)  # the second one tried and found the lock held
         assert _service_pid() == hosted
-        first.stdin.close()  # type: ignore[union-attr]  # the session ends: the server exits, its service with it
-        first.wait(30)
+        reap(first)  # the session ends: the server exits, its service with it
         assert _wait_for(lambda: _service_pid() not in (None, hosted), 120), "the second MCP server did not take over"
         assert not os.path.exists(f"/proc/{hosted}") or _wait_for(lambda: not os.path.exists(f"/proc/{hosted}"), 30)
     finally:
         for proc in (first, second):
-            if proc is not None and proc.poll() is None:
-                proc.stdin.close()  # type: ignore[union-attr]
-                proc.wait(30)
+            if proc is not None:
+                reap(proc)
     assert _wait_for(lambda: _service_pid() is None, 60), "the service outlived every MCP server"
 
 

@@ -282,4 +282,4 @@ def test_pip_installs_embeddings_and_ui_from_dist_offline(dist: Path, tmp_path: 
         assert "<html" in page.lower() and "agentctx" in page
     finally:
         server.send_signal(signal.SIGINT)
-        server.wait(timeout=30)
+        server.communicate(timeout=30)  # waits and closes the pipes

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import Project, Store, config, consolidate, digest, paths
+from agentctx_store import Project, Store, paths
+from agentctx_store.upkeep import config, consolidate, digest
 from embed_testkit import add, seed
 
 from agentctx_embed import EmbedPhase, VectorStore
@@ -29,7 +30,7 @@ def reopen() -> Store:
 
 
 def vector_count(backend_table: str = "records_vec") -> int:
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         return len(vectors.stored_ids())
 
 
@@ -70,7 +71,7 @@ def test_vectors_of_superseded_and_deleted_records_are_dropped(tiny_model: Path,
         )
         store.delete(project, records["tests"].record_id)
     run([project])
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         ids = vectors.stored_ids()
     assert records["jobs"].record_id not in ids and records["tests"].record_id not in ids
     assert len(ids) == 6
@@ -167,12 +168,12 @@ def test_rebuild_deleting_vectors_scores_and_digests_gives_the_same_digest(tiny_
     first = run([project])
     assert first.backend == "vec0" and first.embedded > 0
     before = digest_text(project)
-    with VectorStore.open(paths.db_path()) as vectors:  # delete every derived thing
+    with VectorStore.open(Path(paths.db_path())) as vectors:  # delete every derived thing
         vectors.conn.execute("DROP TABLE records_vec")
         vectors.conn.execute("DELETE FROM record_vectors")
         vectors.conn.execute("DELETE FROM vector_meta")
         vectors.conn.execute("UPDATE records SET score = 1.0, claudemd_drift_score = 0.0")
-    for path in paths.digests_dir().iterdir():
+    for path in Path(paths.digests_dir()).iterdir():
         path.unlink()
     second = run([project])
     assert second.embedded == first.embedded
@@ -189,7 +190,7 @@ def test_a_second_run_with_nothing_changed_is_skipped(tiny_model: Path, project:
 
 
 def test_one_run_at_a_time(tiny_model: Path, project: Project) -> None:
-    with consolidate.run_lock(paths.db_path()), pytest.raises(consolidate.ConsolidationRunning):
+    with consolidate.run_lock(Path(paths.db_path())), pytest.raises(consolidate.ConsolidationRunning):
         run([project])
 
 
@@ -216,7 +217,7 @@ def test_changing_the_model_rebuilds_the_vectors(
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL_DIR", str(other))
     report = run([project], force=True)
     assert report.embedded == 7
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         assert vectors.meta() == {"model": "agentctx/tiny-word-model-16", "dims": "16", "backend": "vec0"}
 
 
@@ -232,7 +233,7 @@ def test_rung2_without_sqlite_vec_numpy_finds_the_same_duplicates(
     assert report.backend == "numpy" and report.embedded == 7 and report.merge_candidates == 1
     assert any("numpy" in note for note in report.degraded)
     assert records["pg"].record_id in digest_text(project)
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         assert vectors.conn.execute("SELECT count(*) FROM record_vectors").fetchone()[0] == 7
 
 
@@ -259,7 +260,7 @@ def test_rung1_without_embeddings_a_keyword_digest_is_still_written(project: Pro
 def test_store_stays_intact_after_a_run(tiny_model: Path, project: Project) -> None:
     seeded(project)
     run([project])
-    conn = sqlite3.connect(paths.db_path())
+    conn = sqlite3.connect(Path(paths.db_path()))
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
@@ -275,22 +276,22 @@ def test_vector_work_refuses_to_share_the_process_with_an_open_stdlib_connection
     try:
         seed(store, project)
         with pytest.raises(StoreError, match="apsw"):
-            VectorStore.open(paths.db_path())
+            VectorStore.open(Path(paths.db_path()))
     finally:
         store.close()
-    with VectorStore.open(paths.db_path()) as vectors:  # closed: fine
+    with VectorStore.open(Path(paths.db_path())) as vectors:  # closed: fine
         assert vectors.backend == "vec0"
 
 
 def test_an_edited_record_is_embedded_again(tiny_model: Path, project: Project) -> None:
     records = seeded(project)
     run([project])
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         _ids, before = vectors.matrix([records["jobs"].record_id])
     with reopen() as store:
         store.edit(project, records["jobs"].record_id, body="Sessions live in Redis with a TTL of one day.")
     report = run([project])
     assert report.embedded == 1
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         _ids, after = vectors.matrix([records["jobs"].record_id])
     assert float(before[0] @ after[0]) < 0.9

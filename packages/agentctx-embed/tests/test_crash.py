@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from agentctx_store import Project, Store, config, consolidate, digest, paths
+from agentctx_store import Project, Store, paths
+from agentctx_store.upkeep import config, consolidate, digest
 from embed_testkit import seed
 
 from agentctx_embed import EmbedPhase, VectorStore
@@ -31,7 +32,7 @@ def start_consolidate(project: Project, hang_at: str) -> subprocess.Popen[bytes]
 
 
 def wait_for_marker(process: subprocess.Popen[bytes], name: str, timeout: float = 90.0) -> None:
-    marker = paths.home() / f"hang-{name}"
+    marker = Path(paths.home()) / f"hang-{name}"
     deadline = time.monotonic() + timeout
     while not marker.exists():
         if process.poll() is not None:
@@ -45,7 +46,7 @@ def wait_for_marker(process: subprocess.Popen[bytes], name: str, timeout: float 
 
 
 def integrity() -> str:
-    conn = sqlite3.connect(paths.db_path())
+    conn = sqlite3.connect(Path(paths.db_path()))
     try:
         return conn.execute("PRAGMA integrity_check").fetchone()[0]
     finally:
@@ -59,7 +60,7 @@ def test_kill_9_mid_run_then_rerun_completes(hang_at: str, tiny_model: Path, pro
     process = start_consolidate(project, hang_at)
     wait_for_marker(process, hang_at)
     os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+    process.communicate(timeout=30)  # waits and closes the pipes
     assert process.returncode == -signal.SIGKILL
     assert integrity() == "ok"
 
@@ -79,7 +80,7 @@ def test_kill_9_mid_run_then_rerun_completes(hang_at: str, tiny_model: Path, pro
     assert pending == 0
     assert dropped.superseded_by == records["pg"].record_id  # the merge happened exactly once
     assert records["pg_dup"].record_id not in current
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         # every current record has its vector; the one merged in this run loses its vector next run
         assert current <= vectors.stored_ids() <= current | {records["pg_dup"].record_id}
     found = digest.read(project.project_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from agentctx_store import config
+from agentctx_store.upkeep import config
 
 from agentctx_embed.models import DEFAULT_MODEL, Embedder, ModelUnavailable, choose_model, load
 from agentctx_embed.tiny import TINY_MODEL_NAME

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from agentctx_store import Store, paths
@@ -27,7 +29,7 @@ def test_nearest_is_the_exact_cosine_order_even_past_the_knn_limit(
     ids = [f"R{index:06d}" for index in range(count)]
     rows = unit_rows(count, 8, seed=1)
     query = unit_rows(1, 8, seed=2)[0]
-    with VectorStore.open(paths.db_path()) as vectors:
+    with VectorStore.open(Path(paths.db_path())) as vectors:
         assert vectors.backend == backend
         vectors.prepare("test-model", 8)
         vectors.begin()

@@ -78,7 +78,7 @@ def test_extract_without_a_key_exits_0_and_sends_nothing(api: MessagesServer, fi
     )
     assert result.returncode == 0 and result.stdout.startswith("no_key")
     assert api.requests == []
-    lines = (paths.logs_dir() / "extract.log").read_text(encoding="utf-8").splitlines()
+    lines = (Path(paths.logs_dir()) / "extract.log").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1
 
 
@@ -145,7 +145,7 @@ def test_the_session_end_hook_starts_extraction_in_the_background(
         [AGENTCTX, "hook", "SessionEnd"], input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env
     )
     assert result.returncode == 0, result.stderr
-    hooks_log = paths.logs_dir() / "hooks.log"
+    hooks_log = Path(paths.logs_dir()) / "hooks.log"
     finished = wait_for(
         lambda: (
             hooks_log.exists()

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import NewRecord, Store, config, paths, resolve_project
+from agentctx_store import NewRecord, Store, paths, resolve_project
+from agentctx_store.upkeep import config
 from extract_testkit import MessagesServer, Reply, empty_answer, error_reply, text_reply, tool_reply, usage
 
 from agentctx_extract import extract_session
@@ -57,7 +58,7 @@ def all_rows() -> list[dict[str, Any]]:
 
 
 def extract_log() -> list[str]:
-    path = paths.logs_dir() / "extract.log"
+    path = Path(paths.logs_dir()) / "extract.log"
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
@@ -206,7 +207,7 @@ def test_no_key_makes_no_network_call(
     assert outcome.status == "no_key"
     assert api.requests == []
     assert len(extract_log()) == 1 and "no ANTHROPIC_API_KEY" in extract_log()[0]
-    assert not paths.db_path().exists() or all_rows() == []
+    assert not Path(paths.db_path()).exists() or all_rows() == []
 
 
 def test_llm_off_makes_no_network_call(api: MessagesServer, project_dir: Path, make_transcript: MakeTranscript) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from agentctx_store import Project, Store
 
-from agentctx_hooks.capture import file_name
+from agentctx_hooks.apply_capture import file_name
 
 Hook = Callable[..., dict[str, Any] | None]
 Payload = Callable[..., dict[str, Any]]
@@ -235,7 +235,7 @@ def test_captures_never_open_the_store_in_the_hook(hook: Hook, payload: Payload,
     )
     edit = {"file_path": str(project_dir / "a.py")}
     hook("PostToolUse", payload("PostToolUse", project_dir, tool_name="Write", tool_input=edit, tool_response={}))
-    assert not paths.db_path().exists()
+    assert not Path(paths.db_path()).exists()
 
 
 def test_an_edit_of_an_anchored_file_notes_that_its_records_need_a_look(

@@ -129,12 +129,12 @@ def dead_pid() -> int:
 
 def crashed(session: str, project_dir: Path, transcript: Path, *, pid: int | None = None, ended: bool = False) -> None:
     """A session's marker as its SessionStart left it, its client since gone (or not)."""
-    from agentctx_hooks import _fast
+    from agentctx_store import resolve_project
 
     os.makedirs(extraction.open_dir(), exist_ok=True)
     marker = {
         "session_id": session,
-        "project_id": _fast.project_id(str(project_dir)),
+        "project_id": resolve_project(project_dir).project_id,
         "cwd": str(project_dir),
         "transcript": str(transcript),
         "pid": dead_pid() if pid is None else pid,
@@ -180,11 +180,11 @@ def test_a_resumed_session_is_not_swept_by_its_own_start(
 
 
 def test_a_session_idle_for_a_day_is_swept_even_if_its_pid_was_reused(project_dir: Path, transcript: Path) -> None:
-    from agentctx_hooks import _fast
+    from agentctx_store import resolve_project
 
     write_turns(transcript, 1)
     crashed("old", project_dir, transcript, pid=os.getpid())
-    project_id = _fast.project_id(str(project_dir))
+    project_id = resolve_project(project_dir).project_id
     assert extraction.abandoned(project_id, "new") == []
     later = transcript.stat().st_mtime + extraction.IDLE_SWEEP_SECONDS + 60
     assert [marker["session_id"] for marker in extraction.abandoned(project_id, "new", now=later)] == ["old"]

@@ -36,7 +36,7 @@ ERROR = (
 
 def test_session_state_lives_in_the_data_dir_not_the_temp_dir() -> None:
     state.save("s-1", {"injected": ["A"]})
-    assert Path(state.state_path("s-1")).parent == paths.home() / "state"
+    assert Path(state.state_path("s-1")).parent == Path(paths.home()) / "state"
     assert not [name for name in os.listdir(os.environ["TMPDIR"]) if name.startswith("agentctx-")]
 
 
@@ -96,7 +96,7 @@ def test_state_spool_and_log_files_are_private(hook: Hook, payload: Payload, pro
         log.write("test", "a line")
     finally:
         os.umask(0o022)
-    home = paths.home()
+    home = Path(paths.home())
     assert stat.S_IMODE(os.stat(home / "state").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(home / "spool").st_mode) == 0o700
     for path in [*Path(spool.spool_dir()).iterdir(), Path(state.state_path("modes")), home / "logs" / "hooks.log"]:
@@ -189,9 +189,9 @@ def test_session_start_in_a_cwd_that_is_not_a_directory_creates_nothing(
     assert hook("CwdChanged", payload("CwdChanged", cwd, "phantom", old_cwd="/", new_cwd=str(cwd))) is None
     with Store.open() as store:
         assert store.list_projects() == []
-    digests = paths.home() / "digests"
+    digests = Path(paths.home()) / "digests"
     assert not digests.exists() or not list(digests.iterdir())
-    assert "no usable cwd" in (paths.home() / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert "no usable cwd" in (Path(paths.home()) / "logs" / "hooks.log").read_text(encoding="utf-8")
 
 
 # -- 1. prompts: kept in the state only when they plainly hold no secret ------------------------

@@ -104,7 +104,7 @@ def test_unknown_event_and_help_exit_zero(capsys: pytest.CaptureFixture[str]) ->
 def test_a_broken_store_is_logged_not_raised(hook: Hook, payload: Payload, project_dir: Path) -> None:
     from agentctx_store import paths
 
-    paths.db_path().parent.mkdir(parents=True, exist_ok=True)
-    paths.db_path().write_bytes(b"this is not a database at all, just text" * 10)
+    Path(paths.db_path()).parent.mkdir(parents=True, exist_ok=True)
+    Path(paths.db_path()).write_bytes(b"this is not a database at all, just text" * 10)
     assert hook("UserPromptSubmit", payload("UserPromptSubmit", project_dir, prompt="what database do we use")) is None
     assert "StoreError" in _log()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentctx_store import Project, Store
 
-from agentctx_hooks.profile import detect, refresh
+from agentctx_hooks.ondemand.profile import detect, refresh
 
 
 def _write(root: Path, name: str, text: str) -> None:

@@ -222,15 +222,6 @@ def test_record_text_cannot_close_the_fence(add: Add, project: Project) -> None:
     assert text.count("<agentctx-record ") == 1
 
 
-def test_mark_matches_the_digest(add: Add, project: Project) -> None:
-    from agentctx_store import digest
-    from agentctx_store.inject import mark
-
-    for confidence in ("inferred", "explicit", "reinforced"):
-        record = add(project, f"A {confidence} one", "Body.", confidence=confidence)
-        assert mark(record) == digest.mark(record)
-
-
 def test_handovers_are_left_to_the_session_start_digest(
     hook: Hook, add: Add, payload: Payload, context: Context, project: Project, project_dir: Path, filler: Any
 ) -> None:

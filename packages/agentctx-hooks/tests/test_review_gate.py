@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import NewRecord, Project, Store, config, review
+from agentctx_store import NewRecord, Project, Store, review
+from agentctx_store.upkeep import config
 
 Hook = Callable[..., dict[str, Any] | None]
 

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import NewRecord, Project, Store, digest
+from agentctx_store import NewRecord, Project, Store, digest_file
 from agentctx_store.budget import SESSION_START, estimate_tokens
+from agentctx_store.upkeep import digest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx_hooks import _fast, log, state
+from agentctx_hooks import log, state
 
 Hook = Callable[..., dict[str, Any] | None]
 Payload = Callable[..., dict[str, Any]]
@@ -41,11 +42,11 @@ def test_missing_digest_is_composed_once_with_the_detected_profile(
         '[project.scripts]\ndemo = "demo.cli:main"\n',
         encoding="utf-8",
     )
-    assert _fast.read_digest(project.project_id) is None
+    assert digest_file.read(project.project_id) is None
     text = context(hook("SessionStart", payload("SessionStart", project_dir)))
     assert "Python >=3.11: fastapi" in text
     assert "demo → demo.cli:main" in text
-    assert _fast.read_digest(project.project_id) is not None  # written: the next start reads the file
+    assert digest_file.read(project.project_id) is not None  # written: the next start reads the file
     log_text = Path(log.log_path()).read_text(encoding="utf-8")
     assert "consolidate --project" in log_text  # a consolidation was asked for (spawns are off in tests)
 

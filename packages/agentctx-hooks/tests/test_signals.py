@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx_hooks.signals import error_key, error_signature, observe_bash, run_outcome
+from agentctx_hooks.ondemand.signals import error_key, error_signature, observe_bash, run_outcome
 
 PY_TRACEBACK = """Traceback (most recent call last):
   File "/home/dev/src/app/main.py", line 3, in <module>

@@ -97,7 +97,7 @@ def test_search_file_filter_keeps_records_linked_to_the_file(store: Store, proje
     store.link_entity(linked, node)
     found = ids_of(tools.search_index(store, project, "parser", file="src/parser.py"))
     assert found == [linked]
-    absolute = str(project.root / "src" / "parser.py")
+    absolute = str(Path(project.root) / "src" / "parser.py")
     assert ids_of(tools.search_index(store, project, "parser", file=absolute)) == [linked]
     assert unlinked in ids_of(tools.search_index(store, project, "parser"))
 
@@ -342,16 +342,16 @@ def test_sync_claudemd_compares_the_store_with_claude_md(store: Store, project: 
     unstated = add(store, project, "Deploy with Fly.io machines", "Deploys go to Fly.io machines.")
     old = add(store, project, "Format with black", "Code is formatted with black.", type="convention")
     ruff = tools.supersede_record(store, project, old_id=old, new_body="Format with ruff format.", rationale="faster")
-    (project.root / "CLAUDE.md").write_text(
+    (Path(project.root) / "CLAUDE.md").write_text(
         "# Notes\n\n- Use pytest for tests.\n- Format with black.\n", encoding="utf-8"
     )
-    before = (project.root / "CLAUDE.md").read_text(encoding="utf-8")
+    before = (Path(project.root) / "CLAUDE.md").read_text(encoding="utf-8")
     report = tools.sync_claudemd(store, project)
     assert {entry["id"] for entry in report["missing"]} == {unstated, ruff["new_id"]}
     assert stated not in {entry["id"] for entry in report["missing"]}
     assert [entry["id"] for entry in report["contradicted"]] == [old]
     assert "Fly.io" in report["proposed_diff"] and "~~Format with black.~~" in report["proposed_diff"]
-    assert (project.root / "CLAUDE.md").read_text(encoding="utf-8") == before
+    assert (Path(project.root) / "CLAUDE.md").read_text(encoding="utf-8") == before
 
 
 def test_sync_claudemd_is_bounded_whatever_the_store_holds(store: Store, project: Project) -> None:
@@ -362,7 +362,7 @@ def test_sync_claudemd_is_bounded_whatever_the_store_holds(store: Store, project
             f"Service {number} uses queue q{number}",
             f"Service {number} publishes to queue q{number} and " * 8,
         )
-    (project.root / "CLAUDE.md").write_text("# Notes\n\n- Nothing yet.\n", encoding="utf-8")
+    (Path(project.root) / "CLAUDE.md").write_text("# Notes\n\n- Nothing yet.\n", encoding="utf-8")
     report = tools.sync_claudemd(store, project)
     assert len(report["missing"]) == tools.DRIFT_ENTRIES
     assert report["missing_total"] == tools.DRIFT_ENTRIES + 15 and report["contradicted_total"] == 0
@@ -387,11 +387,11 @@ def test_a_recorded_profile_entry_replaces_the_detected_one_of_its_key(store: St
 
 
 def test_record_with_anchors_stores_them_and_a_bad_anchor_stores_nothing(store: Store, project: Project) -> None:
-    from agentctx_store.anchors import anchors_of
     from agentctx_store.freshness import check
+    from agentctx_store.upkeep.anchors import anchors_of
 
-    (project.root / "worker").mkdir()
-    (project.root / "worker" / "retry.py").write_text("def retry():\n    return 3\n")
+    (Path(project.root) / "worker").mkdir()
+    (Path(project.root) / "worker" / "retry.py").write_text("def retry():\n    return 3\n")
     payload = tools.record_new(
         store,
         project,

@@ -29,12 +29,12 @@ def store() -> Iterator[Store]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    return Project(project_id="p-alpha", root=tmp_path / "alpha", name="alpha")
+    return Project(project_id="p-alpha", root=str(tmp_path / "alpha"), name="alpha")
 
 
 @pytest.fixture
 def other_project(tmp_path: Path) -> Project:
-    return Project(project_id="p-beta", root=tmp_path / "beta", name="beta")
+    return Project(project_id="p-beta", root=str(tmp_path / "beta"), name="beta")
 
 
 @pytest.fixture

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from agentctx_store import Project, Record, RecordNotFound, Store, ValidationError
-from agentctx_store.anchors import (
+from agentctx_store.db import APPLICATION_ID
+from agentctx_store.migrations import MIGRATIONS
+from agentctx_store.paths import db_path
+from agentctx_store.upkeep.anchors import (
     Anchor,
     add_anchors,
     anchored_records,
@@ -17,9 +21,6 @@ from agentctx_store.anchors import (
     normalize_anchor_path,
     replace_anchors,
 )
-from agentctx_store.db import APPLICATION_ID
-from agentctx_store.migrations import MIGRATIONS
-from agentctx_store.paths import db_path
 
 AddRecord = Callable[..., Record]
 
@@ -118,7 +119,7 @@ def test_content_hash_ignores_line_endings_and_trailing_blanks_but_not_words() -
 
 def test_a_store_from_before_anchors_gets_the_table_and_keeps_its_records(project: Project) -> None:
     before = next(index for index, step in enumerate(MIGRATIONS) if step.__name__.endswith("_record_anchors"))
-    path = db_path()
+    path = Path(db_path())
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")

@@ -20,7 +20,7 @@ from pathlib import Path
 from agentctx_store import NewRecord, Project, Store
 
 db, go, index, count = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-project = Project(project_id="p-shared", root=Path("/tmp/shared"), name="shared")
+project = Project(project_id="p-shared", root=str(Path("/tmp/shared")), name="shared")
 deadline = time.monotonic() + 60
 while not go.exists():  # start together: every writer waits for the same signal
     if time.monotonic() > deadline:
@@ -52,7 +52,7 @@ def test_eight_processes_writing_500_records_each_lose_nothing(tmp_path: Path) -
     go.write_text("go", encoding="utf-8")
     outcomes = [(process.wait(timeout=600), *process.communicate()) for process in processes]
     assert [(code, err) for code, _out, err in outcomes] == [(0, "")] * WRITERS
-    project = Project(project_id="p-shared", root=Path("/tmp/shared"), name="shared")
+    project = Project(project_id="p-shared", root=str(Path("/tmp/shared")), name="shared")
     with Store.open(db) as store:
         total = store.conn.execute("SELECT count(*), count(DISTINCT id) FROM records").fetchone()
         assert tuple(total) == (WRITERS * RECORDS_EACH, WRITERS * RECORDS_EACH)
@@ -72,7 +72,7 @@ from pathlib import Path
 from agentctx_store import NewRecord, Project, Store, search
 
 db, index = Path(sys.argv[1]), int(sys.argv[2])
-project = Project(project_id="p-shared", root=Path("/tmp/shared"), name="shared")
+project = Project(project_id="p-shared", root=str(Path("/tmp/shared")), name="shared")
 with Store.open(db) as store:
     store.add(project, NewRecord(type="decision", title=f"opener {index}", body="raced the migration"))
     assert search(store, project, "raced migration", floor=None).hits

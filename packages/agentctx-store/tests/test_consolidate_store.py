@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, config, consolidate, digest, ranking, scoring
-from agentctx_store import profile as dev_profile
+from agentctx_store import NewRecord, Project, Store
 from agentctx_store.projects import global_project
 from agentctx_store.records import parsed_to_text
+from agentctx_store.upkeep import config, consolidate, digest, ranking, scoring
+from agentctx_store.upkeep import profile as dev_profile
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -173,7 +174,7 @@ def test_a_keyword_only_run_writes_a_full_digest_and_then_skips(store: Store, pr
     text, info = digest.read(project.project_id)
     assert info.kind == "full" and decision in text
     assert consolidate.run([project], settings=config.load()).skipped
-    with Store.open() as again:  # a write marks the full digest stale: the next run works again
+    with digest.refreshing(Store.open()) as again:  # a write marks the full digest stale: the next run works again
         new(again, project, "decision", "Use ULIDs")
     assert digest.read(project.project_id)[1].stale
     assert not consolidate.run([project], settings=config.load()).skipped

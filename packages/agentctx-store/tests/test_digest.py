@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from agentctx_store import NewRecord, Project, Store, digest
+from agentctx_store import NewRecord, Project, Store
 from agentctx_store.budget import SESSION_START, estimate_tokens
+from agentctx_store.upkeep import digest
 
 
-def test_closing_a_store_that_wrote_refreshes_the_cheap_digest(project: Project) -> None:
+def test_the_store_itself_writes_no_derived_file_on_close(project: Project) -> None:
     with Store.open() as store:
+        store.add(project, NewRecord(type="decision", title="Use WAL mode", body="Many writers, one file."))
+    assert digest.read(project.project_id) is None
+
+
+def test_a_writer_opened_refreshing_refreshes_the_cheap_digest(project: Project) -> None:
+    with digest.refreshing(Store.open()) as store:
         store.add(project, NewRecord(type="decision", title="Use WAL mode", body="Many writers, one file."))
     found = digest.read(project.project_id)
     assert found is not None
@@ -17,14 +24,14 @@ def test_closing_a_store_that_wrote_refreshes_the_cheap_digest(project: Project)
 
 
 def test_a_read_only_session_does_not_write_a_digest(project: Project) -> None:
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         store.list_records(project)
     assert digest.read(project.project_id) is None
 
 
 def test_a_write_marks_a_full_digest_stale_instead_of_overwriting_it(project: Project) -> None:
     digest.write(project.project_id, "## Full digest from consolidation", kind="full")
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         store.add(project, NewRecord(type="decision", title="New fact", body="Arrived after consolidation."))
     found = digest.read(project.project_id)
     assert found is not None
@@ -37,10 +44,10 @@ def test_a_full_digest_naming_a_superseded_record_is_replaced_at_once(project: P
     """A stale full digest is still served until consolidation runs again (seen with Codex: the
     session's extraction superseded a decision right after consolidation wrote the digest), so
     one that names a record no longer current is replaced by the cheap digest on the write."""
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         old = store.add(project, NewRecord(type="decision", title="Use SQLite for the queue", body="Old."))
     digest.write(project.project_id, f"## Full\n- [decision {old.record_id}] Use SQLite for the queue", kind="full")
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         store.supersede(project, old.record_id, title="Use PostgreSQL for the queue", body="New.")
     text, info = digest.read(project.project_id)
     assert info.kind == "cheap" and not info.stale
@@ -48,7 +55,7 @@ def test_a_full_digest_naming_a_superseded_record_is_replaced_at_once(project: P
 
 
 def test_superseded_and_other_projects_records_stay_out_of_the_digest(project: Project, other_project: Project) -> None:
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         old = store.add(project, NewRecord(type="decision", title="Deploy on Heroku", body="Old."))
         store.supersede(project, old.record_id, title="Deploy on Fly", body="New.")
         store.add(other_project, NewRecord(type="decision", title="Beta secret plan", body="Theirs."))
@@ -59,7 +66,7 @@ def test_superseded_and_other_projects_records_stay_out_of_the_digest(project: P
 
 
 def test_the_digest_respects_the_session_start_budget(project: Project) -> None:
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         for index in range(80):
             store.add(project, NewRecord(type="decision", title=f"Decision number {index}", body="word " * 300))
     found = digest.read(project.project_id)
@@ -70,7 +77,7 @@ def test_the_digest_respects_the_session_start_budget(project: Project) -> None:
 def test_inferred_profile_lines_and_the_handover_are_marked_unconfirmed(project: Project) -> None:
     """Issue 14: a guessed profile line must not read like a detected one; the handover stays in
     the digest (the next session needs it most) but marked."""
-    with Store.open() as store:
+    with digest.refreshing(Store.open()) as store:
         store.add(project, NewRecord(type="profile", title="Stack", body="Python 3.12, uv", key="stack"))
         store.add(
             project,

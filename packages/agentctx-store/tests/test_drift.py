@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, ValidationError, drift, resolve_project
+from agentctx_store import NewRecord, Project, Store, ValidationError, resolve_project
+from agentctx_store.upkeep import drift
 
 FIXTURES = Path(__file__).parent / "drift_fixtures"
 
@@ -163,11 +164,11 @@ def test_proposed_diff_strikes_superseded_text_and_adds_missing_lines(store: Sto
 def test_apply_writes_only_the_proposal_and_then_nothing_drifts(store: Store, tmp_path: Path) -> None:
     project = make_project(tmp_path, "web-monorepo.md")
     web_records(store, project)
-    original = (project.root / "CLAUDE.md").read_text(encoding="utf-8")
+    original = (Path(project.root) / "CLAUDE.md").read_text(encoding="utf-8")
     report = drift.analyse(store, project)
     assert report.candidates == 6
-    assert drift.apply(report) == [project.root / "CLAUDE.md"]
-    written = (project.root / "CLAUDE.md").read_text(encoding="utf-8")
+    assert drift.apply(report) == [Path(project.root) / "CLAUDE.md"]
+    written = (Path(project.root) / "CLAUDE.md").read_text(encoding="utf-8")
     assert written.startswith(original.split("## Architecture")[0])  # untouched part kept byte for byte
     assert "- Use pnpm, never npm or yarn." in written
     again = drift.analyse(store, project)
@@ -178,7 +179,7 @@ def test_apply_refuses_when_the_file_changed_meanwhile(store: Store, tmp_path: P
     project = make_project(tmp_path, "web-monorepo.md")
     web_records(store, project)
     report = drift.analyse(store, project)
-    path = project.root / "CLAUDE.md"
+    path = Path(project.root) / "CLAUDE.md"
     path.write_text(path.read_text(encoding="utf-8") + "\n- A line the developer just added.\n", encoding="utf-8")
     with pytest.raises(ValidationError, match="changed since"):
         drift.apply(report)
@@ -226,7 +227,7 @@ def test_dot_claude_file_numbered_lists_fences_and_struck_text(store: Store, tmp
         supersedes=render.record_id,
     )
     report = drift.analyse(store, project)
-    assert report.target == project.root / ".claude" / "CLAUDE.md"
+    assert report.target == Path(project.root) / ".claude" / "CLAUDE.md"
     assert report.contradicted == []  # the Celery line is already struck; Render never written
     missing = {entry.record_id for entry in report.missing}
     assert missing.isdisjoint({cents.record_id, outbox.record_id, weasy.record_id, fly.record_id})
@@ -236,7 +237,7 @@ def test_dot_claude_file_numbered_lists_fences_and_struck_text(store: Store, tmp
 def test_a_marker_of_a_superseded_record_is_a_contradiction_whatever_the_words(store: Store, tmp_path: Path) -> None:
     project = make_project(tmp_path, None)
     old = add(store, project, "convention", "Tabs for indentation", "Indent with tabs in every file.")
-    (project.root / "CLAUDE.md").write_text(
+    (Path(project.root) / "CLAUDE.md").write_text(
         f"# Notes\n\n- Indentation style as agreed. <!-- agentctx:{old.record_id} -->\n", encoding="utf-8"
     )
     assert drift.analyse(store, project).candidates == 0
@@ -291,7 +292,7 @@ def test_report_shape_is_plain_json(store: Store, tmp_path: Path) -> None:
     assert set(report) >= {"missing", "contradicted", "proposed_diff"}
     assert all("id" in entry for entry in report["missing"] + report["contradicted"])
     assert json.loads(json.dumps(report)) == report
-    assert not (project.root / "CLAUDE.md").read_text(encoding="utf-8").count("agentctx:")  # read-only
+    assert not (Path(project.root) / "CLAUDE.md").read_text(encoding="utf-8").count("agentctx:")  # read-only
 
 
 def test_write_scores_stores_the_derived_drift_score(store: Store, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import Project, SearchHit, Store, ValidationError
-from agentctx_store.anchors import anchors_of, content_hash
 from agentctx_store.freshness import (
     MISSING,
     STALE_FACTOR,
@@ -27,6 +26,7 @@ from agentctx_store.freshness import (
 )
 from agentctx_store.inject import compose_injection
 from agentctx_store.migrations import MIGRATIONS
+from agentctx_store.upkeep.anchors import anchors_of, content_hash
 
 from .conftest import AddRecord
 
@@ -269,7 +269,7 @@ def test_freshness_is_light_enough_for_the_prompt_path() -> None:
 def test_the_digest_marks_changed_records_leaves_out_gone_ones_and_says_so_in_one_line(
     store: Store, project: Project, add: AddRecord, root: Path
 ) -> None:
-    from agentctx_store import digest
+    from agentctx_store.upkeep import digest
 
     edited = add("Retries live in worker/retry.py", "retry() backs off.", type="convention")
     gone = add("Tests run with make test", "make test runs pytest.", type="convention")

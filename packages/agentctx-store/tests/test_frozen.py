@@ -136,20 +136,6 @@ def test_subclass_of_a_frozen_class_may_set_its_own_attributes_but_not_fields() 
         child.name = "y"
 
 
-def test_a_project_root_given_as_text_is_a_path_when_read_and_equal_to_one_given_as_a_path() -> None:
-    as_text = Project(project_id="p", root="/tmp/some/where", name="where")
-    as_path = Project(project_id="p", root=Path("/tmp/some/where"), name="where")
-    assert as_text.root == Path("/tmp/some/where") and isinstance(as_text.root, Path)
-    assert as_text.root is as_text.root  # made once
-    assert as_text == as_path and hash(as_text) == hash(as_path)
-    assert repr(as_text) == repr(as_path)
-    assert Project(project_id="p", root="/tmp/other", name="where") != as_path
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        as_text.root = Path("/")  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        as_text._root = "/"  # type: ignore[misc]
-
-
 def test_a_project_survives_pickling_and_copying() -> None:
     import copy
 

@@ -80,7 +80,7 @@ def test_a_subdirectory_resolves_to_its_repository(tmp_path: Path) -> None:
     deep = repo / "src" / "pkg"
     deep.mkdir(parents=True)
     assert resolve_project(deep).project_id == resolve_project(repo).project_id
-    assert resolve_project(deep).root == repo.resolve()
+    assert resolve_project(deep).root == str(repo.resolve())
 
 
 def test_a_worktree_with_a_dot_git_file_shares_the_main_checkouts_project(tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ def test_a_worktree_with_a_dot_git_file_shares_the_main_checkouts_project(tmp_pa
     assert (worktree / ".git").is_file()
     resolved = resolve_project(worktree)
     assert resolved.project_id == resolve_project(repo).project_id == hash_id("github.com/owner/repo")
-    assert resolved.root == worktree.resolve()
+    assert resolved.root == str(worktree.resolve())
 
 
 def test_a_repository_without_a_remote_is_keyed_on_its_root_path(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_a_directory_outside_git_is_its_own_project(tmp_path: Path) -> None:
     plain.mkdir()
     resolved = resolve_project(plain)
     assert resolved.project_id == hash_id(str(plain.resolve()))
-    assert resolved.root == plain.resolve()
+    assert resolved.root == str(plain.resolve())
 
 
 def test_a_path_that_does_not_exist_still_resolves(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ HEAVY = (
 def test_the_prompt_path_modules_import_none_of_the_heavy_ones() -> None:
     code = (
         "import sys\n"
-        "import agentctx_store.search, agentctx_store.store, agentctx_store.budget, agentctx_store.inject\n"
+        "import agentctx_store.retrieval, agentctx_store.store, agentctx_store.budget, agentctx_store.inject\n"
         "import agentctx_store.freshness\n"
         f"print(' '.join(name for name in {HEAVY!r} if name in sys.modules))\n"
     )

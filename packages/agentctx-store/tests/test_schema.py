@@ -42,7 +42,7 @@ def test_reopening_a_current_store_keeps_its_records(project: Project) -> None:
 
 
 def test_an_older_store_is_migrated_in_order_keeping_its_rows(project: Project) -> None:
-    path = db_path()
+    path = Path(db_path())
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path, isolation_level=None)
     MIGRATIONS[0](conn, True)  # a store written by a version that only had migration 1
@@ -63,14 +63,14 @@ def test_an_older_store_is_migrated_in_order_keeping_its_rows(project: Project) 
 def test_a_store_from_a_newer_schema_is_refused_and_left_as_is() -> None:
     with Store.open() as store:
         store.conn.execute(f"PRAGMA user_version = {schema_version() + 1}")
-    before = _digest(db_path())
+    before = _digest(Path(db_path()))
     with pytest.raises(StoreError, match="newer agentctx"):
         Store.open()
-    assert _digest(db_path()) == before
+    assert _digest(Path(db_path())) == before
 
 
 def test_another_programs_sqlite_database_is_refused_and_not_modified() -> None:
-    path = db_path()
+    path = Path(db_path())
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
@@ -85,7 +85,7 @@ def test_another_programs_sqlite_database_is_refused_and_not_modified() -> None:
 
 
 def test_a_sqlite_file_with_a_foreign_application_id_is_refused() -> None:
-    path = db_path()
+    path = Path(db_path())
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA application_id = 1234")
@@ -104,7 +104,7 @@ def test_a_sqlite_file_with_a_foreign_application_id_is_refused() -> None:
     ids=["text", "binary", "unicode"],
 )
 def test_a_file_that_is_not_sqlite_is_refused_and_not_overwritten(content: bytes) -> None:
-    path = db_path()
+    path = Path(db_path())
     path.parent.mkdir(parents=True)
     path.write_bytes(content)
     with pytest.raises(StoreError, match="not an agentctx store"):
@@ -114,7 +114,7 @@ def test_a_file_that_is_not_sqlite_is_refused_and_not_overwritten(content: bytes
 
 
 def test_a_truncated_sqlite_file_is_reported_as_corrupt_without_a_traceback_error_type() -> None:
-    path = db_path()
+    path = Path(db_path())
     path.parent.mkdir(parents=True)
     path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)
     before = _digest(path)
@@ -201,11 +201,11 @@ def test_a_read_only_store_is_refused_and_left_as_is(world_readable_dir: Path, p
 def test_opening_without_create_does_not_make_a_store() -> None:
     with pytest.raises(StoreError, match="No store"):
         Store.open(create=False)
-    assert not db_path().exists()
+    assert not Path(db_path()).exists()
 
 
 def test_a_version_4_store_gets_the_project_column_in_its_index_and_stays_searchable(project: Project) -> None:
-    path = db_path()
+    path = Path(db_path())
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")

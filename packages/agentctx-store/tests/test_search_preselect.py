@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from agentctx_store import NewRecord, Project, Store
-from agentctx_store.search import CANDIDATES, PRESELECT, fts_query
+from agentctx_store.retrieval import CANDIDATES, PRESELECT, fts_query
 
-search_module = sys.modules["agentctx_store.search"]
+search_module = sys.modules["agentctx_store.retrieval"]
 
 
 def _reference(store: Store, match: str, filters: str, params: list[object]) -> list[tuple[str, float]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import NewRecord, Project, Record, RecordNotFound, Store, search
-from agentctx_store.search import SearchResult
+from agentctx_store.retrieval import SearchResult
 
 QUERY = "how does kestrel telemetry batch uploads"
 
@@ -179,7 +179,7 @@ def test_get_many_reports_other_projects_ids_as_missing(store: Store, project: P
 
 
 def store_project_other(world: World) -> Project:
-    return Project(project_id=world.foreign.project_id, root=Path("/"), name="beta")
+    return Project(project_id=world.foreign.project_id, root=str(Path("/")), name="beta")
 
 
 def test_list_records_and_counts_show_only_current_records_of_this_project(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, digest, search, transfer
+from agentctx_store import NewRecord, Project, Store, search
 from agentctx_store.errors import ValidationError
-from agentctx_store.graph_view import record_graph
+from agentctx_store.upkeep import digest, transfer
+from agentctx_store.upkeep.graph_view import record_graph
 
 SWITCH = (
     '{"id": "old", "type": "convention", "title": "Run tests with VSTest", '
@@ -34,6 +35,7 @@ def test_a_decision_superseding_a_convention_is_a_chain_everywhere(store: Store,
     graph = record_graph(store, project)  # decisions by default: the convention it replaced is drawn too
     assert {record.record_id for record in graph.records} == {old, new}
     assert graph.supersessions == [(new, old)]
+    digest.refresh_changed(store)
     store.close()
     text, _ = digest.read(project.project_id) or ("", None)
     assert "Run tests on MTP" in text and "Run tests with VSTest" not in text

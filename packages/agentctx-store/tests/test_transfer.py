@@ -9,11 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx_store import NewRecord, Project, Store, ValidationError, transfer
+from agentctx_store import NewRecord, Project, Store, ValidationError
 from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECORD_TYPES
+from agentctx_store.upkeep import transfer
 
-PROJECT = Project(project_id="p-transfer", root=Path("/nowhere/transfer"), name="transfer")
-OTHER = Project(project_id="p-elsewhere", root=Path("/nowhere/elsewhere"), name="elsewhere")
+PROJECT = Project(project_id="p-transfer", root=str(Path("/nowhere/transfer")), name="transfer")
+OTHER = Project(project_id="p-elsewhere", root=str(Path("/nowhere/elsewhere")), name="elsewhere")
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), min_size=1)
 titles = texts.map(lambda text: text.replace("\n", " ").strip()[:MAX_TITLE_CHARS]).filter(bool)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentctx_store.budget import estimate_tokens
-from agentctx_store.search import words
+from agentctx_store.retrieval import words
 
 _WORD = re.compile(r"[^\W_]+")
 _PIECE = re.compile(r"[A-Za-z]+|[0-9]+|\s+|[\x21-\x7e]|[^\x00-\x7f]")

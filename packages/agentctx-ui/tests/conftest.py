@@ -43,7 +43,7 @@ def seeded(tmp_path: Path) -> Seeded:
     root.mkdir()
     (root / "CLAUDE.md").write_text("# Alpha\n\n- Use MySQL for storage.\n", encoding="utf-8")
     project = Project(project_id="p-alpha", root=root, name="alpha")
-    other = Project(project_id="p-beta", root=tmp_path / "beta", name="beta")
+    other = Project(project_id="p-beta", root=str(tmp_path / "beta"), name="beta")
     with Store.open() as store:
         old = store.add(
             project, NewRecord(type="decision", title="Use MySQL for storage", body="Data lives in MySQL 8.")
@@ -111,7 +111,7 @@ def store_snapshot() -> Callable[[], list[tuple[object, ...]]]:
 
 
 def _snapshot() -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(paths.db_path())
+    conn = sqlite3.connect(Path(paths.db_path()))
     try:
         tables = [
             row[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -250,7 +251,7 @@ def test_every_refusal_has_the_same_error_shape(client: TestClient, seeded: Seed
 def test_a_write_refreshes_the_session_digest_like_the_cli(client: TestClient, seeded: Seeded) -> None:
     from agentctx_store import paths
 
-    digest = paths.digest_path(seeded.project.project_id)
+    digest = Path(paths.digest_path(seeded.project.project_id))
     digest.unlink(missing_ok=True)
     client.patch(f"/api/records/{seeded.decision}", json={"title": "Use Postgres 17 for storage"}, headers=WRITE)
     assert "Use Postgres 17 for storage" in digest.read_text(encoding="utf-8")
@@ -264,7 +265,7 @@ def test_a_store_locked_by_another_writer_is_a_503(
     from agentctx_store import db, paths
 
     monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 100)  # wait 0.1 s for the lock instead of 10 s
-    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder = sqlite3.connect(Path(paths.db_path()), isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process writing
     try:
         response = client.patch(f"/api/records/{seeded.convention}", json={"pinned": True}, headers=WRITE)
@@ -290,7 +291,7 @@ def test_projects_count_stale_records_per_project(client: TestClient, seeded: Se
 
 
 def test_create_with_anchors_stores_them_and_a_bad_anchor_stores_nothing(client: TestClient, seeded: Seeded) -> None:
-    from agentctx_store.anchors import anchors_of
+    from agentctx_store.upkeep.anchors import anchors_of
 
     (seeded.project.root / "deploy.sh").write_text("docker build .\n", encoding="utf-8")
     response = client.post(

@@ -25,7 +25,7 @@ TOKEN = "test-token-0123456789"  # the one conftest's `seeded` app uses
 HEADERS = {"X-Agentctx-Token": TOKEN}
 # The app reads the store from `AGENTCTX_HOME` at each request, so the schema can be loaded once
 # here and every generated call still hits the test's own seeded store.
-APP = create_app(project=Project(project_id="p-alpha", root=Path("/nonexistent/alpha"), name="alpha"), token=TOKEN)
+APP = create_app(project=Project(project_id="p-alpha", root=str(Path("/nonexistent/alpha")), name="alpha"), token=TOKEN)
 _ROTATION = itertools.count()
 schema = schemathesis.openapi.from_asgi("/api/openapi.json", APP, headers={"Host": "127.0.0.1:7327"})
 

@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentctx_store import NewRecord, Project, Record, Store, config
+from agentctx_store import NewRecord, Project, Record, Store
+from agentctx_store.upkeep import config
 from fastapi.testclient import TestClient
 
 if TYPE_CHECKING:

@@ -181,8 +181,8 @@ def test_the_server_binds_loopback_only() -> None:
 def test_a_get_does_not_even_create_a_missing_store(tmp_path: Path) -> None:
     from agentctx_store import Project, paths
 
-    app = create_app(project=Project(project_id="p-none", root=tmp_path, name="none"), token=TOKEN)
+    app = create_app(project=Project(project_id="p-none", root=str(tmp_path), name="none"), token=TOKEN)
     with TestClient(app, base_url="http://127.0.0.1:7327") as client:
         response = client.get("/api/records")
     assert response.status_code == 503 and "No store" in response.json()["error"]
-    assert not paths.db_path().exists()
+    assert not Path(paths.db_path()).exists()

@@ -74,3 +74,17 @@ def record(cli: Cli, project_dir: Path) -> Callable[..., dict[str, Any]]:
         return result.json()
 
     return add
+
+
+@pytest.fixture
+def tiny_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real, tiny embedding model built on the spot (consolidate, status, models download)."""
+    tiny = pytest.importorskip("agentctx_embed.tiny")
+    words = tiny.words_of(
+        ["decision convention handover 2026 11 29 background jobs run on bullmq temporal workflows redis use pnpm"]
+    )
+    folder = tiny.build_tiny_model(tmp_path / "tiny", words)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", tiny.TINY_MODEL_NAME)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL_DIR", str(folder))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return folder

@@ -28,7 +28,7 @@ def record_args(project_dir: Path, *extra: str) -> list[str]:
 
 
 def test_a_foreign_file_at_the_store_path_is_refused_and_kept(cli, project_dir: Path) -> None:
-    store = paths.db_path()
+    store = Path(paths.db_path())
     store.parent.mkdir(parents=True)
     store.write_bytes(b"my own notes, not a database\n" * 10)
     before = store.read_bytes()
@@ -41,7 +41,7 @@ def test_a_foreign_file_at_the_store_path_is_refused_and_kept(cli, project_dir: 
 
 def test_a_corrupt_sqlite_store_is_refused_and_kept(cli, project_dir: Path) -> None:
     assert cli(*record_args(project_dir)).code == 0
-    store = paths.db_path()
+    store = Path(paths.db_path())
     data = bytearray(store.read_bytes())
     data[100:4096] = b"\x00\xff" * ((4096 - 100) // 2)  # keep the header, wreck the schema page
     store.write_bytes(bytes(data))
@@ -57,7 +57,7 @@ def test_a_corrupt_sqlite_store_is_refused_and_kept(cli, project_dir: Path) -> N
 
 
 def test_another_programs_sqlite_database_is_refused_and_kept(cli, project_dir: Path) -> None:
-    store = paths.db_path()
+    store = Path(paths.db_path())
     store.parent.mkdir(parents=True)
     conn = sqlite3.connect(store)
     conn.execute("CREATE TABLE bookmarks (url TEXT)")
@@ -74,21 +74,21 @@ def test_another_programs_sqlite_database_is_refused_and_kept(cli, project_dir: 
 
 def test_a_store_from_a_newer_schema_is_refused(cli, project_dir: Path) -> None:
     assert cli(*record_args(project_dir)).code == 0
-    conn = sqlite3.connect(paths.db_path())
+    conn = sqlite3.connect(Path(paths.db_path()))
     conn.execute("PRAGMA user_version = 999")
     conn.close()
 
     result = cli("search", "T", "--project", str(project_dir))
 
     assert_one_line_error(result, "newer agentctx", "upgrade")
-    conn = sqlite3.connect(paths.db_path())
+    conn = sqlite3.connect(Path(paths.db_path()))
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 999
     conn.close()
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores directory permissions")
 def test_a_read_only_data_dir_is_one_line(cli, project_dir: Path) -> None:
-    home = paths.home()
+    home = Path(paths.home())
     home.mkdir(parents=True)
     home.chmod(0o555)
     try:
@@ -152,7 +152,7 @@ def test_a_missing_project_directory_is_one_line(cli, tmp_path: Path) -> None:
 
 
 def test_a_foreign_config_json_is_never_overwritten(cli, project_dir: Path) -> None:
-    config = paths.config_path()
+    config = Path(paths.config_path())
     config.parent.mkdir(parents=True)
     foreign = json.dumps({"apiKey": "someone else's", "theme": "dark"})
     config.write_text(foreign, encoding="utf-8")
@@ -180,7 +180,7 @@ def test_debug_shows_the_traceback(cli, project_dir: Path) -> None:
 
 def test_the_installed_command_prints_one_line_for_a_foreign_store(project_dir: Path) -> None:
     """The real process: stderr is exactly one line and the exit code is 1."""
-    store = paths.db_path()
+    store = Path(paths.db_path())
     store.parent.mkdir(parents=True)
     store.write_text("not sqlite", encoding="utf-8")
     result = subprocess.run(

@@ -283,9 +283,6 @@ def test_models_download_without_the_extra_gives_the_doctor_hint(cli, monkeypatc
 
     real = _health.module_available
     monkeypatch.setattr(_health, "module_available", lambda name: name != "agentctx_embed" and real(name))
-    import agentctx.cli.cmd_consolidate as consolidate
-
-    monkeypatch.setattr(consolidate, "_available", lambda name: name != "agentctx_embed")
     result = cli("models", "download")
     assert result.code == 1
     assert _health.install_command("embeddings") in result.err

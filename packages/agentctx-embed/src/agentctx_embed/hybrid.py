@@ -3,12 +3,12 @@
 Used by the warm search service (`agentctx_embed.service`) for the prompt hook, `ctx_search` and
 `agentctx search`, and by `bench/` for the figures in docs/retrieval.md.
 
-1. **Keyword**: `agentctx_store.search.search()` exactly as the keyword path runs it (BM25,
+1. **Keyword**: `agentctx_store.retrieval.search()` exactly as the keyword path runs it (BM25,
    current heads, rerank), once without a floor (candidates and their relevance) and once with
    the production floor (did the keyword evidence alone pass?).
 2. **Vector**: the cosine of the prompt's vector to every current record of the visible
    namespaces and types (`VectorIndex`, in memory).
-3. **Fusion**: reciprocal rank fusion of the two orders (`agentctx_store.ranking.rrf`).
+3. **Fusion**: reciprocal rank fusion of the two orders (`agentctx_store.upkeep.ranking.rrf`).
 4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
    vector match stands out from the project's records (`z`, in standard deviations of the
    similarities to every visible record, a unit that travels across models and store sizes)
@@ -29,8 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from agentctx_store.ranking import rrf
-from agentctx_store.search import (
+from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
     SHORT_QUERY_FLOOR_SHARE,
     SHORT_QUERY_TERMS,
@@ -41,6 +40,7 @@ from agentctx_store.search import (
     search,
 )
 from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+from agentctx_store.upkeep.ranking import rrf
 
 from agentctx_embed.vector_index import VectorIndex
 

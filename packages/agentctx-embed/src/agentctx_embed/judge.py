@@ -13,8 +13,8 @@ import json
 import os
 from typing import Any
 
-from agentctx_store.consolidate import MergeJudge
 from agentctx_store.records import Record
+from agentctx_store.upkeep.consolidate import MergeJudge
 
 SYSTEM = (
     "You deduplicate a software project's knowledge base. Two records are DUPLICATES only when "

@@ -57,7 +57,7 @@ def choose_model(settings: dict[str, Any]) -> ModelChoice:
     return ModelChoice(
         name=name.strip(),
         model_dir=Path(folder).expanduser() if folder.strip() else None,
-        cache_dir=paths.home() / "models",
+        cache_dir=Path(paths.home()) / "models",
     )
 
 

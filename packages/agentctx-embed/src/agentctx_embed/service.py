@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -201,7 +202,7 @@ class Service:
                 raise
             finally:
                 if store.dirty and self._open is not None:
-                    from agentctx_store import digest
+                    from agentctx_store.upkeep import digest
 
                     with contextlib.suppress(OSError, sqlite3.Error):
                         digest.refresh_after_write(store, store.dirty)
@@ -446,6 +447,7 @@ def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
     from agentctx_store.review import EXTRACTION_SOURCE
+    from agentctx_store.upkeep import config
 
     if not _review_required():
         return None
@@ -650,7 +652,7 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
 
 
 def load_model() -> Embedder:
-    from agentctx_store import config
+    from agentctx_store.upkeep import config
 
     settings = config.load()
     if not settings.get("embeddings", True):
@@ -676,7 +678,7 @@ def serve_hosted(lock_fd: int) -> int:
     from the server, closes) or on SIGTERM. Exit 3: the model cannot be loaded (noted in the
     lock file, so MCP servers do not retry for `MODEL_RETRY_S`)."""
     configure_logging()
-    home = paths.home_text()
+    home = paths.home()
     try:
         running = start(home, lock_fd=lock_fd)
     except ModelUnavailable as exc:
@@ -711,7 +713,7 @@ def serve_hosted(lock_fd: int) -> int:
 def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], None] = print) -> int:
     """`agentctx serve`: run until SIGINT/SIGTERM (or `idle_exit` seconds without a request)."""
     configure_logging()
-    home = paths.home_text()
+    home = paths.home()
     try:
         running = start(home)
     except ModelUnavailable as exc:
@@ -748,7 +750,7 @@ def configure_logging() -> None:
     if root.handlers:
         return
     try:
-        directory = paths.logs_dir()
+        directory = Path(paths.logs_dir())
         directory.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
             directory / "service.log", maxBytes=1_000_000, backupCount=1, encoding="utf-8"

@@ -23,7 +23,7 @@ STALE_AFTER_S = 15 * 60  # far beyond the longest extraction (retries and map-re
 
 
 def locks_dir() -> Path:
-    return paths.home() / "locks"
+    return Path(paths.home()) / "locks"
 
 
 def lock_path(session_id: str) -> Path:

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentctx_store import AgentctxError, Project, Store, config, paths, resolve_project
+from agentctx_store import AgentctxError, Project, Store, paths, resolve_project
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
-from agentctx_store.spend import month_spent
+from agentctx_store.upkeep import config, digest
+from agentctx_store.upkeep.spend import month_spent
 
 from agentctx_extract.client_transcripts import read_for_client
 from agentctx_extract.ingest import IngestReport, ingest
@@ -86,7 +87,7 @@ class Outcome:
 @contextlib.contextmanager
 def _extract_log() -> Iterator[None]:
     """Send this run's log lines to `$AGENTCTX_HOME/logs/extract.log` (never the transcript's text)."""
-    logs = paths.logs_dir()
+    logs = Path(paths.logs_dir())
     try:
         logs.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.FileHandler(logs / "extract.log", encoding="utf-8")
@@ -351,7 +352,7 @@ def _run(
             failure = ""
         except (CallFailed, MalformedOutput) as exc:
             extraction, failure = None, str(exc)
-        with Store.open() as store:
+        with digest.refreshing(Store.open()) as store:
             if caller.usage.calls:
                 store.add_extraction_cost(session_id, project, caller.usage.cost_usd)
             run = {"usage": caller.usage, "trigger": trigger, "mode": plan.mode}

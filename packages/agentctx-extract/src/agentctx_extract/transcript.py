@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agentctx_store.transcripts import LIMITS, TOOL_ERROR_CHARS, is_meta
+
 TurnKind = Literal["developer", "assistant", "tool_call", "tool_output", "meta", "subagent"]
 
 LABELS: dict[str, str] = {
@@ -36,34 +38,9 @@ SIDECHAIN_LABELS: dict[str, str] = {
     "meta": "meta",
     "subagent": "subagent",
 }
-META_PREFIXES = (
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<task-notification>",
-    "<system-reminder>",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<user-prompt-submit-hook>",
-)
-# how much of each kind survives rendering (characters); the developer's words are kept whole
-# up to a generous cap, tool output is context and is cut hardest
-LIMITS: dict[str, int] = {
-    "developer": 8000,
-    "assistant": 1500,
-    "tool_call": 300,
-    "tool_output": 200,  # a command that succeeded: a glimpse of its head and its last line
-    "meta": 1200,
-    "subagent": 400,
-}
 # A failed command's output is where gotchas come from, and its error is at the end: kept
 # longer, mostly its tail. So is what the developer typed into a tool (a rejected tool call's
 # reason arrives as an error; AskUserQuestion / ExitPlanMode results carry their answers).
-TOOL_ERROR_CHARS = 1000
 DEVELOPER_ANSWER_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 ATTACHED_FILE_CHARS = 600  # a file the developer @-mentioned: they chose to show it
 SUBAGENT_TOTAL_CHARS = 6000
@@ -136,17 +113,13 @@ def _tool_call_text(block: dict[str, Any]) -> str:
     return name
 
 
-def is_meta_text(text: str) -> bool:
-    return text.lstrip().startswith(META_PREFIXES)
-
-
 def _user_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[Turn]:
     content = (entry.get("message") or {}).get("content")
     if entry.get("isCompactSummary"):
         yield Turn(kind="meta", text=_text_of(content), detail="compact summary")
         return
     if isinstance(content, str):
-        kind: TurnKind = "meta" if entry.get("isMeta") or is_meta_text(content) else "developer"
+        kind: TurnKind = "meta" if entry.get("isMeta") or is_meta(content) else "developer"
         yield Turn(kind=kind, text=content)
         return
     if not isinstance(content, list):
@@ -161,7 +134,7 @@ def _user_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[T
     # typed text sent with an image arrives as a list of blocks: still the developer's words
     text = _text_of(content)
     if text:
-        meta = entry.get("isMeta") or is_meta_text(text)
+        meta = entry.get("isMeta") or is_meta(text)
         yield Turn(kind="meta" if meta else "developer", text=text)
 
 

@@ -37,11 +37,12 @@ def _handler(event: str):  # returns a handler: HookInput -> str
     return handle
 
 
-def run(event: str, raw: bytes, client: str = "claude") -> str:
+def run(event: str, raw: bytes, client: str = "claude", *, ends_process: bool = False) -> str:
     """The stdout text for one event and payload ("" for nothing). Never raises.
 
     `event` is the client's own event name; `client` names the client that runs the hook (from
-    `--client`, written by `agentctx init`; never guessed from the payload)."""
+    `--client`, written by `agentctx init`; never guessed from the payload). `ends_process`:
+    the caller ends the process with `os._exit` right after (see `storage`)."""
     session = ""
     try:
         from agentctx_hooks.payload import parse
@@ -49,7 +50,7 @@ def run(event: str, raw: bytes, client: str = "claude") -> str:
         if client == "claude":
             from agentctx_hooks.output import hook_json
 
-            hook = parse(event, raw)
+            hook = parse(event, raw, ends_process=ends_process)
             session = hook.session_id
             return hook_json(event, _handler(event)(hook))
         from agentctx_hooks import clients
@@ -57,19 +58,21 @@ def run(event: str, raw: bytes, client: str = "claude") -> str:
 
         module = clients.get(client)
         ours = module.EVENTS[event]
-        hook = parse(ours, raw)
+        hook = parse(ours, raw, ends_process=ends_process)
         session = hook.session_id
         ours, data = module.normalise(event, hook.data)
         data["agentctx_client"] = client
         data["agentctx_hook"] = event
-        hook = HookInput(event=ours, data=data)
+        hook = HookInput(event=ours, data=data, ends_process=ends_process)
         return module.render(ours, event, _handler(ours)(hook))
     except Exception as exc:  # the process boundary: log, print nothing, exit 0
         log.error(event, exc, session=session)
         return ""
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, owns_process: bool = False) -> int:
+    """Run one hook. `owns_process`: this process exists only for the hook (`agentctx hook …`
+    from the console script), so it ends with `os._exit` once the answer is written."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE + "\n")
@@ -107,12 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # too large, unreadable
         log.error(event, exc)
         return 0
-    owns_process = sys.argv[1:2] == ["hook"] and sys.argv[-1:] == [event]  # `agentctx hook [--client C] X`
-    if owns_process:
-        from agentctx_hooks._process import ENDS_WITH_OS_EXIT
-
-        ENDS_WITH_OS_EXIT["value"] = True
-    text = run(event, raw, client)
+    text = run(event, raw, client, ends_process=owns_process)
     if text:
         try:
             sys.stdout.write(text + "\n")
@@ -129,7 +127,7 @@ def _exit_now() -> None:
     connection does, see `storage`). Everything is committed and stdout is flushed."""
     import os
 
-    try:  # noqa: SIM105 - contextlib is not imported on the hot path
+    try:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

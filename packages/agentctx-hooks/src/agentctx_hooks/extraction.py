@@ -27,8 +27,12 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx_hooks import _fast, log, state
-from agentctx_hooks._json_lite import dumps, loads
+from agentctx_store import paths, projects
+from agentctx_store.jsontext import dumps, loads
+from agentctx_store.tokens import estimate_tokens
+from agentctx_store.transcripts import LIMITS, TOOL_ERROR_CHARS
+
+from agentctx_hooks import log, state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,20 +48,15 @@ if TYPE_CHECKING:
 CHECKPOINT_TOKENS = 30_000
 EXTRACT_TIMEOUT_SECONDS = 600
 IDLE_SWEEP_SECONDS = 24 * 3600
-# what the rendering keeps of one message (agentctx_extract.transcript.LIMITS)
-DEVELOPER_CHARS = 8000
-CLAUDE_CHARS = 1500
-TOOL_OUTPUT_CHARS = 200  # a command that succeeded
-TOOL_ERROR_CHARS = 1000  # a failed one (`is_error`)
 MAX_SCAN_BYTES = 64 << 20  # a Stop never reads more than this of a transcript at once
 
 
 def open_dir() -> str:
-    return os.path.join(_fast.data_home(), "open-sessions")
+    return os.path.join(paths.home(), "open-sessions")
 
 
 def marker_path(session_id: str) -> str:
-    return os.path.join(open_dir(), _fast.safe_name(session_id) + ".json")
+    return os.path.join(open_dir(), paths.safe_name(session_id) + ".json")
 
 
 def note_open(hook: HookInput, *, ended: bool = False) -> None:
@@ -66,7 +65,7 @@ def note_open(hook: HookInput, *, ended: bool = False) -> None:
         return
     marker = {
         "session_id": hook.session_id,
-        "project_id": _fast.project_id(hook.cwd),
+        "project_id": projects.resolve_project(hook.cwd).project_id,
         "cwd": hook.cwd,
         "transcript": hook.transcript_path,
         "client": client_of(hook),
@@ -83,7 +82,7 @@ def note_open(hook: HookInput, *, ended: bool = False) -> None:
 
 def forget(session_id: str) -> None:
     """The session is over and extracted: no sweep needs it any more."""
-    try:  # noqa: SIM105 - contextlib is not imported on the hook path
+    try:
         os.unlink(marker_path(session_id))
     except FileNotFoundError:
         pass
@@ -101,7 +100,7 @@ def read_marker(path: str) -> dict[str, Any] | None:
 def abandoned(project_id: str, current_session: str, *, now: float | None = None) -> list[dict[str, Any]]:
     """Markers of this project's other sessions that are over: marked ended, their client gone,
     or their transcript idle for a day. Markers whose transcript is gone are dropped."""
-    from agentctx_hooks._process import is_alive
+    from agentctx_hooks.state import is_alive
 
     try:
         names = [name for name in os.listdir(open_dir()) if name.endswith(".json")]
@@ -248,16 +247,16 @@ def rendered_tokens(line: bytes) -> int:
     content = message.get("content") if isinstance(message, dict) else None
     if kind == "user":
         if isinstance(content, str):
-            return 0 if content.lstrip().startswith("<") else _fast.estimate_tokens(content[:DEVELOPER_CHARS])
+            return 0 if content.lstrip().startswith("<") else estimate_tokens(content[: LIMITS["developer"]])
         texts = _texts(content)
-        words = _fast.estimate_tokens(texts[:DEVELOPER_CHARS]) if texts else 0
+        words = estimate_tokens(texts[: LIMITS["developer"]]) if texts else 0
         return words + sum(
-            _fast.estimate_tokens(output[: TOOL_ERROR_CHARS if failed else TOOL_OUTPUT_CHARS])
+            estimate_tokens(output[: TOOL_ERROR_CHARS if failed else LIMITS["tool_output"]])
             for output, failed in _tool_outputs(content)
         )
     if kind == "assistant":
         texts = _texts(content)
-        return _fast.estimate_tokens(texts[:CLAUDE_CHARS]) if texts else 0
+        return estimate_tokens(texts[: LIMITS["assistant"]]) if texts else 0
     return 0
 
 

@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 
-from agentctx_hooks import _fast, log, state
+from agentctx_store.jsontext import loads
+from agentctx_store.projects import resolve_project
+
+from agentctx_hooks import log, state
 from agentctx_hooks.payload import HookInput
 from agentctx_hooks.prompt import is_developer_prompt
 
@@ -48,17 +50,17 @@ def session_end(hook: HookInput) -> str:
 
     spawn_agentctx(
         ["consolidate", "--project", hook.cwd],
-        lock_name=f"consolidate-{_fast.project_id(hook.cwd)}",
+        lock_name=f"consolidate-{resolve_project(hook.cwd).project_id}",
         timeout_seconds=CONSOLIDATE_TIMEOUT_SECONDS,
         cwd=hook.cwd,
     )
     state.prune()  # session state nobody touched for a month
     if hook.session_id:
         from agentctx_hooks.spool import flush_quietly
-        from agentctx_hooks.storage import open_store, project_of
+        from agentctx_hooks.storage import open_store
 
-        project = project_of(hook.cwd)
-        with open_store(busy_ms=500) as store:
+        project = resolve_project(hook.cwd)
+        with open_store(hook, busy_ms=500) as store:
             flush_quietly(store, hook.event)
             with store.transaction():
                 flush_pending(store, project, hook.session_id)
@@ -71,15 +73,19 @@ def cwd_changed(hook: HookInput) -> str:
     old_cwd = hook.get_text("old_cwd")
     if not new_cwd or not os.path.isabs(new_cwd) or not os.path.isdir(new_cwd):
         return ""
-    if old_cwd and os.path.isabs(old_cwd) and _fast.project_id(old_cwd) == _fast.project_id(new_cwd):
+    if (
+        old_cwd
+        and os.path.isabs(old_cwd)
+        and resolve_project(old_cwd).project_id == resolve_project(new_cwd).project_id
+    ):
         return ""  # still the same project: nothing to refresh
 
-    from agentctx_hooks import profile
+    from agentctx_hooks.ondemand import profile
     from agentctx_hooks.spool import flush_quietly
-    from agentctx_hooks.storage import open_store, project_of
+    from agentctx_hooks.storage import open_store
 
-    project = project_of(new_cwd)
-    with open_store(busy_ms=3000) as store, store.transaction():
+    project = resolve_project(new_cwd)
+    with open_store(hook, busy_ms=3000) as store, store.transaction():
         flush_quietly(store, hook.event)
         store.remember_project(project)
         profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
@@ -91,10 +97,10 @@ def pre_compact(hook: HookInput) -> str:
         return ""
 
     from agentctx_hooks.spool import flush_quietly
-    from agentctx_hooks.storage import open_store, project_of
+    from agentctx_hooks.storage import open_store
 
-    project = project_of(hook.cwd)
-    with open_store(busy_ms=3000) as store:
+    project = resolve_project(hook.cwd)
+    with open_store(hook, busy_ms=3000) as store:
         flush_quietly(store, hook.event)  # the files and errors of this turn belong in the snapshot
         snapshot = compose_snapshot(store, project, hook)
         with store.transaction():
@@ -156,7 +162,7 @@ def recent_prompts(transcript_path: str, *, limit: int = 5) -> list[str]:
     prompts: list[str] = []
     for line in tail.splitlines():
         try:
-            entry = json.loads(line)
+            entry = loads(line)
         except ValueError:
             continue  # the first line of the tail is usually cut
         if not isinstance(entry, dict) or entry.get("type") != "user" or entry.get("isMeta"):

@@ -10,19 +10,14 @@ import os
 import sys
 import time
 
+from agentctx_store import paths
+
 MAX_BYTES = 1_000_000
 MAX_MESSAGE_CHARS = 400
 
 
-def logs_dir() -> str:
-    """`$AGENTCTX_HOME/logs` (same rule as `agentctx_store.paths`, without importing the store)."""
-    home = os.environ.get("AGENTCTX_HOME")
-    base = os.path.expanduser(home) if home else os.path.join(os.path.expanduser("~"), ".agentctx")
-    return os.path.join(base, "logs")
-
-
 def log_path() -> str:
-    return os.path.join(logs_dir(), "hooks.log")
+    return os.path.join(paths.logs_dir(), "hooks.log")
 
 
 def _one_line(text: str) -> str:
@@ -33,7 +28,7 @@ def _one_line(text: str) -> str:
 def write(event: str, message: str, *, session: str = "") -> None:
     """Append one line; never raises (a full disk must not turn into a failed hook)."""
     try:
-        directory = logs_dir()
+        directory = paths.logs_dir()
         os.makedirs(directory, 0o700, exist_ok=True)
         target = os.path.join(directory, "hooks.log")
         try:
@@ -66,7 +61,7 @@ def error(event: str, exc: BaseException, *, session: str = "") -> None:
     except Exception:
         text = "(message withheld: it could not be redacted)"
     write(event, f"error {type(exc).__name__}: {text}{where}", session=session)
-    try:  # noqa: SIM105 - contextlib is not imported on the hot path
+    try:
         sys.stderr.write(f"agentctx: {type(exc).__name__} in the {event} hook; see {log_path()}\n")
     except Exception:
         pass

@@ -7,7 +7,7 @@ plain text, so handlers return a string and only `__main__` writes, once.
 
 from __future__ import annotations
 
-from agentctx_hooks._json_lite import quote
+from agentctx_store.jsontext import dumps
 
 # Events whose hookSpecificOutput carries additionalContext to the model.
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
@@ -18,6 +18,5 @@ def hook_json(event: str, context: str, *, name: str = "") -> str:
     client's own name for the event (Gemini's `BeforeAgent` for our `UserPromptSubmit`)."""
     if not context.strip() or event not in CONTEXT_EVENTS:
         return ""
-    # json.dumps of {"hookSpecificOutput": {...}}, ASCII-escaped so any stdout encoding carries it
-    label = quote(name or event)
-    return f'{{"hookSpecificOutput": {{"hookEventName": {label}, "additionalContext": {quote(context)}}}}}'
+    # ASCII-escaped (json's default), so any stdout encoding carries it
+    return dumps({"hookSpecificOutput": {"hookEventName": name or event, "additionalContext": context}})

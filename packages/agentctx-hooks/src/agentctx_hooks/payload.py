@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False  # `typing` costs import time on the hot path; annotations only
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -22,14 +22,15 @@ class PayloadError(ValueError):
 
 
 class HookInput:
-    """The parsed payload. A plain slotted class, not a dataclass: `dataclasses` costs ~10 ms
-    of import time, and SessionStart must return in little more than interpreter start-up."""
+    """The parsed payload. `ends_process`: the hook owns its process and ends it with
+    `os._exit` (run as `agentctx hook …`), so it may leave the store open (`storage`)."""
 
-    __slots__ = ("cwd", "data", "event", "session_id", "transcript_path")
+    __slots__ = ("cwd", "data", "ends_process", "event", "session_id", "transcript_path")
 
-    def __init__(self, *, event: str, data: dict[str, Any]) -> None:
+    def __init__(self, *, event: str, data: dict[str, Any], ends_process: bool = False) -> None:
         self.event = event
         self.data = data
+        self.ends_process = ends_process
         self.session_id = text(data, "session_id")
         self.transcript_path = text(data, "transcript_path")
         self.cwd = project_dir(data)
@@ -73,12 +74,12 @@ def read_stdin() -> bytes:
     return data
 
 
-def parse(event: str, raw: bytes) -> HookInput:
+def parse(event: str, raw: bytes, *, ends_process: bool = False) -> HookInput:
     """Raises:
     PayloadError: empty, not UTF-8 JSON, or not a JSON object."""
     if not raw.strip():
         raise PayloadError("empty payload")
-    from agentctx_hooks._json_lite import loads
+    from agentctx_store.jsontext import loads
 
     try:
         data = loads(raw)
@@ -86,4 +87,4 @@ def parse(event: str, raw: bytes) -> HookInput:
         raise PayloadError(f"payload is not JSON ({type(exc).__name__})") from None
     if not isinstance(data, dict):
         raise PayloadError(f"payload is a JSON {type(data).__name__}, not an object")
-    return HookInput(event=event, data=data)
+    return HookInput(event=event, data=data, ends_process=ends_process)

@@ -1,6 +1,6 @@
 """UserPromptSubmit: inject the few stored records that match what the developer just typed.
 
-SPEC §4: search the literal prompt (BM25 + rerank + relevance floor, `agentctx_store.search`),
+SPEC §4: search the literal prompt (BM25 + rerank + relevance floor, `agentctx_store.retrieval`),
 skip records already injected in this session, and inject nothing when nothing clears the floor.
 What is injected is composed by `agentctx_store.inject.compose_injection` (the one composition
 every injecting path shares): the best record in full (long ones cut to the passages matching
@@ -12,26 +12,14 @@ all gone are not injected (`agentctx_store.freshness`, docs/freshness.md).
 
 from __future__ import annotations
 
+from agentctx_store.projects import resolve_project
+from agentctx_store.transcripts import is_meta
+
 from agentctx_hooks import log, state, warm
 from agentctx_hooks.payload import HookInput
 
-# Prompts Claude Code submits on the developer's behalf: not something to search for.
-_META_PREFIXES = (
-    "<task-notification>",
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<system-reminder>",
-    "<user-memory-input>",
-)
-# `re` is not imported on this path (~3 ms): a slash command is `^/[A-Za-z0-9_.:-]+(?:\s|$)`,
-# checked by hand in `is_slash_command` (tests/test_prompt_without_re.py holds it to the expression).
+# A slash command is `^/[A-Za-z0-9_.:-]+(?:\s|$)`, checked by hand in `is_slash_command`
+# (tests/test_prompt_without_re.py holds it to the expression).
 _COMMAND_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:-")
 
 
@@ -40,7 +28,7 @@ def is_developer_prompt(prompt: str) -> bool:
     stripped = prompt.lstrip()
     if not stripped:
         return False
-    if stripped.startswith(_META_PREFIXES):
+    if is_meta(stripped):
         return False
     return not is_slash_command(stripped)
 
@@ -72,18 +60,18 @@ def handle(hook: HookInput) -> str:
         return served[0]
     warm.count_keyword(data)
 
-    from agentctx_hooks.storage import open_store, project_of
+    from agentctx_hooks.storage import open_store
 
-    project = project_of(hook.cwd)
+    project = resolve_project(hook.cwd)
     pending = state.take_pending(data)
+    from agentctx_store.clock import utc_now
     from agentctx_store.prompt_answer import compose_for_prompt
 
-    from agentctx_hooks._fast import time_now
     from agentctx_hooks.provenance import note_injection
     from agentctx_hooks.review_gate import awaiting_review, review_required
     from agentctx_hooks.spool import flush_quietly
 
-    with open_store(busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
+    with open_store(hook, busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
         gated = review_required()  # `review = required`: unaccepted extraction results stay out
         text, ids = compose_for_prompt(
@@ -96,7 +84,7 @@ def handle(hook: HookInput) -> str:
             event=hook.event,
             log=_log_error,
             keep=(lambda record: not awaiting_review(record)) if gated else None,
-            noted=lambda ids, tokens: note_injection(store, project, hook, ids, tokens, time_now()),
+            noted=lambda ids, tokens: note_injection(store, project, hook, ids, tokens, utc_now()),
         )
     state.add_injected(data, ids)
     _save_state(hook, data)

@@ -1,28 +1,24 @@
 """`config review = required` on the prompt path (issue 14): extraction results are then not
 injected until a person accepts them (`agentctx review`, the dashboard's Inbox).
 
-Read from `$AGENTCTX_HOME/config.json` with the C JSON scanner the hooks already use, not
-through `agentctx_store.config` (it imports `json` and `pathlib`, kept off the prompt path).
+One key of `$AGENTCTX_HOME/config.json`, read directly: `agentctx_store.upkeep.config` validates
+the whole file, which a prompt does not need.
 """
 
 from __future__ import annotations
 
-import os
-
-from agentctx_hooks import _fast
-from agentctx_hooks._json_lite import loads
+from agentctx_store import paths
+from agentctx_store.jsontext import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentctx_store import Record
 
-EXTRACTION_SOURCE = "llm_extraction"  # agentctx_store.review.EXTRACTION_SOURCE
-
 
 def review_required() -> bool:
     """Whether config.json (ours, by its marker) says `review = required`; False when unreadable."""
     try:
-        with open(os.path.join(_fast.data_home(), "config.json"), "rb") as handle:
+        with open(paths.config_path(), "rb") as handle:
             raw = handle.read()
     except OSError:
         return False
@@ -37,4 +33,6 @@ def review_required() -> bool:
 
 def awaiting_review(record: Record) -> bool:
     """An extraction result nobody has accepted yet."""
+    from agentctx_store.review import EXTRACTION_SOURCE
+
     return record.source == EXTRACTION_SOURCE and record.confidence == "inferred"

@@ -1,7 +1,7 @@
 """SessionStart: hand Claude the project's precomputed digest (SPEC §4), within 1,500 tokens.
 
 Fast path (every source but `compact`): read the digest file and its metadata, check the
-budget, print. No store import, so it costs little more than interpreter start-up. The token
+budget, print. The store is not opened, so it costs little more than interpreter start-up. The token
 accounting is parked in the session state and written by the next hook that opens the store.
 
 Slow path: no digest yet (compose the cheap one once, detecting the profile if the project
@@ -13,30 +13,17 @@ SessionEnd into a detached extraction (`extraction.sweep`).
 
 from __future__ import annotations
 
-from agentctx_hooks import _fast, log, state
+from agentctx_store import digest_file, projects, tokens
+
+from agentctx_hooks import log, state
 from agentctx_hooks.payload import HookInput
 
-TOKENS = 1500  # agentctx_store.budget.SESSION_START, repeated for the fast path
-CHARS = 6000
 REFRESH_AFTER_SECONDS = 24 * 3600
 CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
 # The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
 REPLAY_MARK = b'"type":"hook_additional_context"'
-_ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 TRANSCRIPT_HEAD_BYTES = 4 << 20  # ~20 ms of reading at most
-
-
-def record_ids(text: str) -> list[str]:
-    """The ids of `[type ULID]` record lines in a digest (how `digest.record_line` writes them)."""
-    found = []
-    for part in text.split("[")[1:]:
-        label, closed, _ = part.partition("]")
-        kind, _, record_id = label.partition(" ")
-        well_formed = closed and kind.isascii() and kind.isalpha() and kind.islower()
-        if well_formed and len(record_id) == 26 and set(record_id) <= _ULID_CHARS:
-            found.append(record_id)
-    return found
 
 
 def handle(hook: HookInput) -> str:
@@ -46,23 +33,24 @@ def handle(hook: HookInput) -> str:
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
     source = hook.get_text("source") or "startup"
-    project_id = _fast.project_id(hook.cwd)
+    project_id = projects.resolve_project(hook.cwd).project_id
     text: str | None = None
-    tokens = 0
+    shown_tokens = 0
     refresh = False
     if source != "compact":
-        found = _fast.read_digest(project_id)
+        found = digest_file.read(project_id)
         if found is not None:
             digest_text, meta, age = found
-            tokens = _fast.estimate_tokens(digest_text) if len(digest_text) <= CHARS else TOKENS + 1
-            if tokens <= TOKENS:
-                text = digest_text
+            too_long = len(digest_text) > tokens.SESSION_START_CHARS
+            size = tokens.SESSION_START_TOKENS + 1 if too_long else tokens.estimate_tokens(digest_text)
+            if size <= tokens.SESSION_START_TOKENS:
+                text, shown_tokens = digest_text, size
                 refresh = bool(meta.get("stale")) or age > REFRESH_AFTER_SECONDS
     recorded = False
     if text is None:
         text, refresh = _compose_slowly(hook, source)
         recorded = True
-    _remember(hook, source, record_ids(text), tokens, already_recorded=recorded)
+    _remember(hook, source, digest_file.record_ids(text), shown_tokens, already_recorded=recorded)
     from agentctx_hooks.extraction import sweep
 
     sweep(hook, project_id)  # sessions of this project that ended without SessionEnd
@@ -103,7 +91,7 @@ def _is_old(written_at: str) -> bool:
         return True
 
 
-def _remember(hook: HookInput, source: str, ids: list[str], tokens: int, *, already_recorded: bool) -> None:
+def _remember(hook: HookInput, source: str, ids: list[str], shown_tokens: int, *, already_recorded: bool) -> None:
     """Seed the session's dedup state with what the digest already shows (so prompts do not
     inject it again) and park the token accounting when the store was not opened."""
     if not hook.session_id:
@@ -113,8 +101,8 @@ def _remember(hook: HookInput, source: str, ids: list[str], tokens: int, *, alre
         if source in RESET_SOURCES or (source == "resume" and not _replays_hook_context(hook.transcript_path)):
             data["injected"] = []  # a new or compacted context: earlier injections are gone
         state.add_injected(data, ids)
-        if not already_recorded and tokens:
-            state.add_pending(data, tokens=tokens, ids=ids)
+        if not already_recorded and shown_tokens:
+            state.add_pending(data, tokens=shown_tokens, ids=ids)
         state.save(hook.session_id, data)
     except OSError as exc:
         log.error(hook.event, exc, session=hook.session_id)
@@ -140,14 +128,15 @@ def _replays_hook_context(transcript_path: str) -> bool:
 def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
     """The digest through the store: composed once when missing, cut to budget, and with the
     PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
-    from agentctx_store import budget, digest
+    from agentctx_store import budget
+    from agentctx_store.upkeep import digest
 
-    from agentctx_hooks import profile
+    from agentctx_hooks.ondemand import profile
     from agentctx_hooks.spool import flush_quietly
-    from agentctx_hooks.storage import open_store, project_of
+    from agentctx_hooks.storage import open_store
 
-    project = project_of(hook.cwd)
-    with open_store(busy_ms=3000) as store:
+    project = projects.resolve_project(hook.cwd)
+    with open_store(hook, busy_ms=3000) as store:
         flush_quietly(store, hook.event)
         existing = digest.read(project.project_id)
         if existing is None:
@@ -168,13 +157,16 @@ def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
         with store.transaction():
             store.remember_project(project)
             if hook.session_id:
-                store.record_injection(project, hook.session_id, record_ids(text), budget.estimate_tokens(text))
+                store.record_injection(
+                    project, hook.session_id, digest_file.record_ids(text), budget.estimate_tokens(text)
+                )
     return text, refresh
 
 
 def with_snapshot(digest_text: str, snapshot: str) -> str:
     """The digest with the pre-compaction snapshot right after the profile section."""
-    from agentctx_store import budget, digest
+    from agentctx_store import budget
+    from agentctx_store.upkeep import digest
 
     head, _, rest = digest_text.partition("\n\n")
     sections = [

@@ -1,16 +1,17 @@
 """Detached, time-bounded background work (SPEC §1 invariant 1: no daemon).
 
 Stop and SessionEnd must return at once (SessionEnd gets 1.5 s), so they start the same
-installed `agentctx` (`sys.executable -m agentctx …`) through `agentctx_hooks.background`, a
+installed `agentctx` (`sys.executable -m agentctx …`) through `agentctx_hooks.ondemand.background`, a
 small runner in its own session that enforces a time limit and releases the lock file taken
 here. The lock makes "never two extractions of one session at once" hold across processes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
+
+from agentctx_store import paths
 
 from agentctx_hooks import log, state
 
@@ -18,7 +19,7 @@ NO_SPAWN_ENV = "AGENTCTX_HOOKS_NO_SPAWN"
 
 
 def background_log() -> str:
-    return os.path.join(log.logs_dir(), "background.log")
+    return os.path.join(paths.logs_dir(), "background.log")
 
 
 def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd: str = "") -> bool:
@@ -37,7 +38,7 @@ def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd
     command = [
         sys.executable,
         "-m",
-        "agentctx_hooks.background",
+        "agentctx_hooks.ondemand.background",
         "--lock",
         lock,
         "--timeout",
@@ -49,7 +50,7 @@ def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd
         *args,
     ]
     try:
-        os.makedirs(log.logs_dir(), exist_ok=True)
+        os.makedirs(paths.logs_dir(), exist_ok=True)
         with open(background_log(), "ab") as output:
             options: dict[str, object] = {}
             if os.name == "nt":
@@ -66,8 +67,10 @@ def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd
                 **options,  # type: ignore[arg-type]
             )
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(lock)
+        except OSError:
+            pass
         raise
     state.set_lock_owner(lock, child.pid)
     return True

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import time
 
+from agentctx_store import paths
+from agentctx_store.jsontext import dumps, loads
+
 from agentctx_hooks import log
-from agentctx_hooks._fast import data_home
-from agentctx_hooks._json_lite import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ _counter = [0]
 
 
 def spool_dir() -> str:
-    return os.path.join(data_home(), "spool")
+    return os.path.join(paths.home(), "spool")
 
 
 def add(entry: dict[str, Any]) -> None:
@@ -72,7 +73,7 @@ def flush(store: Store) -> int:
 
     from agentctx_store.errors import AgentctxError
 
-    from agentctx_hooks.capture import apply  # only when there is something to apply
+    from agentctx_hooks.apply_capture import apply
 
     with store.transaction() as conn:
         for _path, entry in claimed:
@@ -86,7 +87,7 @@ def flush(store: Store) -> int:
                 log.error("spool", exc)
             conn.execute("RELEASE agentctx_capture")
     for path, _entry in claimed:
-        try:  # noqa: SIM105 - contextlib is not imported on the PostToolUse path
+        try:
             os.unlink(path)
         except FileNotFoundError:
             pass
@@ -124,7 +125,7 @@ def _claim_all() -> list[tuple[str, dict[str, Any] | None]]:
         except FileNotFoundError:
             continue  # another hook claimed it first
         entry = _read(target)
-        try:  # noqa: SIM105 - contextlib is not imported on the PostToolUse path
+        try:
             os.utime(target)  # the claim's age is now the time it was taken
         except OSError:
             pass
@@ -139,7 +140,7 @@ def _abandoned(path: str) -> bool:
         age = time.time() - os.path.getmtime(path)
     except (ValueError, IndexError, OSError):
         return True
-    from agentctx_hooks._process import is_alive
+    from agentctx_hooks.state import is_alive
 
     return age > CLAIM_TIMEOUT_SECONDS or not is_alive(owner)
 

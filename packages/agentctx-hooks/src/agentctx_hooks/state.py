@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx_hooks._fast import _sha256_hex, data_home, safe_name
-from agentctx_hooks._json_lite import dumps, loads
+from agentctx_store import paths
+from agentctx_store.jsontext import dumps, loads
+from agentctx_store.projects import hash_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,13 +35,13 @@ KEYS = frozenset({"injected", "pending", "prompts", "scan", "served", "warm_fall
 
 def state_dir() -> str:
     """`$AGENTCTX_HOME/state`, created private (the data dir too when it is missing)."""
-    directory = os.path.join(data_home(), "state")
+    directory = paths.session_state_dir()
     try:
         os.mkdir(directory, 0o700)
     except FileExistsError:
         pass
     except FileNotFoundError:  # no data dir yet: it is private too (makedirs' mode is the leaf's only)
-        os.makedirs(data_home(), 0o700, exist_ok=True)
+        os.makedirs(paths.home(), 0o700, exist_ok=True)
         os.makedirs(directory, 0o700, exist_ok=True)
     info = os.lstat(directory)
     if os.path.islink(directory) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
@@ -52,8 +53,8 @@ def file_name(value: str) -> str:
     """A file name for an id from stdin: the id itself when it is already a safe name, else
     its safe form plus `~` and a hash of the id (`~` never occurs in a safe name, so `..` and
     `.`, or `a/b` and `a_b`, never share a file)."""
-    cleaned = safe_name(value)
-    return cleaned if cleaned == value else f"{cleaned[:64]}~{_sha256_hex(value)[:16]}"
+    cleaned = paths.safe_name(value)
+    return cleaned if cleaned == value else f"{cleaned[:64]}~{hash_id(value)[:16]}"
 
 
 def state_path(session_id: str) -> str:
@@ -193,7 +194,7 @@ def try_lock(name: str, *, max_age_seconds: float) -> str | None:
         except FileExistsError:
             if not _is_stale(path, max_age_seconds):
                 return None
-            try:  # noqa: SIM105 - contextlib is not imported on the hot path
+            try:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
@@ -218,6 +219,18 @@ def _is_stale(path: str, max_age_seconds: float) -> bool:
         return True
     if age > max_age_seconds:
         return True
-    from agentctx_hooks._process import is_alive
-
     return owner > 0 and not is_alive(owner)
+
+
+def is_alive(pid: int) -> bool:
+    """Whether process `pid` exists. On Windows `os.kill(pid, 0)` would terminate it, so there
+    the answer is always yes and callers fall back on the age of what they guard."""
+    if os.name == "nt" or pid <= 0:
+        return os.name == "nt"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

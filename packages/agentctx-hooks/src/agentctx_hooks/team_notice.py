@@ -2,7 +2,7 @@
 store last imported or exported (docs/team.md).
 
 Cheap by construction: a stat of the team file decides for every project that has none (no
-store import); with one, `agentctx_store.team_state` compares size and mtime with the saved
+store import); with one, `agentctx_store.upkeep.team_state` compares size and mtime with the saved
 state and hashes the bytes only when they differ. Nothing is parsed here. With
 `team_autoimport` on, a detached `agentctx team import` takes the edits instead.
 """
@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 
-from agentctx_hooks import _fast
+from agentctx_store.projects import find_repo_root
 
 IMPORT_TIMEOUT_SECONDS = 120
 
 
 def line(cwd: str, project_id: str) -> str:
     """The line to add to the digest, or ""."""
-    root = _fast._repo_root(cwd) or cwd
+    root = find_repo_root(cwd) or cwd
     if not os.path.exists(os.path.join(root, ".agentctx", "context.md")):
         return ""
-    from agentctx_store import config, team_state
+    from agentctx_store.upkeep import config, team_state
 
     autoimport = bool(config.load().get("team_autoimport"))
     text = team_state.notice(root, project_id, autoimport=autoimport)

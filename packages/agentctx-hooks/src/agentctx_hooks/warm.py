@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import time
 
+from agentctx_store.jsontext import dumps, loads
+
 from agentctx_hooks import log
-from agentctx_hooks._json_lite import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

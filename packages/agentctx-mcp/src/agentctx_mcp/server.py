@@ -31,6 +31,7 @@ from agentctx_store.projects import Project, resolve_project
 from agentctx_store.records import RecordType, Scope, check_type
 from agentctx_store.store import Store
 from agentctx_store.ulid import new_ulid
+from agentctx_store.upkeep import digest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -104,11 +105,8 @@ def run_tool(name: str, action: Callable[[Store, Project], str | dict[str, Any]]
     """
     try:
         project = server_project()
-        store = Store.open()
-        try:
+        with digest.refreshing(Store.open()) as store:
             value = action(store, project)
-        finally:
-            store.close()
     except NotHeadError as exc:
         return error_result(str(exc), head_id=exc.head_id)
     except StoreError as exc:
@@ -118,7 +116,7 @@ def run_tool(name: str, action: Callable[[Store, Project], str | dict[str, Any]]
         return error_result(str(exc))
     except Exception:  # the MCP boundary: the model gets one sentence, the log gets the traceback
         logger.exception("%s failed", name)
-        return error_result(f"{name} failed unexpectedly; details are in {paths.logs_dir() / 'mcp.log'}.")
+        return error_result(f"{name} failed unexpectedly; details are in {Path(paths.logs_dir()) / 'mcp.log'}.")
     return text_result(value)
 
 
@@ -249,7 +247,7 @@ class ContextServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
             logger.exception("%s failed", name)
-            return error_result(f"{name} failed unexpectedly; details are in {paths.logs_dir() / 'mcp.log'}.")
+            return error_result(f"{name} failed unexpectedly; details are in {Path(paths.logs_dir()) / 'mcp.log'}.")
         except ToolError as exc:
             if isinstance(exc.__cause__, pydantic.ValidationError):
                 return error_result(argument_message(name, exc.__cause__, arguments))
@@ -285,7 +283,7 @@ def configure_logging() -> None:
     """Log to `$AGENTCTX_HOME/logs/mcp.log`; stdout belongs to the protocol."""
     root = logging.getLogger()
     try:
-        log_dir = paths.logs_dir()
+        log_dir = Path(paths.logs_dir())
         log_dir.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
             log_dir / "mcp.log", maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8"

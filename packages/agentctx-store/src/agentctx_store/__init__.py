@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     )
     from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, global_project, normalize_remote, resolve_project
     from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES, NewRecord, Record
-    from agentctx_store.search import SearchHit, SearchResult, search
+    from agentctx_store.retrieval import SearchHit, SearchResult, search
     from agentctx_store.store import Store
 
 _EXPORTS = {
@@ -42,9 +42,9 @@ _EXPORTS = {
     "SOURCES": "records",
     "NewRecord": "records",
     "Record": "records",
-    "SearchHit": "search",
-    "SearchResult": "search",
-    "search": "search",
+    "SearchHit": "retrieval",
+    "SearchResult": "retrieval",
+    "search": "retrieval",
     "Store": "store",
 }
 
@@ -55,25 +55,12 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'agentctx_store' has no attribute {name!r}")
     __import__(f"agentctx_store.{module}")  # not importlib: it costs the prompt hook its import
     value = getattr(sys.modules[f"agentctx_store.{module}"], name)
-    globals()[name] = value  # `search` the function, as the eager package bound it
+    globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
-
-
-class _Package(type(sys)):  # type: ignore[misc]
-    """Importing the submodule `agentctx_store.search` binds it as a package attribute; the
-    eager package rebound the name to the function right after, so keep it the function."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name == "search" and isinstance(value, type(sys)):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -14,10 +14,6 @@ import time
 from agentctx_store.errors import StoreError, StoreLockedError
 from agentctx_store.migrations import MIGRATIONS
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
-
 APPLICATION_ID = 0x61637478  # "actx": marks a SQLite file as an agentctx store
 BUSY_TIMEOUT_MS = 10_000
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -44,7 +40,7 @@ def has_fts_table(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def _check_file(path: Path | str) -> None:
+def _check_file(path: str) -> None:
     try:
         with open(path, "rb") as handle:
             header = handle.read(len(_SQLITE_HEADER))
@@ -59,9 +55,8 @@ def _check_file(path: Path | str) -> None:
         )
 
 
-def connect(path: Path | str, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
-    """Open (and if needed create and migrate) the store at `path` (a `Path` or its text: the
-    prompt hook opens the store without importing pathlib). `readonly` opens an existing,
+def connect(path: str, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
+    """Open (and if needed create and migrate) the store at `path`. `readonly` opens an existing,
     current store for reading only (one the user may read but not write).
 
     Raises:
@@ -105,7 +100,7 @@ def connect(path: Path | str, *, create: bool = True, readonly: bool = False) ->
     return conn
 
 
-def _connect_readonly(path: Path | str) -> sqlite3.Connection:
+def _connect_readonly(path: str) -> sqlite3.Connection:
     """A read-only connection. WAL needs its `-shm` file; in a folder the user cannot write, where
     none exists, the file is read as immutable (no other process can be writing it there)."""
     from urllib.parse import quote
@@ -142,7 +137,7 @@ def _is_wal(conn: sqlite3.Connection) -> bool:
     return conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
 
 
-def _as_store_error(exc: sqlite3.DatabaseError, path: Path | str) -> StoreError:
+def _as_store_error(exc: sqlite3.DatabaseError, path: str) -> StoreError:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return StoreLockedError(f"The store at {str(path)!r} is locked by another process; try again in a moment.")
@@ -156,7 +151,7 @@ def _as_store_error(exc: sqlite3.DatabaseError, path: Path | str) -> StoreError:
     return StoreError(f"The store at {str(path)!r} cannot be used: {text}.")
 
 
-def _prepare_with_retry(conn: sqlite3.Connection, path: Path | str) -> None:
+def _prepare_with_retry(conn: sqlite3.Connection, path: str) -> None:
     """`_prepare`, tried again when processes racing to create the store make SQLite answer
     "locked" without waiting (switching to WAL and recovering a fresh WAL index can do that)."""
     for attempt in range(6):
@@ -170,7 +165,7 @@ def _prepare_with_retry(conn: sqlite3.Connection, path: Path | str) -> None:
         time.sleep(0.05 * 2**attempt)
 
 
-def _prepare(conn: sqlite3.Connection, path: Path | str) -> None:
+def _prepare(conn: sqlite3.Connection, path: str) -> None:
     """Make sure the file is ours, in WAL mode, and migrated to this version."""
     conn.execute("BEGIN")  # one snapshot: another process may be creating the store right now
     try:
@@ -195,7 +190,7 @@ def _prepare(conn: sqlite3.Connection, path: Path | str) -> None:
         raise
 
 
-def _refuse_foreign(conn: sqlite3.Connection, path: Path | str) -> None:
+def _refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
     """Raise unless the file is empty or an agentctx store this version can read."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -1,6 +1,6 @@
 """Freshness: does the evidence a record was based on (its anchors) still say what it said?
 
-A record's anchors (`agentctx_store.anchors`) name a project file, optionally a line range or a
+A record's anchors (`agentctx_store.upkeep.anchors`) name a project file, optionally a line range or a
 symbol, and the hash of what that covered when the record was made. Here:
   - `capture` turns `PATH`, `PATH:START-END` or `PATH:SYMBOL` into an anchor by reading the file
     (the whole file when small, else the range or the symbol's block), with the file's size and
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
 
-    from agentctx_store.anchors import Anchor
     from agentctx_store.projects import Project
     from agentctx_store.records import Record
     from agentctx_store.store import Store
+    from agentctx_store.upkeep.anchors import Anchor
 
 CHANGED = "changed"
 MISSING = "missing"
@@ -203,7 +203,7 @@ def _read(full: str) -> str:
 
 
 def _digest(full: str, line_start: int | None, line_end: int | None, symbol: str | None) -> str | None:
-    from agentctx_store.anchors import content_hash
+    from agentctx_store.upkeep.anchors import content_hash
 
     covered = anchored_text(_read(full), line_start, line_end, symbol)
     return None if covered is None else content_hash(covered)
@@ -229,7 +229,7 @@ def capture(root: str, spec: str) -> tuple[Anchor, int, int]:
             range is past its end, the symbol is not defined in it, or a whole-file anchor is
             over WHOLE_FILE_BYTES.
     """
-    from agentctx_store.anchors import Anchor, content_hash, normalize_anchor_path
+    from agentctx_store.upkeep.anchors import Anchor, content_hash, normalize_anchor_path
 
     raw_path, start, end, symbol = parse_spec(spec)
     path = _relative(root, raw_path)
@@ -276,7 +276,7 @@ def anchor_record(
         ValidationError: a spec cannot be anchored (see `capture`).
         RecordNotFound: no such record in this project.
     """
-    from agentctx_store.anchors import add_anchors, replace_anchors
+    from agentctx_store.upkeep.anchors import add_anchors, replace_anchors
 
     root = root_text(project)
     captured = [capture(root, spec) for spec in specs]
@@ -440,7 +440,7 @@ def scan(store: Store, project: Project, *, follow: bool = False, write: bool = 
     text still matches get the file's current size and mtime, so the next prompt only stats.
     With `follow`, a symbol no longer defined where it was is looked for in the project (`moved`).
     """
-    from agentctx_store.anchors import anchored_records
+    from agentctx_store.upkeep.anchors import anchored_records
 
     root = root_text(project)
     if not _checkable(root):
@@ -546,7 +546,7 @@ def confirm(store: Store, project: Project, record_id: str, specs: Sequence[str]
         RecordNotFound: no such record in this project.
         ValidationError: a spec cannot be anchored.
     """
-    from agentctx_store.anchors import anchors_of
+    from agentctx_store.upkeep.anchors import anchors_of
 
     if specs:
         return anchor_record(store, project, record_id, specs, replace=True)
@@ -574,7 +574,7 @@ def anchor_from_mentions(store: Store, project: Project, record_ids: Iterable[st
     left alone. Returns how many anchors were added. Offline (extraction), not the prompt path."""
     import re
 
-    from agentctx_store.anchors import anchors_of
+    from agentctx_store.upkeep.anchors import anchors_of
 
     names = [name for name in dict.fromkeys(files) if name and not os.path.isabs(name)]
     if not names:

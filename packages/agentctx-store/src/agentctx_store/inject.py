@@ -21,7 +21,8 @@ from __future__ import annotations
 from agentctx_store._frozen import field, frozen
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens, truncate
 from agentctx_store.passages import excerpt
-from agentctx_store.search import query_terms
+from agentctx_store.records import trust_mark
+from agentctx_store.retrieval import query_terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
     from agentctx_store.freshness import Staleness
     from agentctx_store.records import Record
-    from agentctx_store.search import SearchHit
+    from agentctx_store.retrieval import SearchHit
 
     # `freshness.Checker`: record ids → the stale ones among them (docs/freshness.md)
     FreshnessCheck = Callable[[Sequence[str]], dict[str, Staleness]]
@@ -137,7 +138,7 @@ def render(
     full_ids: list[str] = []
     title_ids: list[str] = []
     for index, record in enumerate(records):
-        title_line = unfence(record.title) + mark(record)
+        title_line = unfence(record.title) + trust_mark(record)
         extra = marks.get(record.record_id, "") if marks else ""
         if (full is None or full[index]) and _add_full(parts, record, title_line, prompt, terms, extra):
             full_ids.append(record.record_id)
@@ -226,14 +227,6 @@ def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms
         limit //= 2
     cut = truncate(body, room)  # no whole sentence fits (one long unbroken run of text)
     return bool(cut) and parts.add(block(f"{cut}\n{EXCERPT_NOTE}", True))
-
-
-def mark(record: Record) -> str:
-    """Same as `agentctx_store.digest.mark` (a test holds them equal); not imported because
-    `digest` brings `tempfile` onto the prompt path."""
-    if record.confidence == "inferred":
-        return " (unconfirmed — inferred, not stated by the developer)"
-    return ""
 
 
 def unfence(text: str) -> str:

@@ -8,11 +8,11 @@ Used by `agentctx show`, the dashboard and the export. Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
     from agentctx_store.records import Record
     from agentctx_store.store import Store
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from agentctx_store.search import query_terms, words
+from agentctx_store.retrieval import query_terms, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,63 +1,57 @@
-"""Where agentctx keeps its files (SPEC §2.4). `AGENTCTX_HOME` overrides the data dir."""
+"""Where agentctx keeps its files (SPEC §2.4). `AGENTCTX_HOME` overrides the data dir.
+
+Paths are text here (the hooks build them on every event); the CLI and the UI make them `Path`s.
+"""
 
 from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
-
 DB_NAME = "agentctx.db"
 
 
-def home() -> Path:
+def home() -> str:
     """The data dir: `$AGENTCTX_HOME`, else `~/.agentctx`."""
-    from pathlib import Path  # here, not at the top: the prompt hook opens the store without it (~3 ms)
-
-    return Path(home_text())
-
-
-def home_text() -> str:
-    """`home()` as a string, without importing pathlib."""
     override = os.environ.get("AGENTCTX_HOME")
     return os.path.expanduser(override) if override else os.path.join(os.path.expanduser("~"), ".agentctx")
 
 
-def db_path() -> Path:
-    return home() / DB_NAME
+def db_path() -> str:
+    return os.path.join(home(), DB_NAME)
 
 
-def db_path_text() -> str:
-    """`db_path()` as a string, without importing pathlib."""
-    return os.path.join(home_text(), DB_NAME)
+def config_path() -> str:
+    return os.path.join(home(), "config.json")
 
 
-def config_path() -> Path:
-    return home() / "config.json"
+def logs_dir() -> str:
+    return os.path.join(home(), "logs")
 
 
-def logs_dir() -> Path:
-    return home() / "logs"
+def digests_dir() -> str:
+    """Precomputed SessionStart digests, one pair of files per project (derived, rebuildable)."""
+    return os.path.join(home(), "digests")
 
 
-def digests_dir() -> Path:
-    """Precomputed SessionStart digests, one file per project (derived, rebuildable)."""
-    return home() / "digests"
+def digest_path(project_id: str) -> str:
+    """The digest text of a project; its metadata sits beside it (`digest_meta_path`)."""
+    return os.path.join(digests_dir(), f"{safe_name(project_id)}.md")
 
 
-def digest_path(project_id: str) -> Path:
-    return digests_dir() / f"{safe_name(project_id)}.md"
+def digest_meta_path(project_id: str) -> str:
+    return os.path.join(digests_dir(), f"{safe_name(project_id)}.json")
+
+
+def session_state_dir() -> str:
+    """Disposable per-session state (injection dedup, spawn locks): `agentctx_hooks.state`."""
+    return os.path.join(home(), "state")
+
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 def safe_name(value: str, *, limit: int = 96) -> str:
-    """A string from untrusted input (a session id from stdin) made safe as one file name."""
-    import re  # here, not at the top: the prompt hook imports this module, never this function
-
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", value)[:limit].strip(".")
+    """A string from untrusted input (a session id from stdin) made safe as one file name:
+    anything but ASCII letters, digits and `_.-` becomes `_`; no leading or trailing dot."""
+    cleaned = "".join(char if char in _NAME_CHARS else "_" for char in value[:limit]).strip(".")
     return cleaned or "_"
-
-
-def session_state_dir() -> Path:
-    """Disposable per-session state (injection dedup, spawn locks): `agentctx_hooks.state`."""
-    return home() / "state"

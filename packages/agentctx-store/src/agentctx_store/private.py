@@ -38,7 +38,7 @@ def open_new(path: str, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> i
 
 def create_file(path: str) -> None:
     """Create an empty 0600 file unless one exists (so SQLite's later files inherit 0600)."""
-    try:  # noqa: SIM105 - contextlib is not imported on the prompt path
+    try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
     except FileExistsError:
         pass

@@ -4,88 +4,28 @@
 repository shares a namespace whatever URL form it was cloned with; without a remote it is
 the SHA-256 of the repository root (or the directory itself outside git). Reads and writes go
 through a `Project`; `_global` is reserved for the developer's cross-project preferences.
+
+Every hook resolves its project, so this is plain string work: the URL forms are parsed by
+hand and the git config is read line by line (what `configparser(strict=False)` would accept).
 """
 
 from __future__ import annotations
 
 import os
 
-from agentctx_store._frozen import frozen_error as _frozen_error
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
+from agentctx_store._frozen import frozen
 
 GLOBAL_PROJECT_ID = "_global"
 
-_SCP_LIKE = r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$"
 
-
-_PROJECT_FIELDS = ("project_id", "root", "_root", "name", "remote")
-
-
+@frozen
 class Project:
-    """A project namespace: frozen and keyword-only, as a `@dataclass(frozen=True, kw_only=True)`
-    with the fields `project_id`, `root`, `name`, `remote` would be (tests/test_frozen.py).
+    """A project namespace. `root` is the directory as text; the CLI and UI make it a `Path`."""
 
-    One difference: `root` may be given as a string, and becomes a `Path` when first read. The
-    prompt hook knows its root as text and never reads it; `pathlib` costs it ~3 ms to import.
-    """
-
-    __slots__ = ("project_id", "_root", "name", "remote")
-    __match_args__ = ()
-
-    def __init__(self, *, project_id: str, root: Path | str, name: str, remote: str | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "project_id", project_id)
-        _set(self, "_root", root)
-        _set(self, "name", name)
-        _set(self, "remote", remote)
-
-    @property
-    def root(self) -> Path:
-        root = self._root
-        if isinstance(root, str):
-            from pathlib import Path
-
-            root = Path(root)
-            object.__setattr__(self, "_root", root)
-        return root
-
-    def _fields(self) -> tuple[str, Path, str, str | None]:
-        return (self.project_id, self.root, self.name, self.remote)
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(project_id={self.project_id!r}, root={self.root!r}, "
-            f"name={self.name!r}, remote={self.remote!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, Project)
-            return self._fields() == other._fields()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if type(self) is Project or name in _PROJECT_FIELDS:
-            raise _frozen_error(name)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        if type(self) is Project or name in _PROJECT_FIELDS:
-            raise _frozen_error(name)
-        super().__delattr__(name)
-
-    def __getstate__(self) -> tuple[str, Path | str, str, str | None]:
-        return (self.project_id, self._root, self.name, self.remote)
-
-    def __setstate__(self, state: tuple[str, Path | str, str, str | None]) -> None:
-        for name, value in zip(self.__slots__, state, strict=True):
-            object.__setattr__(self, name, value)
+    project_id: str
+    root: str
+    name: str
+    remote: str | None = None
 
 
 def normalize_remote(url: str) -> str:
@@ -95,25 +35,56 @@ def normalize_remote(url: str) -> str:
     `https://user:token@github.com/owner/repo.git/` all become `github.com/owner/repo`.
     Credentials, ports, the scheme and the `.git` suffix are dropped; case is folded.
     """
-    import re  # here, not at the top: the prompt hook imports this module, never this function
-
     text = url.strip()
-    lowered = text.lower()
-    if lowered.startswith("file://"):
+    if text.lower().startswith("file://"):
         return "file/" + _strip_git(text[7:].rstrip("/")).lower()
-    match = re.match(r"^[a-z][a-z0-9+.-]*://(?P<rest>.*)$", text, re.IGNORECASE)
-    if match:
-        rest = match.group("rest")
+    rest = _after_scheme(text)
+    scp = _scp_parts(text) if rest is None else None
+    if rest is not None:
         authority, _, path = rest.partition("/")
         host = authority.rsplit("@", 1)[-1]
         host = host.split("]", 1)[0] + "]" if host.startswith("[") else host.split(":", 1)[0]  # drop the port
-    elif (scp := re.match(_SCP_LIKE, text)) and not text.startswith(("/", ".")):
-        host, path = scp.group("host"), scp.group("path")
+    elif scp is not None and not text.startswith(("/", ".")):
+        host, path = scp
     else:  # a local path used as a remote
         return "file/" + _strip_git(text.rstrip("/")).lower()
-    path = re.sub(r"/+", "/", path).strip("/")
-    path = _strip_git(path).rstrip("/")
+    while "//" in path:
+        path = path.replace("//", "/")
+    path = _strip_git(path.strip("/")).rstrip("/")
     return f"{host}/{path}".lower()
+
+
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
+
+
+def _after_scheme(text: str) -> str | None:
+    """What follows `scheme://` (a letter, then letters, digits, `+.-`), or None."""
+    cut = text.find("://")
+    scheme = text[:cut].lower()
+    if cut < 1 or not ("a" <= scheme[0] <= "z") or not set(scheme) <= _SCHEME_CHARS:
+        return None
+    rest = text[cut + 3 :]
+    return None if "\n" in rest else rest
+
+
+def _scp_parts(text: str) -> tuple[str, str] | None:
+    """(host, path) of the scp-like form `[user@]host:path`, or None."""
+    starts: list[int] = []
+    at = text.find("@")
+    if at > 0 and "/" not in text[:at]:
+        starts.append(at + 1)
+    starts.append(0)
+    for start in starts:
+        index = start
+        while index < len(text) and text[index] not in ":/":
+            index += 1
+        if index == start or index >= len(text) or text[index] != ":":
+            continue
+        path = text[index + 1 :]
+        if path.startswith("//") or not path or "\n" in path:
+            continue
+        return text[start:index], path
+    return None
 
 
 def _strip_git(path: str) -> str:
@@ -122,74 +93,100 @@ def _strip_git(path: str) -> str:
 
 
 def hash_id(value: str) -> str:
-    import hashlib  # imported where used: hooks resolve project ids without it (agentctx_hooks._fast)
-
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
-
-
-def find_repo_root(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None
-
-
-def _git_dir(root: Path) -> Path | None:
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    try:  # worktrees and submodules: `.git` is a file pointing at the real git dir
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    from pathlib import Path  # here, not at the top: see `Project`
-
-    git_dir = Path(text.removeprefix("gitdir:").strip())
-    git_dir = git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
-    common = git_dir / "commondir"
-    if common.is_file():
+    """SHA-256 in hex, from the interpreter's built-in module where there is one (hashlib
+    loads OpenSSL first)."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
+    except ImportError:
         try:
-            common_dir = Path(common.read_text(encoding="utf-8").strip())
-        except OSError:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
+        except ImportError:
+            from hashlib import sha256
+    return sha256(value.encode("utf-8")).hexdigest()
+
+
+def find_repo_root(start: str) -> str | None:
+    """The nearest directory at or above `start` that holds `.git`."""
+    directory = start
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _git_dir(root: str) -> str | None:
+    dot_git = os.path.join(root, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    content = _read_text(dot_git)  # worktrees and submodules: `.git` is a file naming the git dir
+    if content is None or not content.strip().startswith("gitdir:"):
+        return None
+    git_dir = content.strip().removeprefix("gitdir:").strip()
+    git_dir = git_dir if os.path.isabs(git_dir) else os.path.realpath(os.path.join(root, git_dir))
+    common = os.path.join(git_dir, "commondir")
+    if os.path.isfile(common):
+        common_dir = _read_text(common)
+        if common_dir is None:
             return git_dir
-        return common_dir if common_dir.is_absolute() else (git_dir / common_dir).resolve()
+        common_dir = common_dir.strip()
+        return common_dir if os.path.isabs(common_dir) else os.path.realpath(os.path.join(git_dir, common_dir))
     return git_dir
 
 
-def read_origin(root: Path) -> str | None:
-    """The `origin` URL from the repository's git config (read directly: no git subprocess)."""
+def read_origin(root: str) -> str | None:
+    """The `[remote "origin"] url` of the repository's git config (no git subprocess).
+
+    Read as `configparser(strict=False)` reads it: a later value wins, indented lines continue
+    the previous value, and a line that is neither a section nor `key = value` (or an option
+    before any section) makes the whole file unreadable, as for git itself."""
     git_dir = _git_dir(root)
-    if git_dir is None:
+    content = None if git_dir is None else _read_text(os.path.join(git_dir, "config"))
+    if content is None:
         return None
-    import configparser  # imported where used, to keep `import agentctx_store` light for hooks
+    section: str | None = None
+    option: str | None = None
+    indent_level = 0
+    url: str | None = None
+    for line in content.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        indent = len(line) - len(line.lstrip())
+        if section is not None and option and indent > indent_level:
+            continue  # a continuation line of the previous value
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section, option = stripped[1:-1], None
+            continue
+        positions = [index for index in (stripped.find("="), stripped.find(":")) if index >= 0]
+        if section is None or not positions:
+            return None
+        cut = min(positions)
+        option, indent_level = stripped[:cut].strip().lower(), indent
+        if section == 'remote "origin"' and option == "url":
+            url = stripped[cut + 1 :].strip()
+    return url or None
 
-    parser = configparser.ConfigParser(strict=False, interpolation=None)
-    try:
-        parser.read(git_dir / "config", encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
-        return None
-    section = 'remote "origin"'
-    if parser.has_section(section) and parser.has_option(section, "url"):
-        return parser.get(section, "url").strip() or None
-    return None
 
-
-def resolve_project(path: str | Path) -> Project:
+def resolve_project(path: str | os.PathLike[str]) -> Project:
     """The project a directory belongs to. Never raises for a path that does not exist."""
-    from pathlib import Path  # here, not at the top: see `Project`
-
-    start = Path(path).expanduser()
-    try:
-        start = start.resolve()
-    except OSError:
-        start = start.absolute()
+    start = os.path.realpath(os.path.expanduser(os.fspath(path)))
     root = find_repo_root(start) or start
-    remote = read_origin(root) if (root / ".git").exists() else None
+    remote = read_origin(root) if os.path.exists(os.path.join(root, ".git")) else None
+    name = os.path.basename(root) or root
     if remote:
-        return Project(project_id=hash_id(normalize_remote(remote)), root=root, name=root.name, remote=remote)
-    return Project(project_id=hash_id(str(root)), root=root, name=root.name or str(root))
+        return Project(project_id=hash_id(normalize_remote(remote)), root=root, name=name, remote=remote)
+    return Project(project_id=hash_id(root), root=root, name=name)
 
 
 def global_project() -> Project:

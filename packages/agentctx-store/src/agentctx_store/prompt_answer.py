@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from agentctx_store.projects import Project
     from agentctx_store.records import Record
-    from agentctx_store.search import SearchHit
+    from agentctx_store.retrieval import SearchHit
     from agentctx_store.store import Store
 
 MAX_QUERY_CHARS = 10_000
@@ -88,7 +88,7 @@ def compose_for_prompt(
                         ).fetchone()
                         served = 0
                         if row is not None and row[0]:
-                            from agentctx_store._jsonc import loads as json_loads
+                            from agentctx_store.jsontext import loads as json_loads
 
                             served = int(json_loads(row[0]).get(f"prompts_served_{served_by}", 0) or 0)
                         store.update_session_meta(project, session_id, **{f"prompts_served_{served_by}": served + 1})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store.clock import utc_now as utc_now
 from agentctx_store.errors import ValidationError
 
 RECORD_TYPES: tuple[str, ...] = ("decision", "convention", "preference", "discovery", "bugfix", "handover", "profile")
@@ -113,9 +114,12 @@ class NewRecord:
     extra: dict[str, object] = field(default_factory=dict[str, object])
 
 
-def utc_now() -> str:
-    """Aware UTC now, ISO 8601 with milliseconds (sorts as text)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def trust_mark(record: Record) -> str:
+    """How a record's trust shows wherever it is handed to an agent: inferred ones are
+    visibly unconfirmed."""
+    if record.confidence == "inferred":
+        return " (unconfirmed — inferred, not stated by the developer)"
+    return ""
 
 
 def parse_time(value: str) -> datetime:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agentctx_store.projects import Project
-    from agentctx_store.search import SearchResult
+    from agentctx_store.retrieval import SearchResult
     from agentctx_store.store import Store
 
 PROTOCOL = 1
@@ -48,7 +48,7 @@ def socket_path(home: str | None = None) -> str:
     """Where the service of this data dir (`$AGENTCTX_HOME`) listens."""
     from agentctx_store import paths
 
-    base = home or paths.home_text()
+    base = home or paths.home()
     direct = os.path.join(base, SOCKET_NAME)
     if len(direct.encode("utf-8")) <= MAX_SOCKET_PATH or not hasattr(os, "getuid"):
         return direct
@@ -82,7 +82,7 @@ def _private_folder(folder: str) -> bool:
 def lock_path(home: str | None = None) -> str:
     from agentctx_store import paths
 
-    return os.path.join(home or paths.home_text(), LOCK_NAME)
+    return os.path.join(home or paths.home(), LOCK_NAME)
 
 
 def try_lock(home: str | None = None) -> int | None:
@@ -91,7 +91,7 @@ def try_lock(home: str | None = None) -> int | None:
     closed, so a killed holder never blocks the next one."""
     from agentctx_store import paths
 
-    base = home or paths.home_text()
+    base = home or paths.home()
     os.makedirs(base, mode=0o700, exist_ok=True)
     fd = os.open(lock_path(base), os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -217,7 +217,7 @@ def service_search(
 
     if os.environ.get("AGENTCTX_NO_SERVICE") == "1" or not os.path.exists(socket_path()):
         return None
-    from agentctx_store.search import SearchHit, SearchResult, query_terms
+    from agentctx_store.retrieval import SearchHit, SearchResult, query_terms
     from agentctx_store.store import RECORD_COLUMNS, row_to_record, visible_ids
 
     request = {

@@ -8,13 +8,13 @@ many short-lived processes (hooks, MCP, CLI) can write at once under WAL.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from os import PathLike, fspath
 
 from agentctx_store import paths
-from agentctx_store._jsonc import dumps as json_dumps
-from agentctx_store._jsonc import loads as json_loads
 from agentctx_store.db import connect, has_fts_table
 from agentctx_store.errors import NotHeadError, RecordNotFound, ValidationError
+from agentctx_store.jsontext import dumps as json_dumps
+from agentctx_store.jsontext import loads as json_loads
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import (
     CONFIDENCES,
@@ -33,7 +33,7 @@ from agentctx_store.ulid import new_ulid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Sequence
     from typing import Any
 
 RECORD_COLUMNS = (
@@ -106,44 +106,24 @@ class Transaction:
 class Store:
     """One open connection to the store file. Use as a context manager or call `close()`."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path | str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self.conn = conn
-        self._path = path
-        self.dirty: set[str] = set()  # projects whose digest must be refreshed on close
-
-    @property
-    def path(self) -> Path:
-        """The store file. Made a `Path` on first read: the prompt hook opens the store
-        without importing pathlib (~3 ms of a process that runs on every prompt)."""
-        if isinstance(self._path, str):
-            from pathlib import Path
-
-            self._path = Path(self._path)
-        return self._path
+        self.path = path
+        self.dirty: set[str] = set()  # projects changed through this connection (`upkeep.digest.refreshing`)
 
     @classmethod
-    def open(cls, path: Path | None = None, *, create: bool = True, readonly: bool = False) -> Store:
+    def open(cls, path: str | PathLike[str] | None = None, *, create: bool = True, readonly: bool = False) -> Store:
         """Open the store (default `$AGENTCTX_HOME/agentctx.db`), creating it if needed;
         `readonly` opens an existing one for reading only (any write then fails).
 
         Raises:
             StoreError: the file is not ours, corrupt, too new, or not writable.
         """
-        target = path or paths.db_path_text()
+        target = paths.db_path() if path is None else fspath(path)
         return cls(connect(target, create=create, readonly=readonly), target)
 
     def close(self) -> None:
-        """Refresh the digests of projects this connection changed, then close."""
-        try:
-            if self.dirty:
-                from agentctx_store import digest  # digest builds on this module
-
-                digest.refresh_after_write(self, self.dirty)
-        except (OSError, sqlite3.Error):
-            pass  # the digest is derived: the next write or consolidation rebuilds it
-        finally:
-            self.dirty.clear()
-            self.conn.close()
+        self.conn.close()
 
     def __enter__(self) -> Store:
         return self

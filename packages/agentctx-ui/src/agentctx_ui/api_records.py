@@ -1,5 +1,5 @@
 """`/api/records`: search, list, create, read, correct, pin, supersede, delete — each one a call to the
-same store function the CLI uses (`agentctx_store.Store` and `agentctx_store.search`)."""
+same store function the CLI uses (`agentctx_store.Store` and `agentctx_store.retrieval`)."""
 
 from __future__ import annotations
 

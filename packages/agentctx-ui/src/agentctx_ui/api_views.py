@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, freshness, global_project, spend
-from agentctx_store.graph_view import record_graph
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, freshness, global_project
+from agentctx_store.upkeep import config, spend
+from agentctx_store.upkeep.graph_view import record_graph
 from fastapi import APIRouter, Query, Request
 
 from agentctx_ui import __version__
@@ -57,7 +57,7 @@ def projects(request: Request) -> ProjectList:
         for row in rows:
             project = Project(
                 project_id=row["project_id"],
-                root=Path(row.get("root") or "."),  # counts need only the id; the root is shown as stored
+                root=row.get("root") or ".",  # counts need only the id; the root is shown as stored
                 name=row.get("name") or row["project_id"][:12],
             )
             counts = store.counts_by_type(project)
@@ -188,7 +188,7 @@ def sync(request: Request, project: ProjectParam = None) -> SyncOut:
 
 def _drift_module() -> Any:
     try:
-        return importlib.import_module("agentctx_store.drift")
+        return importlib.import_module("agentctx_store.upkeep.drift")
     except ImportError:
         return None
 

@@ -24,11 +24,10 @@ class DashboardContext:
         """One connection per request: cheap (three pragmas), and a write refreshes the digest on close
         exactly as a CLI command does. Never creates the store file (that is `agentctx ui`'s start-up
         step), so not even a first GET writes."""
-        store = Store.open(self.db_path, create=False)
-        try:
+        from agentctx_store.upkeep import digest
+
+        with digest.refreshing(Store.open(self.db_path, create=False)) as store:
             yield store
-        finally:
-            store.close()
 
     def project(self, store: Store, project_id: str | None) -> Project:
         """The project a request acts for: the default one, `_global`, or one the store has seen."""
@@ -40,7 +39,7 @@ class DashboardContext:
             if row["project_id"] == project_id:
                 return Project(
                     project_id=row["project_id"],
-                    root=Path(row["root"] or "."),
+                    root=row["root"] or ".",
                     name=row["name"] or row["project_id"][:12],
                     remote=row["remote"],
                 )

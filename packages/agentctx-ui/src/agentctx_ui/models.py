@@ -147,7 +147,7 @@ class GraphOut(BaseModel):
 
 
 class ExtractionOut(BaseModel):
-    """A session's extraction runs (`agentctx_store.spend.session_usage`)."""
+    """A session's extraction runs (`agentctx_store.upkeep.spend.session_usage`)."""
 
     runs: int
     calls: int

@@ -19,8 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["hook"]:
         from agentctx_hooks.__main__ import main as hook_main
 
-        return hook_main(args[1:])
-    if args == ["mcp"]:  # `agentctx mcp --help` still goes through typer (cli/cmd_mcp.py)
+        return hook_main(args[1:], owns_process=argv is None)
+    if args == ["mcp"]:  # `agentctx mcp --help` still goes through typer (cli/mcp.py)
         from agentctx_mcp.server import serve
 
         return serve()

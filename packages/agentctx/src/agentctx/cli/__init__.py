@@ -1,1 +1,1 @@
-"""The typer CLI. Each `cmd_<group>.py` module registers its commands through `register(app)`."""
+"""The typer CLI: one module per command (or sub-app), each with `register(app)`, listed in `app.py`."""

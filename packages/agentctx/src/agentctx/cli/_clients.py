@@ -1,6 +1,6 @@
 """`agentctx init --client codex|gemini`, `uninstall --client …`, and what `status` and `doctor`
-show for each client. The file planning lives in `agentctx_hooks.clients.setup` (unit-tested);
-Claude Code keeps its own path in `cmd_setup` (with `claude mcp add` and version detection).
+show for each client. The file planning lives in `agentctx.cli._client_setup` (unit-tested);
+Claude Code keeps its own path in `setup` (with `claude mcp add` and version detection).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def expand(clients: list[str] | None) -> list[str]:
     """The `--client` values as client names, in order, `all` = every client on PATH.
 
     Raises ValidationError for a name agentctx does not support."""
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     if not clients:
         return ["claude"]
@@ -66,7 +66,7 @@ def without_codex_project(raw: list[str] | None, clients: list[str], *, project:
 
 
 def require_installed(client: str) -> None:
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     if setup.executable(client) is None:
         raise ValidationError(
@@ -80,7 +80,7 @@ def _fail(exc: Exception) -> ValidationError:
 
 
 def _mcp_entry(base: list[str], client: str) -> dict[str, Any]:
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     return {"command": base[0], "args": [*base[1:], "mcp"], "env": setup.mcp_env(client)}
 
@@ -92,7 +92,7 @@ def init_client(
     client: str, *, base: list[str], manifest: dict[str, Any], dry_run: bool, no_mcp: bool, project_root: Path | None
 ) -> None:
     """Plan and (unless dry_run) write one client's registration; updates `manifest`."""
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     require_installed(client)
     clients = manifest.setdefault("clients", {})
@@ -129,7 +129,7 @@ def init_client(
 
 
 def _plan_codex(base: list[str], record: dict[str, Any], *, no_mcp: bool) -> tuple[list[Any], dict[str, Any]]:
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     home = setup.codex_home()
     hooks_path, config_path = home / "hooks.json", home / "config.toml"
@@ -152,7 +152,7 @@ def _plan_codex(base: list[str], record: dict[str, Any], *, no_mcp: bool) -> tup
 def _plan_gemini(
     base: list[str], record: dict[str, Any], *, no_mcp: bool, project_root: Path | None
 ) -> tuple[list[Any], dict[str, Any]]:
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     path = setup.gemini_settings(project_root)
     mcp = None
@@ -166,7 +166,7 @@ def _plan_gemini(
 
 def plan_only(client: str, *, base: list[str], no_mcp: bool, project_root: Path | None) -> None:
     """Raise what init would refuse (a malformed config), writing nothing."""
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     try:
         if client == "codex":
@@ -181,7 +181,7 @@ def plan_only(client: str, *, base: list[str], no_mcp: bool, project_root: Path 
 
 
 def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, project_root: Path | None) -> None:
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     clients = manifest.setdefault("clients", {})
     record = clients.get(client) or {}
@@ -229,7 +229,7 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
 def registrations(project_root: Path | None = None) -> dict[str, dict[str, Any]]:
     """Per client: where agentctx is registered, whether its binary is installed, and whether the
     hooks will actually run (Codex: trusted; Gemini: hooks enabled)."""
-    from agentctx_hooks.clients import setup
+    from agentctx.cli import _client_setup as setup
 
     found: dict[str, dict[str, Any]] = {}
     home = setup.codex_home()
@@ -280,7 +280,7 @@ def client_checks(project: Any) -> list[Any]:
     from agentctx.cli._health import Check
 
     checks = []
-    for client, info in registrations(project.root).items():
+    for client, info in registrations(Path(project.root)).items():
         name = f"{LABELS[client].lower()} hooks"
         if not info["hooks"]:
             state = "warn" if info["installed"] else "ok"
@@ -332,9 +332,9 @@ def client_checks(project: Any) -> list[Any]:
 
 def clients_status(store: Any, project: Any) -> Any:
     """A `status` section: each client's registration and whether its hooks are active."""
-    from agentctx.cli.cmd_admin import StatusSection
+    from agentctx.cli._common import StatusSection
 
-    data = registrations(project.root)
+    data = registrations(Path(project.root))
     lines = []
     for client, info in data.items():
         if not info["hooks"] and not info["mcp"]:

@@ -1,11 +1,13 @@
-"""What every command shares: the `--project` and `--json` options, opening the store, output."""
+"""What every command shares: the `--project` and `--json` options, opening the store, output,
+and the shape of one `agentctx status` section."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +38,14 @@ def cannot_write(path: Path | str) -> bool:
 @contextmanager
 def open_store(*, read: bool = False) -> Iterator[Store]:
     """The store; for a read command (`read=True`), opened read-only when this user cannot
-    write it, so reading works and only an attempted write fails."""
+    write it, so reading works and only an attempted write fails. What a command changed
+    reaches the session-start digest on the way out."""
     from agentctx_store import paths
+    from agentctx_store.upkeep import digest
 
-    path = paths.db_path_text()
-    store = Store.open(path, readonly=read and cannot_write(path))
-    try:
+    path = paths.db_path()
+    with digest.refreshing(Store.open(path, readonly=read and cannot_write(path))) as store:
         yield store
-    finally:
-        store.close()
 
 
 def print_json(value: Any) -> None:
@@ -57,3 +58,17 @@ def check_filters(types: list[str] | None, scope: str | None) -> None:
         check_type(record_type)
     if scope is not None:
         check_choice("scope", scope, SCOPES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusSection:
+    """One block of `agentctx status`: lines for people, `data` for `--json`."""
+
+    key: str
+    title: str
+    lines: list[str]
+    data: Any = None
+
+
+# A section of `agentctx status` (listed in `status.SECTIONS`); None when it has nothing to say.
+StatusProvider = Callable[[Store, Project], StatusSection | None]

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import Project, Store, config, paths
+from agentctx_store import Project, Store, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
+from agentctx_store.upkeep import config
 
 from agentctx.cli._install import install_command
 
@@ -199,14 +200,14 @@ def claude_json_files(project: Project) -> list[Path]:
     `$CLAUDE_CONFIG_DIR` when set), project scope in the repository's `.mcp.json`."""
     override = os.environ.get("CLAUDE_CONFIG_DIR")
     user = Path(override).expanduser() / ".claude.json" if override else Path.home() / ".claude.json"
-    return [user, project.root / ".mcp.json"]
+    return [user, Path(project.root) / ".mcp.json"]
 
 
 def claude_settings_files(project: Project) -> list[Path]:
     return [
         claude_home() / "settings.json",
-        project.root / ".claude" / "settings.json",
-        project.root / ".claude" / "settings.local.json",
+        Path(project.root) / ".claude" / "settings.json",
+        Path(project.root) / ".claude" / "settings.local.json",
     ]
 
 
@@ -302,7 +303,7 @@ def run_checks(project: Project) -> list[Check]:
             detail=f"sqlite {sqlite3.sqlite_version}, FTS5 {'available' if fts5 else 'missing: search degrades to LIKE'}",
         )
     ]
-    home = paths.home()
+    home = Path(paths.home())
     writable, detail = _dir_writable(home)
     checks.append(
         Check(
@@ -315,8 +316,8 @@ def run_checks(project: Project) -> list[Check]:
     from agentctx.cli._private import check_modes
 
     checks.append(check_modes(home))
-    checks.append(check_config(paths.config_path()))
-    checks.extend(check_store(paths.db_path()))
+    checks.append(check_config(Path(paths.config_path())))
+    checks.extend(check_store(Path(paths.db_path())))
     for name, modules, what, fix in OPTIONAL_PARTS:
         missing = [module for module in modules if not module_available(module)]
         checks.append(

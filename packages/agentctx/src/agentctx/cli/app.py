@@ -1,9 +1,8 @@
-"""The typer application: collects every `cmd_*` module and maps errors to one line."""
+"""The typer application: registers every command module, in the order of `COMMANDS`, and maps
+errors to one line."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sqlite3
 import sys
 
@@ -11,7 +10,28 @@ import typer
 from agentctx_store.errors import AgentctxError
 
 from agentctx import __version__
-from agentctx.cli import _help
+from agentctx.cli import (
+    _help,
+    config,
+    consolidate,
+    demo,
+    doctor,
+    extract,
+    learn,
+    mcp,
+    models,
+    profile,
+    records,
+    review,
+    serve,
+    setup,
+    stale,
+    status,
+    sync,
+    team,
+    transfer,
+    ui,
+)
 
 _help.install()
 
@@ -40,20 +60,33 @@ def _root(
     """A context layer for coding agents: typed, current records handed to Claude Code within strict budgets."""
 
 
-# `--help` lists command groups in this order (the everyday ones first); any other `cmd_*` after.
-HELP_ORDER = ("cmd_records", "cmd_io", "cmd_setup", "cmd_demo", "cmd_admin")
+# Every command module, in the order `--help` lists them: the everyday ones first. (Typer lists
+# plain commands before sub-apps, so `profile`, `models`, `stale` and `team` come last.)
+# A new command is a new module in this folder with a `register(app)`, and one line here.
+COMMANDS = (
+    records,  # record, search, show, edit, pin, unpin, supersede, delete, history
+    transfer,  # export, import
+    setup,  # init, uninstall
+    demo,
+    status,
+    doctor,
+    config,
+    consolidate,
+    sync,
+    profile,
+    models,
+    extract,
+    learn,
+    mcp,
+    review,
+    serve,
+    stale,
+    team,
+    ui,
+)
 
-
-def _register_commands() -> None:
-    import agentctx.cli as package
-
-    names = [info.name for info in pkgutil.iter_modules(package.__path__) if info.name.startswith("cmd_")]
-    rank = {name: index for index, name in enumerate(HELP_ORDER)}
-    for name in sorted(names, key=lambda name: (rank.get(name, len(rank)), name)):
-        importlib.import_module(f"agentctx.cli.{name}").register(app)
-
-
-_register_commands()
+for module in COMMANDS:
+    module.register(app)
 
 
 def run(args: list[str]) -> int:

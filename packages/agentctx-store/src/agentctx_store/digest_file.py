@@ -1,0 +1,46 @@
+"""A project's digest files as SessionStart reads them: the text, its metadata, their age.
+
+`upkeep.digest` composes and writes them; every session start reads them, so this is the
+whole of what that read needs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from agentctx_store import paths
+from agentctx_store.jsontext import loads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+
+def read(project_id: str) -> tuple[str, dict[str, Any], float] | None:
+    """(text, metadata, age of the text in seconds), or None when either file is missing,
+    unreadable or malformed."""
+    text_path = paths.digest_path(project_id)
+    try:
+        with open(text_path, encoding="utf-8") as handle:
+            text = handle.read()
+        with open(paths.digest_meta_path(project_id), "rb") as handle:
+            meta = loads(handle.read())
+        age = time.time() - os.path.getmtime(text_path)
+    except (OSError, ValueError):
+        return None
+    return (text, meta, age) if isinstance(meta, dict) else None
+
+
+def record_ids(text: str) -> list[str]:
+    """The ids of the `[type ULID]` record lines of a digest (`upkeep.digest.record_line`)."""
+    found: list[str] = []
+    for part in text.split("[")[1:]:
+        label, closed, _ = part.partition("]")
+        kind, _, record_id = label.partition(" ")
+        well_formed = closed and kind.isascii() and kind.isalpha() and kind.islower()
+        if well_formed and len(record_id) == 26 and set(record_id) <= _ULID_CHARS:
+            found.append(record_id)
+    return found

@@ -1,0 +1,457 @@
+"""Search: FTS5 BM25 over the literal text a developer typed, scoped, floored, reranked.
+
+Pipeline (ADR-005, SPEC §4; the why and the measurements are in docs/retrieval.md):
+  1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped;
+  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows;
+  3. superseded matches hand their relevance to the current head of their chain;
+  4. a floor decided per query on the best match (rare-term units, short-query and
+     two-distinct-words rules), then a tail cut;
+  5. rerank: relevance × type weight × recency × confidence × pin.
+Without FTS5, LIKE serves the same contract (`degraded="like-search"`); when even that fails,
+pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from datetime import UTC, datetime
+
+from agentctx_store._frozen import field, frozen
+from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
+from agentctx_store.records import Record, parse_time
+from agentctx_store.store import RECORD_COLUMNS, Store, row_to_record, visible_ids
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import Any
+
+MAX_TERMS = 48
+MAX_TERM_CHARS = 40
+CANDIDATES = 60
+# FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
+PRESELECT = 2 * CANDIDATES
+TITLE_WEIGHT = 2.0
+BODY_WEIGHT = 1.0
+# The relevance floor, in units of "one match of a term that only one record has" (its BM25 IDF
+# for this store's size), so it means the same in a 20-record store as in a 100K one; measured
+# in docs/retrieval.md. The best hit must reach it, or the query returns nothing.
+RELEVANCE_FLOOR = 1.4
+# A short query (at most this many searchable words, e.g. an identifier or a flag) cannot pile
+# up evidence the way a sentence does: it needs only a share of the floor (docs/retrieval.md).
+SHORT_QUERY_TERMS = 2
+SHORT_QUERY_FLOOR_SHARE = 0.5
+# A longer prompt whose best match shares only one of its words with it is a coincidence
+# ("thanks, the *deploy* works" against a deploy rule): ask for this many distinct words.
+MIN_DISTINCT_TERMS = 2
+# A current record inherits this share of the relevance of the records it superseded: a prompt
+# worded like the old fact ("is paper_trail still how we audit?") is about its replacement.
+INHERIT_SHARE = 1.0
+# IDF from a few dozen records tells rare words from common ones less sharply than a larger
+# store's: below this size the gate is figured as if the store had this many records, but
+# never above SMALL_STORE_CAP times its own scale (so a store of three records still answers).
+REFERENCE_RECORDS = 100
+SMALL_STORE_CAP = 1.25
+# In a store this small BM25 cannot weigh words at all (a word in half the records has an IDF of
+# zero), so the gate is not applied: the shared-words rule alone decides, as for a new user.
+TINY_STORE_RECORDS = 20
+# Once a query passes the floor, hits below this share of the best hit's relevance are noise.
+TAIL_RATIO = 0.3
+
+TYPE_WEIGHTS = {
+    "decision": 1.0,
+    "convention": 1.0,
+    "preference": 0.95,
+    "discovery": 0.9,
+    "bugfix": 0.85,
+    "handover": 0.9,
+    "profile": 0.8,
+}
+# Half-life in days of the recency factor; None = never decays (ADR-012).
+HALF_LIFE_DAYS: dict[str, float | None] = {
+    "decision": None,
+    "convention": None,
+    "profile": None,
+    "preference": 365.0,
+    "discovery": 120.0,
+    "bugfix": 90.0,
+    "handover": 14.0,
+}
+CONFIDENCE_WEIGHTS = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.75}
+PIN_WEIGHT = 1.5
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been before being
+    below between both but by can cannot could couldn did didn do does doesn doing don down during each
+    either else ever every few for from further get gets getting got had hadn has hasn have haven having
+    he her here hers herself him himself his how i if in into is isn it its itself just let lets like ll
+    me might more most much must mustn my myself need needs no nor not now of off on once one only or
+    other ought our ours ourselves out over own please re same shall shan she should shouldn so some
+    still such than that the their theirs them themselves then there these they this those through to
+    too under until up upon us ve very was wasn way we were weren what when where whether which while
+    who whom whose why will with won would wouldn yes yet you your yours yourself yourselves hey hi ok
+    okay thanks thank tell know want wanted think going go use used using make made thing things
+    did decide decided deciding agree agreed anything something someone anyone everything nothing
+    really actually currently sure quick days works worked working great perfect cool nice done good
+    looks seems fine awesome sounds lgtm yeah yep nope
+    """.split()  # noqa: SIM905
+)
+
+# Every ASCII character that is not a letter or digit, mapped to a space (see `words`).
+_ASCII_SEPARATORS = {code: " " for code in range(128) if not chr(code).isalnum()}
+
+
+@frozen
+class SearchHit:
+    record: Record
+    score: float  # final rank score (relevance × rerank factors)
+    relevance: float  # the text-match part alone, on which the floor is applied
+
+
+@frozen
+class SearchResult:
+    hits: list[SearchHit] = field(default_factory=list[SearchHit])
+    degraded: str | None = None
+    terms: list[str] = field(default_factory=list[str])
+
+    @property
+    def records(self) -> list[Record]:
+        return [hit.record for hit in self.hits]
+
+
+def query_terms(text: str) -> list[str]:
+    """The searchable words of any input: lowercased, stop words out, deduplicated, capped."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for word in words(text.lower()):
+        if word in seen or word in STOPWORDS or len(word) > MAX_TERM_CHARS:
+            continue
+        if len(word) == 1 and word.isascii():
+            continue
+        seen.add(word)
+        terms.append(word)
+        if len(terms) >= MAX_TERMS:
+            break
+    return terms
+
+
+def words(text: str) -> Iterator[str]:
+    """The runs of letters and digits in `text`, in order: what `re.findall(r"[^\\W_]+", text)`
+    returns (tests/test_without_re.py holds them equal), without importing `re` on the prompt
+    hook's path."""
+    for chunk in text.translate(_ASCII_SEPARATORS).split():
+        if chunk.isascii() or chunk.isalnum():
+            yield chunk
+            continue
+        start = -1  # other Unicode punctuation, symbols or marks inside the chunk
+        for index, char in enumerate(chunk):
+            if char.isalnum():
+                if start < 0:
+                    start = index
+            elif start >= 0:
+                yield chunk[start:index]
+                start = -1
+        if start >= 0:
+            yield chunk[start:]
+
+
+def fts_query(terms: Sequence[str], namespaces: Sequence[str] = ()) -> str:
+    """An FTS5 MATCH expression that ORs the terms, each quoted so no input is syntax.
+
+    With `namespaces`, the terms are held to title and body and the match to rows whose `ns`
+    column (the owning project, hex-encoded) is one of them, so FTS5 scores only those rows.
+    """
+    matched = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    if not namespaces:
+        return matched
+    owners = " OR ".join('"' + namespace.encode("utf-8").hex().upper() + '"' for namespace in namespaces)
+    return f"{{title body}}: ({matched}) AND ns: ({owners})"
+
+
+def recency_factor(record: Record, now: datetime) -> float:
+    half_life = HALF_LIFE_DAYS.get(record.type)
+    if half_life is None:
+        return 1.0
+    try:
+        age_days = max(0.0, (now - parse_time(record.valid_from)).total_seconds() / 86400)
+    except Exception:  # a hand-edited date must not break search
+        return 1.0
+    return 0.5 + 0.5 * math.pow(0.5, age_days / half_life)
+
+
+def rerank_factor(record: Record, now: datetime) -> float:
+    factor = TYPE_WEIGHTS.get(record.type, 0.8) * recency_factor(record, now)
+    factor *= CONFIDENCE_WEIGHTS.get(record.confidence, 0.75)
+    if record.pinned:
+        factor *= PIN_WEIGHT
+    return factor
+
+
+def search(
+    store: Store,
+    project: Project,
+    text: str,
+    *,
+    limit: int = 10,
+    types: Sequence[str] | None = None,
+    scope: str | None = None,
+    include_superseded: bool = False,
+    floor: float | None = RELEVANCE_FLOOR,
+    exclude_ids: Sequence[str] = (),
+    now: datetime | None = None,
+) -> SearchResult:
+    """Rank this project's (and `_global`) records against `text`. Never raises on any text.
+
+    Args:
+        scope: None = project + global; "project" = own records only; "global" = `_global` only.
+        include_superseded: history search; superseded records are otherwise never returned.
+        floor: the relevance floor in rare-term matches (see `relevance_gate`); None returns every
+            match (browsing, evaluation).
+        exclude_ids: records already shown (session dedup) are skipped, not counted.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return SearchResult(terms=terms)
+    moment = now or datetime.now(UTC)
+    namespaces = _namespaces(project, scope)
+    # Superseded rows are read too (never returned): they lead to their current heads.
+    filters, params = _filters(namespaces, types, True, exclude_ids)
+    degraded: str | None = None
+    try:
+        if store.has_fts:
+            scored = _fts_candidates(store.conn, fts_query(terms, namespaces), filters, params)
+        else:
+            degraded = "like-search"
+            scored = _like_candidates(store.conn, terms, filters, params)
+        if not include_superseded:
+            scored = _current_heads(store.conn, scored, namespaces, types, exclude_ids)
+    except sqlite3.Error:
+        return _pinned_only(store, namespaces, limit)
+    if floor is not None and scored:
+        try:
+            scored = _apply_floor(store.conn, scored, floor, like=degraded is not None, terms=terms)
+        except sqlite3.Error:
+            return _pinned_only(store, namespaces, limit)
+    hits = [
+        SearchHit(record=record, relevance=relevance, score=relevance * rerank_factor(record, moment))
+        for record, relevance in scored
+        if include_superseded or record.superseded_at is None
+    ]
+    hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
+    return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms)
+
+
+def _current_heads(
+    conn: sqlite3.Connection,
+    scored: list[tuple[Record, float]],
+    namespaces: Sequence[str],
+    types: Sequence[str] | None,
+    exclude_ids: Sequence[str],
+) -> list[tuple[Record, float]]:
+    """Replace every superseded match by the current head of its chain (SPEC §3.5).
+
+    The head keeps the better of its own relevance and `INHERIT_SHARE` of its predecessor's;
+    superseded records themselves are dropped here and never reach the caller.
+    """
+    best: dict[str, tuple[Record, float]] = {}
+    inherited: dict[str, float] = {}
+    for record, relevance in scored:
+        if record.superseded_at is None:
+            if relevance > best.get(record.record_id, (record, -1.0))[1]:
+                best[record.record_id] = (record, relevance)
+            continue
+        head_id = _head_id(conn, record)
+        if head_id is not None:
+            inherited[head_id] = max(inherited.get(head_id, 0.0), relevance * INHERIT_SHARE)
+    missing = [head_id for head_id in inherited if head_id not in best and head_id not in exclude_ids]
+    if missing:
+        filters, params = _filters(namespaces, types, False, exclude_ids)
+        rows = conn.execute(
+            f"SELECT {_R_COLUMNS} FROM records r WHERE r.id IN ({','.join('?' * len(missing))}) AND {filters}",
+            [*missing, *params],
+        ).fetchall()
+        for row in rows:
+            best[row["id"]] = (row_to_record(row), 0.0)
+    for head_id, relevance in inherited.items():
+        if head_id in best and relevance > best[head_id][1]:
+            best[head_id] = (best[head_id][0], relevance)
+    return sorted(best.values(), key=lambda item: -item[1])
+
+
+def _head_id(conn: sqlite3.Connection, record: Record) -> str | None:
+    """The current end of the chain `record` belongs to (cycle-safe), or None if it is broken."""
+    seen = {record.record_id}
+    current = record.superseded_by
+    while current is not None and current not in seen:
+        seen.add(current)
+        row = conn.execute("SELECT superseded_by, superseded_at FROM records WHERE id = ?", (current,)).fetchone()
+        if row is None:
+            return None
+        if row["superseded_at"] is None:
+            return current
+        current = row["superseded_by"]
+    return None
+
+
+def rare_term_idf(record_count: int) -> float:
+    """BM25's IDF, exactly as FTS5 computes it, of a term found in one of `record_count` rows.
+
+    0.0 for a store of one or two records, where no term can be told apart from another.
+    """
+    return max(0.0, math.log((record_count - 1 + 0.5) / (1 + 0.5)))
+
+
+def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
+    """The BM25 relevance the best hit must reach: `floor` rare-term matches for this store's size.
+
+    FTS5 computes IDF over every row of the index (all projects, superseded included), so the
+    scale of its scores grows with the log of the store's size; a raw constant would silence a
+    new store and let noise through in a big one.
+    """
+    count = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    if count < TINY_STORE_RECORDS:
+        return 0.0
+    scale = min(rare_term_idf(max(count, REFERENCE_RECORDS)), SMALL_STORE_CAP * rare_term_idf(count))
+    return floor * scale
+
+
+def _apply_floor(
+    conn: sqlite3.Connection,
+    scored: list[tuple[Record, float]],
+    floor: float,
+    *,
+    like: bool,
+    terms: Sequence[str],
+) -> list[tuple[Record, float]]:
+    """Nothing when the best match is weak; otherwise drop the matches far below the best."""
+    if like:
+        return [item for item in scored if item[1] >= _like_floor(terms)]
+    top, best = max(scored, key=lambda item: item[1])
+    gate = relevance_gate(conn, floor)
+    short = len(terms) <= SHORT_QUERY_TERMS
+    if short:
+        gate *= SHORT_QUERY_FLOOR_SHARE
+    if best < gate:
+        return []
+    if not short and _distinct_terms(conn, top, terms) < MIN_DISTINCT_TERMS:
+        return []
+    return [item for item in scored if item[1] >= TAIL_RATIO * best]
+
+
+def _distinct_terms(conn: sqlite3.Connection, record: Record, terms: Sequence[str]) -> int:
+    """How many distinct `terms` the record (or one it superseded, whose relevance it may carry)
+    contains, counting no further than `MIN_DISTINCT_TERMS`."""
+    rows = conn.execute(
+        """WITH RECURSIVE chain(id, depth) AS (
+               SELECT ?, 0
+               UNION SELECT r.id, chain.depth + 1 FROM records r JOIN chain ON r.superseded_by = chain.id
+               WHERE chain.depth < 50)
+           SELECT r.rowid FROM records r JOIN chain ON r.id = chain.id ORDER BY chain.depth""",
+        (record.record_id,),
+    ).fetchall()
+    most = 0
+    for (rowid,) in rows:
+        found = 0
+        for term in terms:
+            match = "{title body}: " + fts_query([term])
+            if conn.execute(
+                "SELECT 1 FROM records_fts WHERE records_fts MATCH ? AND rowid = ?", (match, rowid)
+            ).fetchone():
+                found += 1
+                if found >= MIN_DISTINCT_TERMS:
+                    return found
+        most = max(most, found)
+    return most
+
+
+def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:
+    if scope == "global":
+        return (GLOBAL_PROJECT_ID,)
+    if scope == "project":
+        return (project.project_id,)
+    return visible_ids(project)
+
+
+def _filters(
+    namespaces: Sequence[str], types: Sequence[str] | None, include_superseded: bool, exclude_ids: Sequence[str]
+) -> tuple[str, list[Any]]:
+    clauses = [f"r.project_id IN ({','.join('?' * len(namespaces))})"]
+    params: list[Any] = list(namespaces)
+    if not include_superseded:
+        clauses.append("r.superseded_at IS NULL")
+    if types:
+        clauses.append(f"r.type IN ({','.join('?' * len(types))})")
+        params.extend(types)
+    if exclude_ids:
+        clauses.append(f"r.id NOT IN ({','.join('?' * len(exclude_ids))})")
+        params.extend(exclude_ids)
+    return " AND ".join(clauses), params
+
+
+_R_COLUMNS = ", ".join("r." + column.strip() for column in RECORD_COLUMNS.split(","))
+
+
+def _fts_candidates(
+    conn: sqlite3.Connection, match: str, filters: str, params: list[Any]
+) -> list[tuple[Record, float]]:
+    """The best `CANDIDATES` matches that pass `filters`, by relevance (ties: oldest row first).
+
+    FTS5 ranks its matches first and only the best `PRESELECT` of them are joined to `records`
+    and filtered: joining every match (thousands for common words) before the sort costs more
+    than the ranking itself. When the filters leave fewer than `CANDIDATES` of those, the full
+    join runs instead, so the result is always the same as ranking every filtered match.
+    """
+    weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"  # the `ns` column never scores
+    ranked = f"""SELECT rowid, -bm25(records_fts, {weights}) AS relevance FROM records_fts
+                 WHERE records_fts MATCH ? ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
+    sql = f"""SELECT {_R_COLUMNS}, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
+              WHERE {filters} ORDER BY f.relevance DESC, f.rowid LIMIT {CANDIDATES}"""
+    rows = conn.execute(sql, [match, *params]).fetchall()
+    if len(rows) < CANDIDATES:
+        sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {weights}) AS relevance
+                  FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
+                  WHERE records_fts MATCH ? AND {filters}
+                  ORDER BY relevance DESC, r.rowid LIMIT {CANDIDATES}"""  # by alias: bm25 runs once per row
+        rows = conn.execute(sql, [match, *params]).fetchall()
+    return [(row_to_record(row), float(row["relevance"])) for row in rows]
+
+
+def _like_floor(terms: Sequence[str]) -> float:
+    # LIKE has no IDF: ask for at least two matched terms (or the only one there is).
+    return min(2.0, float(len(terms)))
+
+
+def _like_candidates(
+    conn: sqlite3.Connection, terms: Sequence[str], filters: str, params: list[Any]
+) -> list[tuple[Record, float]]:
+    """Rung 4: substring matching. Relevance = matched terms, a title match counting double."""
+    terms = list(terms)[:16]
+    score_parts: list[str] = []
+    score_params: list[Any] = []
+    for term in terms:
+        pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        score_parts.append(
+            "(CASE WHEN lower(r.title) LIKE ? ESCAPE '\\' THEN 2 WHEN lower(r.body) LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END)"
+        )
+        score_params.extend([pattern, pattern])
+    relevance = " + ".join(score_parts)
+    sql = f"""SELECT * FROM (SELECT {_R_COLUMNS}, ({relevance}) AS relevance FROM records r WHERE {filters})
+              WHERE relevance > 0 ORDER BY relevance DESC LIMIT {CANDIDATES}"""
+    rows = conn.execute(sql, [*score_params, *params]).fetchall()
+    return [(row_to_record(row), float(row["relevance"])) for row in rows]
+
+
+def _pinned_only(store: Store, namespaces: Sequence[str], limit: int) -> SearchResult:
+    """Rung 5: everything else failed; pinned current records are still safe to hand out."""
+    try:
+        rows = store.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM records WHERE pinned = 1 AND superseded_at IS NULL
+                AND project_id IN ({",".join("?" * len(namespaces))}) ORDER BY recorded_at DESC LIMIT ?""",
+            [*namespaces, limit],
+        ).fetchall()
+    except sqlite3.Error:
+        rows = []
+    hits = [SearchHit(record=row_to_record(row), score=0.0, relevance=0.0) for row in rows]
+    return SearchResult(hits=hits, degraded="pinned-only")

@@ -1,0 +1,100 @@
+"""Has the committed team file changed since this store last synced with it? Cheaply.
+
+SessionStart asks this once per session, so it never parses the file: it compares the file's
+size and modification time with those saved at the last `team export`/`team import`, and only
+when they differ hashes the bytes (a checkout that rewrote the same content is no change; the
+new stat is saved so the next check is a stat again). Standard library only, imported lazily.
+
+The saved state lives in `$AGENTCTX_HOME/team/<project_id>.json`: the file's size, mtime, hash
+and the record ids it held (so a later import can tell a deleted block from a record made
+since).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+TEAM_FILE = os.path.join(".agentctx", "context.md")
+NOTICE = "team context changed: run `agentctx team import` to take your team's edits"
+AUTO_NOTICE = "team context changed: importing it now (team_autoimport)"
+
+
+def repo_root(cwd: str) -> str:
+    """The repository holding `cwd` (else `cwd`): where the team file lives."""
+
+    from agentctx_store.projects import find_repo_root
+
+    found = find_repo_root(os.path.realpath(cwd))
+    return str(found) if found is not None else os.path.abspath(cwd)
+
+
+def team_path(root: str) -> str:
+    return os.path.join(root, TEAM_FILE)
+
+
+def state_path(project_id: str) -> str:
+    from agentctx_store import paths
+
+    return os.path.join(paths.home(), "team", paths.safe_name(project_id) + ".json")
+
+
+def load_state(project_id: str) -> dict[str, object]:
+    try:
+        with open(state_path(project_id), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def file_hash(path: str) -> str | None:
+    import hashlib
+
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def save_state(project_id: str, root: str, ids: list[str]) -> None:
+    """Remember the team file as it is now (after an export or import)."""
+    path = team_path(root)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return
+    data = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": file_hash(path), "ids": sorted(ids)}
+    target = state_path(project_id)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    temp = f"{target}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(temp, target)
+
+
+def changed(root: str, project_id: str) -> bool:
+    """Whether the team file exists and differs from what this store last synced."""
+    path = team_path(root)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    saved = load_state(project_id)
+    if saved.get("size") == stat.st_size and saved.get("mtime_ns") == stat.st_mtime_ns:
+        return False
+    digest = file_hash(path)
+    if digest is not None and digest == saved.get("sha256"):
+        ids = saved.get("ids")
+        save_state(project_id, root, [str(value) for value in ids] if isinstance(ids, list) else [])
+        return False
+    return True
+
+
+def notice(cwd: str, project_id: str, *, autoimport: bool = False) -> str:
+    """The one digest line SessionStart adds, or "" when the file is in step (or absent)."""
+    root = repo_root(cwd)
+    if not os.path.exists(team_path(root)) or not changed(root, project_id):
+        return ""
+    return AUTO_NOTICE if autoimport else NOTICE

@@ -1,0 +1,234 @@
+"""Search behaviour: what the developer typed finds the right record, and nothing when nothing is relevant."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from agentctx_store import NewRecord, Project, Record, Store, search
+from agentctx_store.retrieval import (
+    REFERENCE_RECORDS,
+    RELEVANCE_FLOOR,
+    SMALL_STORE_CAP,
+    TINY_STORE_RECORDS,
+    fts_query,
+    query_terms,
+    rare_term_idf,
+    relevance_gate,
+)
+
+AddRecord = Callable[..., Record]  # the `add` fixture of conftest.py
+
+PROJECT_FACTS = [
+    ("Payments go through Stripe", "Card payments use Stripe Checkout; webhooks land in payments/webhooks.py."),
+    ("Postgres is the only database", "All durable state lives in Postgres 16; no Redis, no Mongo."),
+    ("Migrations with Alembic", "Schema changes are Alembic migrations, one per pull request."),
+    ("Tests use pytest fixtures", "Database tests use the transactional db fixture from conftest.py."),
+    ("Frontend is Vue 3", "The admin UI is Vue 3 with Pinia for state."),
+    ("Deploys via GitHub Actions", "Merges to main deploy to staging through GitHub Actions; prod is manual."),
+    ("Feature flags in Unleash", "Flags are read through the flags.enabled helper backed by Unleash."),
+    ("Structured JSON logging", "Use structlog; every log line carries the request id."),
+    ("Background jobs on Celery", "Long work runs on Celery workers with Redis-free SQS broker."),
+    ("Money is stored in cents", "Amounts are integers in minor units; never floats."),
+    ("API errors follow RFC 7807", "Error responses are problem+json documents."),
+    ("Python 3.12 only", "Code may use 3.12 syntax; CI runs only 3.12."),
+]
+
+
+@pytest.fixture
+def facts(store: Store, project: Project, other_project: Project) -> dict[str, Record]:
+    added = {}
+    for title, body in PROJECT_FACTS:
+        added[title] = store.add(project, NewRecord(type="decision", title=title, body=body))
+    store.add(other_project, NewRecord(type="decision", title="GraphQL federation gateway", body="Apollo federation."))
+    return added
+
+
+def _titles(store: Store, project: Project, text: str, **kwargs: object) -> list[str]:
+    return [hit.record.title for hit in search(store, project, text, **kwargs).hits]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("the stripe webhook handler is returning 400s, where does it live?", "Payments go through Stripe"),
+        ("how should I write the alembic migration for the new column", "Migrations with Alembic"),
+        ("is it ok to store the price as a float?", "Money is stored in cents"),
+        ("add a flag so this is only enabled for beta users (unleash?)", "Feature flags in Unleash"),
+    ],
+)
+def test_a_prompt_finds_the_record_it_is_about_with_the_production_floor(
+    store: Store, project: Project, facts: dict[str, Record], prompt: str, expected: str
+) -> None:
+    assert _titles(store, project, prompt)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "add a dark mode toggle to the settings screen",
+        "which kubernetes ingress controller do we run?",
+        "did we pick graphql federation for the gateway?",  # another project's topic
+        "thanks, that works now",
+        "ok",
+    ],
+)
+def test_a_prompt_about_nothing_in_the_store_returns_nothing(
+    store: Store, project: Project, facts: dict[str, Record], prompt: str
+) -> None:
+    assert _titles(store, project, prompt) == []
+
+
+def test_without_a_floor_weak_matches_come_back(store: Store, project: Project, facts: dict[str, Record]) -> None:
+    assert _titles(store, project, "which kubernetes ingress controller do we run in prod?", floor=None) != []
+
+
+def test_a_new_store_with_three_records_still_answers(store: Store, project: Project, add: AddRecord) -> None:
+    add("Use uv for Python", "Install with uv sync.")
+    add("Commit messages in English", "Imperative mood.")
+    add("SQLite in WAL mode", "Many short-lived writers.")
+    assert _titles(store, project, "why is the sqlite file in wal mode?") == ["SQLite in WAL mode"]
+    assert _titles(store, project, "set up the dark mode toggle") == []
+
+
+def test_the_floor_is_scaled_to_the_store_size(store: Store, project: Project, add: AddRecord) -> None:
+    assert rare_term_idf(1) == rare_term_idf(2) == 0.0
+    assert 0 < rare_term_idf(10) < rare_term_idf(1_000) < rare_term_idf(100_000)
+    gates = []
+    for size in (3, 30, 60, 150):
+        while store.conn.execute("SELECT count(*) FROM records").fetchone()[0] < size:
+            add("Filler record", "Nothing to see.")
+        gates.append(relevance_gate(store.conn, 1.0))
+    assert gates[0] == 0.0  # a tiny store: BM25 cannot weigh words yet, the shared-words rule decides
+    assert gates[1] == pytest.approx(SMALL_STORE_CAP * rare_term_idf(30))  # a small store keeps near its own scale
+    assert gates[2] == pytest.approx(rare_term_idf(REFERENCE_RECORDS))  # a 60-record one is judged as a 100-record one
+    assert gates[3] == pytest.approx(rare_term_idf(150))
+
+
+def test_a_title_match_ranks_above_the_same_word_in_a_body(store: Store, project: Project, add: AddRecord) -> None:
+    body_only = add("Cache policy", "Responses are cached; invalidation happens on deploy via the CDN purge hook.")
+    title = add("CDN purge on deploy", "Responses are cached; invalidation happens on deploy via a hook.")
+    hits = search(store, project, "cdn purge", floor=None).hits
+    assert [hit.record.record_id for hit in hits] == [title.record_id, body_only.record_id]
+
+
+def test_pinned_and_explicit_records_rank_above_equal_inferred_ones(
+    store: Store, project: Project, add: AddRecord
+) -> None:
+    inferred = add("Retry flaky uploads", "Uploads retry with backoff.", confidence="inferred")
+    explicit = add("Retry flaky uploads", "Uploads retry with backoff.", confidence="explicit")
+    pinned = add("Retry flaky uploads", "Uploads retry with backoff.", confidence="inferred", pinned=True)
+    order = [hit.record.record_id for hit in search(store, project, "retry uploads", floor=None).hits]
+    assert order.index(pinned.record_id) < order.index(inferred.record_id)
+    assert order.index(explicit.record_id) < order.index(inferred.record_id)
+
+
+def test_old_bugfixes_decay_but_decisions_do_not(store: Store, project: Project, add: AddRecord) -> None:
+    now = datetime.now(UTC)
+    old_fix = add("Timeout in upload worker", "Raised the timeout.", type="bugfix", valid_from="2020-01-01")
+    new_fix = add("Timeout in upload worker", "Raised the timeout.", type="bugfix", valid_from=now.isoformat())
+    old_decision = add("Timeout for upload worker", "Raised the timeout.", valid_from="2020-01-01")
+    hits = {hit.record.record_id: hit for hit in search(store, project, "upload worker timeout", floor=None).hits}
+    assert hits[new_fix.record_id].score > hits[old_fix.record_id].score
+    later = search(store, project, "upload worker timeout", floor=None, now=now + timedelta(days=3650)).hits
+    assert {hit.record.record_id: hit.score for hit in later}[old_decision.record_id] == pytest.approx(
+        hits[old_decision.record_id].score
+    )
+
+
+def test_query_terms_drop_stop_words_and_syntax() -> None:
+    assert query_terms('what did we decide about "NEAR(auth AND jwt)" -token*') == ["near", "auth", "jwt", "token"]
+    assert query_terms("") == [] and query_terms("the and of") == []
+    assert fts_query(['a"b']) == '"a""b"'
+
+
+def test_a_prompt_of_only_stop_words_searches_nothing(store: Store, project: Project, add: AddRecord) -> None:
+    add("Anything", "Something.")
+    result = search(store, project, "what is this? can you do it?", floor=None)
+    assert result.hits == [] and result.terms == []
+
+
+def test_limit_caps_the_hits(store: Store, project: Project, add: AddRecord) -> None:
+    for index in range(8):
+        add(f"Webhook retry rule {index}", "Webhooks retry five times.")
+    assert len(search(store, project, "webhook retry", floor=None, limit=3).hits) == 3
+
+
+def test_like_search_finds_records_and_applies_its_own_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: Project
+) -> None:
+    monkeypatch.setenv("AGENTCTX_SIMULATE_NO_FTS5", "1")
+    with Store.open(tmp_path / "like.db") as store:
+        assert not store.has_fts
+        for title, body in PROJECT_FACTS:
+            store.add(project, NewRecord(type="decision", title=title, body=body))
+        result = search(store, project, "stripe webhook returns 400")
+        assert result.degraded == "like-search"
+        assert result.hits[0].record.title == "Payments go through Stripe"
+        assert search(store, project, "dark mode toggle").hits == []
+
+
+def test_a_store_made_without_fts5_keeps_working_when_reopened_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: Project
+) -> None:
+    monkeypatch.setenv("AGENTCTX_SIMULATE_NO_FTS5", "1")
+    with Store.open(tmp_path / "like.db") as store:
+        store.add(project, NewRecord(type="decision", title="Payments go through Stripe", body="Stripe."))
+    monkeypatch.delenv("AGENTCTX_SIMULATE_NO_FTS5")
+    with Store.open(tmp_path / "like.db") as store:
+        result = search(store, project, "stripe payments", floor=None)
+        assert [hit.record.title for hit in result.hits] == ["Payments go through Stripe"]
+
+
+def test_a_prompt_worded_like_a_superseded_fact_finds_its_current_replacement(
+    store: Store, project: Project, facts: dict[str, Record]
+) -> None:
+    old = store.add(
+        project,
+        NewRecord(type="decision", title="Audit trail with paper_trail", body="The paper_trail gem versions rows."),
+    )
+    _, middle = store.supersede(project, old.record_id, title="Audit log table", body="A plain audit_log table.")
+    _, head = store.supersede(project, middle.record_id, title="No row auditing", body="We dropped row history.")
+    for kwargs in ({}, {"floor": None}):
+        hits = search(store, project, "is paper_trail still how we version rows?", **kwargs).hits  # type: ignore[arg-type]
+        assert [hit.record.record_id for hit in hits][:1] == [head.record_id]
+        assert {old.record_id, middle.record_id}.isdisjoint(hit.record.record_id for hit in hits)
+    history = search(store, project, "is paper_trail still how we version rows?", include_superseded=True, floor=None)
+    assert history.hits[0].record.record_id == old.record_id
+
+
+def test_an_inherited_head_still_obeys_filters_and_dedup(store: Store, project: Project, add: AddRecord) -> None:
+    old = add("Deploy with Capistrano", "cap production deploy.")
+    _, head = store.supersede(project, old.record_id, title="Deploy with Kamal", body="kamal deploy.")
+    prompt = "capistrano deploy"
+    assert [hit.record.record_id for hit in search(store, project, prompt, floor=None).hits] == [head.record_id]
+    assert search(store, project, prompt, floor=None, exclude_ids=[head.record_id]).hits == []
+    assert search(store, project, prompt, floor=None, types=["convention"]).hits == []
+    assert search(store, project, prompt, floor=None, scope="global").hits == []
+
+
+def test_a_one_word_identifier_needs_only_half_the_floor(
+    store: Store, project: Project, facts: dict[str, Record], add: AddRecord
+) -> None:
+    for index in range(TINY_STORE_RECORDS):  # past the tiny-store size, where the gate applies
+        add(f"Filler note {index}", "Nothing to see here.")
+    hit = search(store, project, "structlog", floor=None).hits[0]
+    assert hit.record.title == "Structured JSON logging"
+    assert hit.relevance < relevance_gate(store.conn, RELEVANCE_FLOOR)  # a sentence would need more evidence
+    assert _titles(store, project, "structlog") == ["Structured JSON logging"]
+    assert _titles(store, project, "structlog zebra giraffe") == []  # same evidence, longer prompt
+
+
+def test_a_longer_prompt_sharing_one_word_with_the_best_match_returns_nothing(
+    store: Store, project: Project, facts: dict[str, Record], add: AddRecord
+) -> None:
+    add("Kestrel, the kestrel service", "Kestrel is the kestrel telemetry service; kestrel owns uploads.")
+    prompt = "the banana stand keeps asking about kestrel in the mango chutney recipe"
+    hits = search(store, project, prompt, floor=None).hits
+    assert hits[0].record.title == "Kestrel, the kestrel service"
+    assert hits[0].relevance >= relevance_gate(store.conn, RELEVANCE_FLOOR)  # strong enough on its own
+    assert _titles(store, project, prompt) == []  # but one shared word is a coincidence
+    assert _titles(store, project, "who owns the kestrel uploads in the mango rollout")[0] == hits[0].record.title

@@ -1,0 +1,236 @@
+"""How `agentctx init` and `agentctx uninstall` change a client's JSON config (ADR-016): the
+`hooks` and `mcpServers` surgery shared by Claude Code (`agentctx/cli/setup.py`) and Codex CLI /
+Gemini CLI (`agentctx.cli._client_setup`). Never imported by a hook.
+
+Pure planning functions (dict in, dict out) plus careful file writes: add or remove only our
+entries, keep every other key and every foreign hook exactly as it was, write nothing when
+nothing changes, and copy the file aside before any write. What to register (which events, the
+command, Claude Code's MCP entry) and the manifest of what init created live in the CLI
+(`agentctx/cli/_registration.py`).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+MCP_NAME = "agentctx"
+
+
+class SettingsError(Exception):
+    """A settings file cannot be changed safely (not JSON, not an object, a foreign entry)."""
+
+
+# -- our hook commands -----------------------------------------------------------------
+
+
+def is_our_hook(command: object) -> bool:
+    """`…/agentctx hook X` or `…python -m agentctx hook X`, whatever the path."""
+    if not isinstance(command, str):
+        return False
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        return False
+    if len(tokens) >= 2 and os.path.basename(tokens[0]) in ("agentctx", "agentctx.exe") and tokens[1] == "hook":
+        return True
+    return len(tokens) >= 4 and tokens[1:4] == ["-m", "agentctx", "hook"]
+
+
+# -- settings.json surgery ----------------------------------------------------------------
+
+
+def _strip_ours(groups: list[Any]) -> tuple[list[Any], bool]:
+    """The event's groups without our hook commands; a group left empty by that is dropped."""
+    kept: list[Any] = []
+    changed = False
+    for group in groups:
+        hooks = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(hooks, list) or not any(isinstance(h, dict) and is_our_hook(h.get("command")) for h in hooks):
+            kept.append(group)
+            continue
+        changed = True
+        remaining = [h for h in hooks if not (isinstance(h, dict) and is_our_hook(h.get("command")))]
+        if remaining:
+            kept.append({**group, "hooks": remaining})
+    return kept, changed
+
+
+def apply_hooks(settings: dict[str, Any], groups: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """Settings with exactly our `groups` registered. Returns (new settings, events whose key
+    this call created). An identical registration is left where it is (idempotent)."""
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if hooks is None:
+        hooks = result["hooks"] = {}
+    if not isinstance(hooks, dict):
+        raise SettingsError('"hooks" is not a JSON object; fix it by hand, then run `agentctx init` again.')
+    created: list[str] = []
+    for event in list(hooks):
+        current = hooks[event]
+        if not isinstance(current, list):
+            if event in groups:
+                raise SettingsError(f'"hooks.{event}" is not a list; fix it by hand, then run `agentctx init` again.')
+            continue
+        if event in groups and groups[event] in current:
+            ours = [g for g in current if g != groups[event]]
+            if not _strip_ours(ours)[1]:
+                continue  # exactly our group, once, and no stale entries of ours: leave it
+        kept, _ = _strip_ours(current)
+        hooks[event] = kept
+        if not kept and event not in groups:
+            del hooks[event]  # only our stale entries were there
+    for event, group in groups.items():
+        if event not in hooks:
+            hooks[event] = []
+            created.append(event)
+        if group not in hooks[event]:
+            hooks[event].append(group)
+    return result, created
+
+
+def remove_hooks(
+    settings: dict[str, Any], *, drop_events: set[str] | None, drop_hooks_key: bool | None
+) -> dict[str, Any]:
+    """Settings without any hook command of ours.
+
+    An event list (and the `hooks` object) left empty by the removal is deleted when
+    `drop_events` names it (`None`: always, for files init did not record) and kept otherwise.
+    """
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    removed_any = False
+    for event in list(hooks):
+        if not isinstance(hooks[event], list):
+            continue
+        kept, changed = _strip_ours(hooks[event])
+        if not changed:
+            continue
+        removed_any = True
+        hooks[event] = kept
+        if not kept and (drop_events is None or event in drop_events):
+            del hooks[event]
+    if removed_any and not hooks and drop_hooks_key is not False:
+        del result["hooks"]
+    return result
+
+
+# -- MCP registration ----------------------------------------------------------------------
+
+
+def is_our_mcp(entry: object) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args")
+    if not isinstance(command, str) or not isinstance(args, list):
+        return False
+    if os.path.basename(command) in ("agentctx", "agentctx.exe") and args[:1] == ["mcp"]:
+        return True
+    return args[:3] == ["-m", "agentctx", "mcp"]
+
+
+def apply_mcp(config: dict[str, Any], entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """`~/.claude.json` with our server registered. Returns (config, whether it created
+    `mcpServers`). Refuses to replace a server of the same name that is not ours."""
+    result = copy.deepcopy(config)
+    servers = result.get("mcpServers")
+    created = servers is None
+    if created:
+        servers = result["mcpServers"] = {}
+    if not isinstance(servers, dict):
+        raise SettingsError('"mcpServers" in ~/.claude.json is not a JSON object; fix it by hand first.')
+    existing = servers.get(MCP_NAME)
+    if existing is not None and not is_our_mcp(existing):
+        raise SettingsError(
+            f"An MCP server named {MCP_NAME!r} that is not agentctx is registered in ~/.claude.json; "
+            "rename or remove it, then run `agentctx init` again."
+        )
+    servers[MCP_NAME] = entry
+    return result, created
+
+
+def remove_mcp(config: dict[str, Any], *, drop_servers_key: bool) -> dict[str, Any]:
+    result = copy.deepcopy(config)
+    servers = result.get("mcpServers")
+    if isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME)):
+        del servers[MCP_NAME]
+        if not servers and drop_servers_key:
+            del result["mcpServers"]
+    return result
+
+
+# -- files -----------------------------------------------------------------------------------
+
+
+def dump_json(data: dict[str, Any], original: str | None) -> str:
+    """JSON in the file's own indentation (2 spaces for a new file), so a diff shows only our change."""
+    indent: str | int = 2
+    if original:
+        match = re.search(r"^\{\s*\n([ \t]+)\S", original)
+        if match:
+            indent = match.group(1)
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+
+
+def diff(path: Path, before: str | None, after: str | None) -> str:
+    lines = difflib.unified_diff(
+        (before or "").splitlines(keepends=True),
+        (after or "").splitlines(keepends=True),
+        fromfile=str(path) if before is not None else "/dev/null",
+        tofile=str(path) if after is not None else "/dev/null",
+    )
+    return "".join(lines)
+
+
+def write_with_backup(path: Path, text: str, *, had_file: bool) -> Path | None:
+    """Copy the current file aside (same mode), then replace it atomically. Returns the backup."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    mode = None
+    if had_file and path.exists():
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        backup = path.with_name(f"{path.name}.agentctx-backup-{stamp}")
+        shutil.copy2(path, backup)
+        mode = path.stat().st_mode & 0o777
+    temp = path.with_name(f".{path.name}.agentctx-{os.getpid()}.tmp")
+    temp.write_text(text, encoding="utf-8")
+    if mode is not None:
+        os.chmod(temp, mode)
+    os.replace(temp, path)
+    return backup
+
+
+def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
+    """(parsed object, original text) of a client's JSON settings; ({}, None) when the file
+    does not exist yet.
+
+    Raises:
+        SettingsError: it cannot be read, or is not a JSON object (the message names the line).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        raise SettingsError(f"Cannot read {path} ({exc.strerror}); check its permissions.") from None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}); fix it by hand, then run again. Nothing was changed."
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}, line 1: not a JSON object; fix it by hand, then run again. Nothing was changed.")
+    return data, text

@@ -1,0 +1,168 @@
+"""`agentctx learn`: records from what the project already wrote (ADRs, CLAUDE.md/AGENTS.md,
+Copilot and Cursor rules, GEMINI.md, Claude Code's auto-memory). The logic lives in
+`agentctx_store.upkeep.learn`; see docs/learn.md."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from agentctx_store import Project
+from agentctx_store.errors import ValidationError
+from agentctx_store.upkeep.learn import Action, LearnPlan, apply_plan, discover, plan_learn
+
+from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+
+PathsArgument = typer.Argument(
+    None,
+    help="Files or folders to learn from (default: discover them in the project).",
+    show_default=False,
+)
+_VERBS = {
+    "add": "new",
+    "supersede": "updated (superseded)",
+    "retire": "retired",
+    "keep": "unchanged",
+    "move": "unchanged (moved)",
+    "duplicate": "already known",
+    "link": "superseded by a later ADR",
+}
+
+
+def learn_cmd(
+    paths: list[Path] | None = PathsArgument,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be recorded; write nothing."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every record, not only the changes."),
+    llm: bool = typer.Option(
+        False,
+        "--llm",
+        help="Let Claude Haiku type and title new or changed rules (needs ANTHROPIC_API_KEY; "
+        "counts against monthly_cap_usd).",
+    ),
+    project: Path | None = ProjectOption,
+    json: bool = JsonOption,
+) -> None:
+    """Learn records from the project's ADRs, agent instruction files and Claude Code auto-memory.
+
+    Re-running updates only what changed in those files; records you made are never touched.
+    """
+    target = project_for(project)
+    root = Path(target.root)
+    plan, llm_outcome = run_learn(target, root, paths or [], dry_run=dry_run, llm=llm)
+    if json:
+        out: dict[str, object] = {
+            "dry_run": dry_run,
+            "summary": plan.summary(),
+            "skipped": plan.skipped,
+            "actions": [_action_json(action) for action in plan.actions],
+        }
+        if llm_outcome is not None:
+            out["llm"] = llm_outcome
+        print_json(out)
+        return
+    _print_plan(plan, dry_run=dry_run, verbose=verbose or dry_run)
+    if llm_outcome is not None:
+        typer.echo(llm_outcome["message"])
+
+
+def run_learn(
+    target: Project, root: Path, paths: list[Path], *, dry_run: bool = False, llm: bool = False
+) -> tuple[LearnPlan, dict[str, object] | None]:
+    """Learn into the store (shared by `learn` and `init --learn`). With `llm`, Claude Haiku
+    types and titles the new and changed rules first (`agentctx_extract.learn_llm`); the second
+    value is what that did (`None` without `llm`)."""
+    with open_store() as store:
+        try:
+            plan = plan_learn(store, target, root, paths)
+        except FileNotFoundError as exc:
+            raise ValidationError(f"No such file or folder {str(exc)!r}; give paths inside the project.") from None
+        llm_outcome = None
+        if llm:
+            from agentctx_extract.learn_llm import type_rules
+
+            typed = type_rules(store, target, plan, dry_run=dry_run)
+            plan, llm_outcome = typed.plan, typed.to_json()
+        if not dry_run:
+            apply_plan(store, target, plan)
+        return plan, llm_outcome
+
+
+def _action_json(action: Action) -> dict[str, object]:
+    item, record = action.item, action.record
+    out: dict[str, object] = {"action": action.action}
+    if item is not None:
+        out |= {
+            "type": item.type,
+            "title": item.title,
+            "path": item.anchor.path,
+            "lines": [item.anchor.line_start, item.anchor.line_end],
+        }
+    if record is not None:
+        out["record_id"] = record.record_id
+    if action.duplicate_of is not None:
+        out["duplicate_of"] = action.duplicate_of.record_id
+    return out
+
+
+def _print_plan(plan: LearnPlan, *, dry_run: bool, verbose: bool) -> None:
+    if not plan.sources:
+        typer.echo(
+            "Nothing to learn from: no ADR folder, CLAUDE.md, AGENTS.md, GEMINI.md, Copilot or Cursor rules, "
+            "or Claude Code memory found. Pass files or folders: agentctx learn docs/decisions"
+        )
+        return
+    shown = {"add", "supersede", "retire", "duplicate", "link"} | ({"keep", "move"} if verbose else set())
+    for action in plan.actions:
+        if action.action not in shown:
+            continue
+        item, record = action.item, action.record
+        if item is not None:
+            where = f"{item.anchor.path}:{item.anchor.line_start}-{item.anchor.line_end}"
+            typer.echo(f"{action.action:<9} {item.type:<10} {item.title}  ({where})")
+        elif record is not None:
+            typer.echo(f"{action.action:<9} {record.type:<10} {record.title}  ({record.record_id})")
+    for line in plan.skipped:
+        typer.echo(f"skipped   {line}")
+    summary = plan.summary()
+    parts = [
+        f"{summary[name]} {_VERBS[name]}"
+        for name in ("add", "supersede", "retire", "duplicate", "keep")
+        if summary[name]
+    ]
+    verb = "Would learn" if dry_run else "Learned"
+    typer.echo(
+        f"{verb} from {summary['files']} file{'s' * (summary['files'] != 1)}: {', '.join(parts) or 'nothing new'}."
+    )
+
+
+def offer_learn(target: Project, choice: bool | None, *, dry_run: bool = False) -> None:
+    """`init`'s offer: learn now (`--learn`), never (`--no-learn`), or ask when a person is at
+    the terminal and there is something to learn from; otherwise say how to do it later."""
+    if choice is False:
+        return
+    root = Path(target.root)
+    sources = discover(root)
+    if not sources:
+        return
+    what = f"{len(sources)} file{'s' * (len(sources) != 1)} agentctx can learn from (ADRs, agent instructions, memory)"
+    if dry_run:
+        typer.echo(f"Learn: found {what}; `agentctx learn --dry-run` shows the records.")
+        return
+    if choice is None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            typer.echo(f"Learn: found {what}; run `agentctx learn` to record them.")
+            return
+        if not typer.confirm(f"Found {what}. Learn from them now?", default=True):
+            typer.echo("Learn: skipped; run `agentctx learn` any time.")
+            return
+    plan, _ = run_learn(target, root, [])
+    summary = plan.summary()
+    typer.echo(
+        f"Learn: {summary['add']} new record{'s' * (summary['add'] != 1)} from {summary['files']} files "
+        f"({summary['supersede']} updated, {summary['retire']} retired, {summary['duplicate']} already known)."
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("learn")(learn_cmd)

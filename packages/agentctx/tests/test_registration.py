@@ -1,0 +1,117 @@
+"""What init registers for Claude Code (`agentctx/cli/_registration.py`), applied to settings.json and
+~/.claude.json by `agentctx.cli._hook_settings`: only our entries, idempotent, exactly reversible."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from agentctx.cli import _hook_settings as install
+from agentctx.cli import _registration
+
+BASE = ["/opt/tools/agentctx/bin/agentctx"]
+REALISTIC = {
+    "$schema": "https://json.schemastore.org/claude-code-settings.json",
+    "model": "opus",
+    "env": {"FOO": "1"},
+    "permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Read(./.env)"]},
+    "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+    "hooks": {
+        "PostToolUse": [
+            {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": 'npx prettier --write "$FILE"'}]}
+        ],
+        "SessionStart": [{"hooks": [{"type": "command", "command": "other-tool session-start", "timeout": 30}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send Claude"}]}],
+    },
+}
+
+
+def test_events_follow_the_client_version() -> None:
+    assert _registration.events_for(None) == list(_registration.CLASSIC_EVENTS)
+    assert _registration.events_for((2, 0, 77)) == list(_registration.CLASSIC_EVENTS)
+    assert "CwdChanged" not in _registration.events_for((2, 1, 82))
+    assert _registration.events_for((2, 1, 332))[-2:] == ["PostToolUseFailure", "CwdChanged"]
+    assert _registration.parse_version("2.1.332 (Claude Code)") == (2, 1, 332)
+    assert _registration.parse_version("claude: command not found") is None
+
+
+def test_hook_command_quotes_paths() -> None:
+    assert _registration.hook_command(["/path with space/agentctx"], "Stop") == "'/path with space/agentctx' hook Stop"
+
+
+def test_init_keeps_everything_else_and_is_idempotent() -> None:
+    groups = _registration.desired_groups(BASE, _registration.events_for(None))
+    once, created = install.apply_hooks(REALISTIC, groups)
+    assert created == ["UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"]
+    assert {key: once[key] for key in once if key != "hooks"} == {
+        key: REALISTIC[key] for key in REALISTIC if key != "hooks"
+    }
+    assert once["hooks"]["PostToolUse"][0] == REALISTIC["hooks"]["PostToolUse"][0]  # the foreign group first, unchanged
+    assert once["hooks"]["SessionStart"][0] == REALISTIC["hooks"]["SessionStart"][0]
+    assert once["hooks"]["Notification"] == REALISTIC["hooks"]["Notification"]
+    twice, created_again = install.apply_hooks(once, groups)
+    assert twice == once and created_again == []
+    assert REALISTIC["hooks"]["PostToolUse"] == [REALISTIC["hooks"]["PostToolUse"][0]]  # input not mutated
+
+
+def test_uninstall_restores_the_original_exactly() -> None:
+    groups = _registration.desired_groups(BASE, _registration.events_for((2, 1, 90)))
+    installed, created = install.apply_hooks(REALISTIC, groups)
+    restored = install.remove_hooks(installed, drop_events=set(created), drop_hooks_key=False)
+    assert restored == REALISTIC
+
+
+def test_uninstall_keeps_empty_containers_that_were_there_before() -> None:
+    original = {"hooks": {"Stop": []}}
+    installed, created = install.apply_hooks(original, _registration.desired_groups(BASE, ["Stop", "SessionEnd"]))
+    assert created == ["SessionEnd"]
+    assert install.remove_hooks(installed, drop_events=set(created), drop_hooks_key=False) == original
+    empty = {"hooks": {}}
+    installed, created = install.apply_hooks(empty, _registration.desired_groups(BASE, ["Stop"]))
+    assert install.remove_hooks(installed, drop_events=set(created), drop_hooks_key=False) == empty
+    assert install.remove_hooks(installed, drop_events=None, drop_hooks_key=None) == {}
+
+
+def test_reinstall_from_another_path_replaces_our_old_entries() -> None:
+    old, _ = install.apply_hooks(
+        REALISTIC, _registration.desired_groups(["/old/venv/bin/agentctx"], ["SessionStart", "CwdChanged"])
+    )
+    new, _ = install.apply_hooks(old, _registration.desired_groups(BASE, ["SessionStart"]))
+    commands = [h["command"] for groups in new["hooks"].values() for group in groups for h in group["hooks"]]
+    assert not any(command.startswith("/old/") for command in commands)
+    assert "CwdChanged" not in new["hooks"]  # a stale event of ours is dropped for an older client
+    assert commands.count(_registration.hook_command(BASE, "SessionStart")) == 1
+
+
+def test_non_object_hooks_are_refused() -> None:
+    with pytest.raises(install.SettingsError):
+        install.apply_hooks({"hooks": []}, _registration.desired_groups(BASE, ["Stop"]))
+    with pytest.raises(install.SettingsError):
+        install.apply_hooks({"hooks": {"Stop": "x"}}, _registration.desired_groups(BASE, ["Stop"]))
+
+
+def test_mcp_entry_round_trip_and_foreign_server_refused() -> None:
+    config = {"numStartups": 3, "projects": {"/x": {"allowedTools": []}}}
+    entry = _registration.mcp_entry(BASE, always_load=True)
+    env = {"AGENTCTX_CLIENT": "claude"}
+    assert entry == {"type": "stdio", "command": BASE[0], "args": ["mcp"], "env": env, "alwaysLoad": True}
+    registered, created = install.apply_mcp(config, entry)
+    assert created and registered["mcpServers"]["agentctx"] == entry
+    assert install.remove_mcp(registered, drop_servers_key=created) == config
+    foreign = {"mcpServers": {"agentctx": {"type": "stdio", "command": "npx", "args": ["some-other-agentctx"]}}}
+    with pytest.raises(install.SettingsError):
+        install.apply_mcp(foreign, entry)
+    assert install.remove_mcp(foreign, drop_servers_key=True) == foreign
+
+
+def test_python_module_form_is_ours_too() -> None:
+    entry = _registration.mcp_entry(["/usr/bin/python3", "-m", "agentctx"], always_load=False)
+    assert entry["args"] == ["-m", "agentctx", "mcp"] and install.is_our_mcp(entry)
+
+
+def test_inputs_are_never_mutated() -> None:
+    snapshot = copy.deepcopy(REALISTIC)
+    installed, _ = install.apply_hooks(REALISTIC, _registration.desired_groups(BASE, ["Stop"]))
+    install.remove_hooks(installed, drop_events=None, drop_hooks_key=None)
+    assert snapshot == REALISTIC
