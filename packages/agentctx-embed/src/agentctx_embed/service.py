@@ -447,7 +447,6 @@ def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
     from agentctx_store.review import EXTRACTION_SOURCE
-    from agentctx_store.upkeep import config
 
     if not _review_required():
         return None
@@ -460,7 +459,8 @@ _REVIEW_SETTING: dict[str, Any] = {}
 def _review_required() -> bool:
     """`config review = required`, read again only when the config file changed (one `stat`
     per prompt instead of reading and parsing the file)."""
-    from agentctx_store import config, paths
+    from agentctx_store import paths
+    from agentctx_store.upkeep import config
 
     try:
         info = os.stat(paths.config_path())
