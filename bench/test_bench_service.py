@@ -118,9 +118,14 @@ class Setup:
         return json.loads(done.stdout)
 
     def stop(self) -> None:
-        if self.service is not None and self.service.poll() is None:
+        if self.service is None:
+            return
+        if self.service.poll() is None:
             self.service.terminate()
             self.service.wait(60)
+        for pipe in (self.service.stdout, self.service.stderr):  # warnings are errors (unclosed files)
+            if pipe is not None:
+                pipe.close()
 
     def payload(self, index: int) -> bytes:
         data = {
