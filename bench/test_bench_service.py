@@ -10,7 +10,8 @@ Stores are synthetic (`_corpus.build`, as the hook benchmarks build them: half t
 the hook's project, half in two others). Their vectors are random unit vectors written straight
 into the vector table under the real model's name: embedding 100K records with MiniLM on two
 cores takes hours and changes neither the timings nor the memory measured here; the queries are
-embedded by the real model.
+embedded by the real model, and so are the 64 fresh records written while the service runs (the
+RSS after them shows what embedding passages leaves resident).
 
 Targets: warm path median ≤ 40 ms (10K) and ≤ 80 ms (100K), ≤ 3× the bare interpreter (10K);
 cold path as before; service RSS ≤ 400 MB at 100K.
@@ -44,6 +45,8 @@ AGENTCTX = Path(sys.executable).with_name("agentctx")
 SIZES = [int(size) for size in os.environ.get("AGENTCTX_BENCH_SIZES", "10000,100000").split(",") if size]
 RUNS = int(os.environ.get("AGENTCTX_BENCH_RUNS", "30"))
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+QUERIES = 100  # the service's own answer time and RSS are measured over this many prompts
+FRESH = 64  # records written while the service runs, embedded by it (RSS after)
 
 pytestmark = pytest.mark.skipif(not MINILM.exists(), reason=f"no benchmark model at {MINILM}")
 
@@ -115,9 +118,14 @@ class Setup:
         return json.loads(done.stdout)
 
     def stop(self) -> None:
-        if self.service is not None and self.service.poll() is None:
+        if self.service is None:
+            return
+        if self.service.poll() is None:
             self.service.terminate()
             self.service.wait(60)
+        for pipe in (self.service.stdout, self.service.stderr):  # warnings are errors (unclosed files)
+            if pipe is not None:
+                pipe.close()
 
     def payload(self, index: int) -> bytes:
         data = {
@@ -159,6 +167,7 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
     for command, env in commands.values():  # warm-up: bytecode, page cache, first model call
         for index in range(3):
             _time(command, setup.payload(index), env)
+    rss_warm = int(setup.ping()["rss_bytes"])
     timings: dict[str, list[float]] = {name: [] for name in commands}
     for index in range(RUNS):  # interleaved: machine load hits every command alike
         for name, (command, env) in commands.items():
@@ -173,7 +182,6 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
         _time(hook, stdin, setup.env)
         state = Path(setup.env["AGENTCTX_HOME"]) / "state" / f"{file_name(session)}.json"  # issue 13: in the data dir
         served.append(json.loads(state.read_text(encoding="utf-8"))["served"]["last"])
-    info = setup.ping()
     answer = subprocess.run(  # the service's own answer time, from a client already running
         [
             sys.executable,
@@ -187,7 +195,7 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
             "    started = time.perf_counter(); exchange(json.dumps(request).encode(), timeout=10)\n"
             "    times.append((time.perf_counter() - started) * 1000)\n"
             "times.sort(); print(round(times[len(times) // 2], 1))\n",
-            json.dumps(setup.prompts[:30]),
+            json.dumps([setup.prompts[index % len(setup.prompts)] for index in range(QUERIES)]),
             str(setup.project),
         ],
         capture_output=True,
@@ -195,6 +203,8 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
         env=setup.env,
         check=True,
     )
+    info = setup.ping()  # after the hook runs above and `QUERIES` more answers
+    rss_fresh, rss_peak = _rss_after_fresh_records(setup, int(info["vectors"]))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else -1.0
     benchmark.extra_info.update(
         {
@@ -207,9 +217,64 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
             "load_average_1min": round(load, 1),
             "warm_served_of_10": served.count("warm"),
             "service_rss_mb": round(int(info["rss_bytes"]) / 1e6, 1),
+            "service_rss_after_warmup_mb": round(rss_warm / 1e6, 1),
+            "service_rss_after_fresh_records_mb": round(rss_fresh / 1e6, 1),
+            "service_rss_peak_mb": round(rss_peak / 1e6, 1),  # the most it ever held (start, batches)
+            "service_abandoned": info.get("abandoned"),
             "service_vectors": info["vectors"],
             "service_vector_mb": round(int(info["vector_bytes"]) / 1e6, 1),
             "service_startup_s": round(setup.startup_s, 1),  # type: ignore[attr-defined]
         }
     )
     print(f"\n{setup.size} records: {json.dumps(benchmark.extra_info)}")
+    print(_summary(benchmark.extra_info))
+
+
+def _rss_after_fresh_records(setup: Setup, vectors: int) -> tuple[int, int]:
+    """Write `FRESH` records with long bodies, tell the service, wait until it has embedded them
+    (passages in batches: what the onnxruntime memory arena used to keep), and read its RSS."""
+    words = " ".join(setup.prompts[0].split()[:12])
+    subprocess.run(  # in the store's data dir (closing the store tells the service)
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from agentctx_store import NewRecord, Store, resolve_project\n"
+            "words, count = sys.argv[2], int(sys.argv[3])\n"
+            "with Store.open() as store:\n"
+            "    project = resolve_project(sys.argv[1])\n"
+            "    for index in range(count):\n"
+            "        body = ' '.join([words] * 15) + f' fresh {index}'  # ~180 words: long passages\n"
+            "        store.add(project, NewRecord(type='decision', title=f'Fresh record {index} {words}', body=body))\n",
+            str(setup.project),
+            words,
+            str(FRESH),
+        ],
+        env=setup.env,
+        check=True,
+        capture_output=True,
+    )
+    end = time.monotonic() + 300
+    while time.monotonic() < end:
+        info = setup.ping()
+        if int(info["vectors"]) >= vectors + FRESH:
+            time.sleep(2)  # the pass ends after its last batch (and gives freed memory back then)
+            after = setup.ping()
+            return int(after["rss_bytes"]), int(after.get("rss_peak_bytes") or 0)
+        time.sleep(0.5)
+    raise AssertionError(f"the service did not embed {FRESH} fresh records in 300 s: {setup.ping()}")
+
+
+def _summary(info: dict[str, Any]) -> str:
+    """One readable line per store size (bench/README.md, docs/adr-008-warm-service.md)."""
+    m = info["median_ms"]
+    return (
+        f"{info['records'] // 1000}K records (load {info['load_average_1min']}): python -c pass {m['floor']} ms | "
+        f"hook, service up {m['warm']} ms ({info['ratio_warm_to_floor']}x floor; without the deadline "
+        f"{m['warm_no_deadline']} ms, {info['ratio_warm_no_deadline_to_floor']}x) | "
+        f"hook, service down {m['cold']} ms ({info['ratio_cold_to_floor']}x) | "
+        f"service answer {info['service_answer_median_ms']} ms | RSS after warm-up "
+        f"{info['service_rss_after_warmup_mb']} MB, after {QUERIES} more queries {info['service_rss_mb']} MB, "
+        f"after embedding {FRESH} fresh records {info['service_rss_after_fresh_records_mb']} MB, "
+        f"peak {info['service_rss_peak_mb']} MB"
+    )

@@ -519,3 +519,40 @@ def test_the_review_gate_holds_on_the_warm_path(
     out = run(run_hook, tiny_env, root, "gate-on", prompt)
     assert pending not in out
     assert state_of("gate-on")["served"]["last"] == "warm"
+
+
+def test_a_prompt_whose_hook_gave_up_is_not_answered_late(service: Any, project: Any) -> None:
+    """The service checks the hook's deadline (`budget_ms`) before each heavy step and after
+    composing: past it, it answers an error, records no injection and counts it `abandoned`."""
+    from agentctx_store.service_link import exchange
+
+    root, ids = project
+    before = ping()["abandoned"]
+    request = {
+        "v": 1,
+        "op": "prompt",
+        "cwd": str(root),
+        "prompt": KEYWORD_PROMPT,
+        "session_id": "gave-up",
+        "exclude": [],
+        "pending": [0, [], 0],
+        "budget_ms": 1,  # less than any answer takes: the hook has stopped waiting
+    }
+    reply = json.loads(exchange(json.dumps(request).encode("utf-8"), timeout=10))
+    assert reply.get("error", "").startswith("late"), reply
+    assert ping()["abandoned"] == before + 1
+    with Store.open() as store:
+        injected = _injections(store, "gave-up")
+    assert injected == 0
+    # the same request with time to spare is answered, and recorded
+    reply = json.loads(exchange(json.dumps({**request, "budget_ms": 5000}).encode("utf-8"), timeout=10))
+    assert reply.get("ok") and ids["Use PostgreSQL as the main database"] in reply["ids"], reply
+    with Store.open() as store:
+        injected = _injections(store, "gave-up")
+    log = Path(os.environ["AGENTCTX_HOME"]) / "logs" / "service.log"
+    assert injected == 1, log.read_text(encoding="utf-8") if log.exists() else "no service log"
+
+
+def _injections(store: Store, session: str) -> int:
+    row = store.conn.execute("SELECT coalesce(sum(injections), 0) FROM sessions WHERE session_id = ?", (session,))
+    return int(row.fetchone()[0])

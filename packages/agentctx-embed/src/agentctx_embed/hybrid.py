@@ -26,7 +26,6 @@ bring back a superseded record or another project's.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,6 +46,8 @@ from agentctx_store.retrieval import (
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 from agentctx_store.store import Store
 from agentctx_store.upkeep.ranking import rrf
+
+from agentctx_embed.vector_index import VectorIndex
 
 CANDIDATES = 60
 RRF_K = 60
@@ -96,92 +97,6 @@ class HybridResult:
     z: float = 0.0
     top_share: float = 0.0  # the best fused hit's own keyword share of the gate …
     top_z: float = 0.0  # … and its own cosine's z
-
-
-class VectorIndex:
-    """Unit vectors of current records, in memory: one row per record, filtered per query."""
-
-    def __init__(self, dims: int) -> None:
-        self.dims = dims
-        self.lock = threading.Lock()
-        self.matrix = np.zeros((0, dims), dtype=np.float32)
-        self.ids: list[str] = []
-        self.rows: dict[str, int] = {}
-        self.versions: dict[str, str] = {}
-        self.namespace = np.zeros(0, dtype=np.int32)
-        self.kind = np.zeros(0, dtype=np.int32)
-        self.alive = np.zeros(0, dtype=bool)
-        self._codes: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def _code(self, value: str) -> int:
-        return self._codes.setdefault(value, len(self._codes))
-
-    def put(self, items: Sequence[tuple[str, str, str, str]], vectors: np.ndarray) -> None:
-        """`items` are (record id, project id, type, version) for the rows of `vectors`."""
-        with self.lock:
-            new = [index for index, item in enumerate(items) if item[0] not in self.rows]
-            if new and not self.ids and len(new) == len(items):  # the first, bulk load: no copy
-                self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
-                self.namespace = np.zeros(len(items), dtype=np.int32)
-                self.kind = np.zeros(len(items), dtype=np.int32)
-                self.alive = np.zeros(len(items), dtype=bool)
-                for row, item in enumerate(items):
-                    self.rows[item[0]] = row
-                    self.ids.append(item[0])
-                new = []
-            if new:
-                start = len(self.ids)
-                if start + len(new) > len(self.matrix):  # grow by a quarter: fresh records come one by one
-                    grow = max(start + len(new), len(self.matrix) + len(self.matrix) // 4 + 256) - len(self.matrix)
-                    self.matrix = np.concatenate([self.matrix, np.zeros((grow, self.dims), dtype=np.float32)])
-                    self.namespace = np.concatenate([self.namespace, np.zeros(grow, dtype=np.int32)])
-                    self.kind = np.concatenate([self.kind, np.zeros(grow, dtype=np.int32)])
-                    self.alive = np.concatenate([self.alive, np.zeros(grow, dtype=bool)])
-                for offset, index in enumerate(new):
-                    self.rows[items[index][0]] = start + offset
-                    self.ids.append(items[index][0])
-            for index, (record_id, project_id, record_type, version) in enumerate(items):
-                row = self.rows[record_id]
-                self.matrix[row] = vectors[index]
-                self.namespace[row] = self._code(project_id)
-                self.kind[row] = self._code(record_type)
-                self.alive[row] = True
-                self.versions[record_id] = version
-
-    def remove(self, record_ids: Sequence[str]) -> None:
-        with self.lock:
-            for record_id in record_ids:
-                row = self.rows.get(record_id)
-                if row is not None:
-                    self.alive[row] = False
-                    self.versions.pop(record_id, None)
-
-    def similarities(
-        self, query: np.ndarray, namespaces: Sequence[str], types: Sequence[str] | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, cosines) of the live rows in these namespaces and types, in row order. One
-        product over the whole matrix, then the mask: no copy of the visible rows' vectors."""
-        with self.lock:
-            size = len(self.ids)
-            mask = self.alive[:size] & np.isin(
-                self.namespace[:size], [self._codes[n] for n in namespaces if n in self._codes]
-            )
-            if types is not None:
-                mask &= np.isin(self.kind[:size], [self._codes[t] for t in types if t in self._codes])
-            rows = np.flatnonzero(mask)
-            if not len(rows):
-                return rows, np.zeros(0, dtype=np.float32)
-            cosines = (self.matrix[:size] @ np.asarray(query, dtype=np.float32))[rows]
-        return rows, cosines
-
-    def ids_of(self, rows: np.ndarray) -> list[str]:
-        return [self.ids[row] for row in rows.tolist()]
-
-    def nbytes(self) -> int:
-        return int(self.matrix.nbytes)  # with the room kept for growth
 
 
 def hybrid_search(

@@ -45,9 +45,11 @@ import numpy as np
 from agentctx_store import paths
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, try_lock
 
-from agentctx_embed.hybrid import VectorIndex, hybrid_search
+from agentctx_embed.hybrid import _namespaces, hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import embedding_text
+from agentctx_embed.vector_index import VectorIndex
+from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
 
 logger = logging.getLogger("agentctx.service")
 
@@ -56,10 +58,10 @@ REQUEST_READ_S = 2.0
 HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
 MODEL_RETRY_S = 300.0  # after a failed model load
 EMBED_CHUNK = 32
+SERVICE_BATCH = 1  # passages per inference in the service (docs/adr-008-warm-service.md, Memory)
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
 INLINE_EMBED_MAX = 16
 PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
-PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 
 
 def version() -> str:
@@ -127,6 +129,10 @@ class Service:
         self.store_lock = threading.Lock()
         self._open: Any = None
         self._projects: dict[str, tuple[float, Any]] = {}
+        self.abandoned = 0  # prompt requests dropped because their hook had given up
+        # queries are embedded outside `embed_lock`: onnxruntime runs sessions concurrently, and a
+        # query must not wait for a background batch of passages (seconds on one thread)
+        self.queries = QueryWorker(embedder.query, self.index)
 
     # vectors ------------------------------------------------------------------------------
 
@@ -173,9 +179,12 @@ class Service:
             }
         keep = [i for i, rid in enumerate(ids) if rid in rows and not rows[rid][4]]
         if len(keep) != len(ids):
-            matrix = matrix[keep]
+            view.release()
+            matrix = _compact(matrix, keep)
         self.index.put([(ids[i], rows[ids[i]][1], rows[ids[i]][2], rows[ids[i]][3]) for i in keep], matrix)
         self.loaded_from_store = len(keep)
+        del rows, ids, header
+        give_back_memory()
         return len(keep)
 
     @contextlib.contextmanager
@@ -229,7 +238,7 @@ class Service:
         if not rows:
             return 0
         with self.embed_lock:
-            todo = [row for row in rows if self.index.versions.get(row["id"]) != row["version"]]
+            todo = [row for row in rows if not self.index.is_current(row["id"], row["version"])]
             for start in range(0, len(todo), EMBED_CHUNK):
                 chunk = todo[start : start + EMBED_CHUNK]
                 vectors = self.embedder.passages([embedding_text(dict(row)) for row in chunk])
@@ -265,15 +274,12 @@ class Service:
         newest first; vectors of records no longer current are dropped."""
         with self._store() as store:
             top = store.conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
-            current = dict(
+            todo = self.index.reconcile(
                 store.conn.execute(
                     "SELECT id, coalesce(updated_at, recorded_at) FROM records WHERE superseded_at IS NULL "
                     "ORDER BY rowid DESC"
-                ).fetchall()
+                )
             )
-        self.index.remove([rid for rid in list(self.index.versions) if rid not in current])
-        todo = [rid for rid, version in current.items() if self.index.versions.get(rid) != version]
-        del current
         done = 0
         for start in range(0, len(todo), EMBED_CHUNK):
             if self.stop.is_set():
@@ -284,6 +290,8 @@ class Service:
             done += self._embed_rows(rows)
             time.sleep(0.01)  # leave the cores to the requests
         self.high_rowid = max(self.high_rowid, top)
+        if done:
+            give_back_memory()
         return done
 
     def embed_loop(self) -> None:
@@ -309,7 +317,9 @@ class Service:
             "socket": socket_path(self.home),
             "started": self.started,
             "requests": self.requests,
+            "abandoned": self.abandoned,
             "rss_bytes": rss_bytes(),
+            "rss_peak_bytes": rss_peak_bytes(),
         }
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -329,10 +339,6 @@ class Service:
             return self.search(request)
         return {"error": f"unknown op {op!r}"}
 
-    def _query_vector(self, text: str) -> np.ndarray:
-        with self.embed_lock:
-            return self.embedder.query(text)
-
     def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
         """The prompt hook's injection, composed as the keyword path composes it."""
 
@@ -345,74 +351,64 @@ class Service:
         budget_s = float(request.get("budget_ms") or 1000) / 1000.0
         if not cwd or not text:
             return {"error": "prompt and cwd are required"}
+        from agentctx_store.inject import PROMPT_TYPES
         from agentctx_store.prompt_answer import MAX_QUERY_CHARS, compose_for_prompt
 
-        embedding = self._embed_meanwhile(text[:MAX_QUERY_CHARS])
+        def late() -> bool:  # the hook gave up waiting: it takes the keyword path, write nothing
+            return time.monotonic() - started > budget_s
+
         project = self._project(cwd)
+        job = self.queries.submit(
+            text[:MAX_QUERY_CHARS], namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late
+        )
 
         def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
+            if late():  # waited for the store behind other requests: no work for nobody
+                return []
             self.sync_new(store)  # records written since the last look are embedded first
             return hybrid_search(
                 store,
                 project,
                 query,
-                index=self.index,
-                query_vector=embedding,
+                index=ScanAhead(self.index, job),  # type: ignore[arg-type]
+                query_vector=job.vector,
                 limit=limit,
                 types=types,
                 exclude_ids=exclude_ids,
             ).hits
 
-        def late() -> bool:  # the hook gave up waiting: it takes the keyword path, write nothing
-            return time.monotonic() - started > budget_s
-
         pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
-        with self._serving_store() as store:
-            text_out, ids = compose_for_prompt(
-                store,
-                project,
-                text,
-                session_id,
-                exclude,
-                pending_triple,
-                rank=rank,
-                late=late,
-                log=_log_error,
-                served_by="warm",
-                keep=_review_gate(),
-            )
+        try:
+            with self._serving_store() as store:
+                text_out, ids = compose_for_prompt(
+                    store,
+                    project,
+                    text,
+                    session_id,
+                    exclude,
+                    pending_triple,
+                    rank=rank,
+                    late=late,
+                    log=_log_error,
+                    served_by="warm",
+                    keep=_review_gate(),
+                )
+        except Expired:
+            text_out, ids = "", []
+        if late():
+            self.abandoned += 1
+            return {"error": "late: the hook had stopped waiting; nothing was recorded"}
         return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
-
-    def _embed_meanwhile(self, text: str) -> Callable[[], np.ndarray]:
-        """Embed the query on its own thread (onnxruntime releases the GIL) while the keyword
-        side runs; the returned callable waits for it."""
-        box: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                box["vector"] = self._query_vector(text)
-            except BaseException as exc:  # re-raised in the request's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=work, daemon=True, name="agentctx-service-query")
-        thread.start()
-
-        def result() -> np.ndarray:
-            thread.join()
-            if "error" in box:
-                raise box["error"]
-            return box["vector"]
-
-        return result
 
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
 
         text = str(request.get("query") or "")
-        embedding = self._embed_meanwhile(text)
         project = self._project(str(request.get("cwd") or "."))
         if request.get("project_id") and request.get("project_id") != project.project_id:
             return {"error": "the directory resolves to another project here"}
         types = request.get("types") or None
+        scope = request.get("scope") or None
+        job = self.queries.submit(text, namespaces=_namespaces(project, scope), types=types)
         with self._serving_store() as store:
             self.sync_new(store)
             from agentctx_embed.hybrid import DEFAULT_FLOOR
@@ -421,11 +417,11 @@ class Service:
                 store,
                 project,
                 text,
-                index=self.index,
-                query_vector=embedding,
+                index=ScanAhead(self.index, job),  # type: ignore[arg-type]
+                query_vector=job.vector,
                 limit=int(request.get("limit") or 10),
                 types=types,
-                scope=request.get("scope") or None,
+                scope=scope,
                 exclude_ids=[value for value in request.get("exclude") or [] if isinstance(value, str)],
                 floor=DEFAULT_FLOOR if request.get("floor", True) else None,
             )
@@ -438,23 +434,74 @@ class Service:
         }
 
 
+def _compact(matrix: np.ndarray, keep: list[int]) -> np.ndarray:
+    """`matrix[keep]` (`keep` ascending) in place, a few thousand rows at a time: a plain
+    `matrix[keep]` holds two copies of every vector for a moment (+154 MB at 100K records)."""
+    for start in range(0, len(keep), 4096):
+        # rows are read at or after the rows written (keep[i] >= i), never before
+        chunk = keep[start : start + 4096]
+        matrix[start : start + len(chunk)] = matrix[chunk]
+    try:
+        matrix.resize((len(keep), matrix.shape[1]), refcheck=False)  # a shrink: nothing is copied
+    except ValueError:
+        return matrix[: len(keep)]
+    return matrix
+
+
 def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
     from agentctx_store.review import EXTRACTION_SOURCE
-    from agentctx_store.upkeep import config
 
-    try:
-        required = config.load().get("review") == "required"
-    except Exception:
-        required = False
-    if not required:
+    if not _review_required():
         return None
     return lambda record: not (record.source == EXTRACTION_SOURCE and record.confidence == "inferred")
 
 
+_REVIEW_SETTING: dict[str, Any] = {}
+
+
+def _review_required() -> bool:
+    """`config review = required`, read again only when the config file changed (one `stat`
+    per prompt instead of reading and parsing the file)."""
+    from agentctx_store import paths
+    from agentctx_store.upkeep import config
+
+    try:
+        info = os.stat(paths.config_path())
+        key: Any = (info.st_mtime_ns, info.st_size, info.st_ino)
+    except OSError:
+        key = None
+    if "key" not in _REVIEW_SETTING or _REVIEW_SETTING["key"] != key:
+        try:
+            required = config.load().get("review") == "required"
+        except Exception:
+            required = False
+        _REVIEW_SETTING.update(key=key, required=required)
+    return bool(_REVIEW_SETTING["required"])
+
+
 def _log_error(event: str, exc: BaseException, session: str) -> None:
     logger.warning("%s (session %s): %s", event, session, exc)
+
+
+def give_back_memory() -> None:
+    """Return freed heap to the OS (glibc keeps it otherwise: after the start-up's transient rows
+    and each batch of passages, tens of MB would stay resident). A no-op elsewhere."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def rss_peak_bytes() -> int:
+    """The most this process has had resident (`VmHWM`)."""
+    import resource
+
+    peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return peak * (1 if sys.platform == "darwin" else 1024)
 
 
 def rss_bytes() -> int:
@@ -569,11 +616,12 @@ class Running:
         ]
         for thread in self.threads:
             thread.start()
-        election.describe({**service.info(), "rss_bytes": None})
+        election.describe({**service.info(), "rss_bytes": None, "rss_peak_bytes": None})
 
     def close(self) -> None:
         self.service.stop.set()
         self.service.wake.set()
+        self.service.queries.close()
         self.server.shutdown()
         self.server.server_close()
         with self.service.store_lock:
@@ -614,7 +662,16 @@ def load_model() -> Embedder:
     settings = config.load()
     if not settings.get("embeddings", True):
         raise ModelUnavailable("Embeddings are off (`agentctx config --embeddings` turns them on).")
-    return load(choose_model(settings), allow_download=False)
+    # one onnxruntime thread: a short query is ~4× faster and steadier than on two threads that
+    # compete with SQLite for the two cores (measured: MiniLM int8, median 5 ms vs 21 ms), and
+    # no memory arena, so the RSS stays bounded after a batch of long passages (adr-008, Memory)
+    embedder = load(choose_model(settings), allow_download=False, threads=1, lean=True)
+    # without the arena a batch's activations are freed after it, but resident while it runs;
+    # on one thread, one passage at a time is also the fastest (32 passages of ~230 tokens,
+    # MiniLM int8: batches of 1 / 4 / 16 took 1.6 / 2.1 / 3.1 s and peaked 66 / 303 / 444 MB
+    # above the loaded model)
+    embedder.batch_size = SERVICE_BATCH
+    return embedder
 
 
 # -- hosting -------------------------------------------------------------------------------

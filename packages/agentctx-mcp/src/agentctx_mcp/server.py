@@ -336,6 +336,7 @@ def host_search_service() -> None:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     pass_fds=(fd,),
+                    env={**service_link.SERVICE_ENV, **os.environ},  # the user's own setting wins
                 )
             except OSError:
                 logger.exception("could not start the warm search service")

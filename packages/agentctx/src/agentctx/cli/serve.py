@@ -31,7 +31,8 @@ def service_section(_store: Store, _project: Project) -> StatusSection:
     lines = [
         f"up, pid {info.get('pid')}, model {info.get('model')} ({info.get('dims')} dims)",
         f"{info.get('vectors')} vectors ({int(info.get('vector_bytes') or 0) // 1_000_000} MB), "
-        f"RSS {int(info.get('rss_bytes') or 0) // 1_000_000} MB, {info.get('requests')} requests",
+        f"RSS {int(info.get('rss_bytes') or 0) // 1_000_000} MB (peak {int(info.get('rss_peak_bytes') or 0) // 1_000_000} MB), "
+        f"{info.get('requests')} requests",
         f"socket {info.get('socket')}",
     ]
     return StatusSection(key="search_service", title="Search service", lines=lines, data={"up": True, **info})
@@ -55,6 +56,12 @@ def register(app: typer.Typer) -> None:
 
             agentctx serve --idle-exit 600
         """
+        import os
+
+        from agentctx_store.service_link import SERVICE_ENV
+
+        for name, value in SERVICE_ENV.items():  # before numpy loads
+            os.environ.setdefault(name, value)
         try:
             from agentctx_embed.service import serve_foreground
         except ImportError:

@@ -1,0 +1,177 @@
+"""The warm search service's vectors, in memory: one contiguous float32 matrix of the vectors
+loaded at start, a second block for the records embedded since, and, per row,
+small numpy codes (namespace, type, live, version); no Python object per record but its id.
+
+Used by `agentctx_embed.hybrid` (the vector side of a query) and `agentctx_embed.service`.
+What one record costs at 384 dims: 1,536 bytes of vector, ~10 bytes of codes, and its id (the
+id string, its list slot and its dict entry, ~120 bytes). The version of a row (its
+`updated_at`) is kept as a 64-bit hash, compared within this process only (docs/adr-008).
+
+The vectors stay float32 on purpose: numpy has no fast float16 or int8 product (measured on the
+project's machine at 100K × 384: float32 31 ms, float16 converted per block 273 ms, int8 33 ms),
+and a lower precision would shift cosines and so, rarely, the order of two close hits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+class VectorIndex:
+    """Unit vectors of current records, in memory: one row per record, filtered per query."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+        self.lock = threading.Lock()
+        self.matrix = np.zeros((0, dims), dtype=np.float32)  # the rows loaded at start, exactly
+        self.fresh = np.zeros((0, dims), dtype=np.float32)  # rows added since (with room to grow)
+        self.ids: list[str] = []
+        self.rows: dict[str, int] = {}
+        self.namespace = np.zeros(0, dtype=np.int32)
+        self.kind = np.zeros(0, dtype=np.int32)
+        self.alive = np.zeros(0, dtype=bool)
+        self.version = np.zeros(0, dtype=np.int64)
+        self.generation = 0  # changes with every put and remove (for callers that cache a scan)
+        self._codes: dict[str, int] = {}
+        self._live = 0
+
+    def __len__(self) -> int:
+        return self._live
+
+    def _code(self, value: str) -> int:
+        return self._codes.setdefault(value, len(self._codes))
+
+    def _grow(self, wanted: int) -> None:
+        """Room for `wanted` rows in all. Rows past the bulk-loaded `matrix` live in `fresh`,
+        which doubles when full: the big block is never copied or zero-filled (copying it into
+        a larger zeroed array left ~40 MB more resident at 100K records), and the room `fresh`
+        keeps is not resident until rows are written into it. Call with the lock held."""
+        if wanted > len(self.matrix) + len(self.fresh):
+            rows = max(wanted - len(self.matrix), 2 * len(self.fresh), 256)
+            fresh = np.empty((rows, self.dims), dtype=np.float32)
+            fresh[: len(self.fresh)] = self.fresh
+            self.fresh = fresh
+        if wanted > len(self.alive):
+            total = max(wanted, len(self.alive) + len(self.alive) // 4 + 256)
+            for name, dtype in (("namespace", np.int32), ("kind", np.int32), ("alive", bool), ("version", np.int64)):
+                old = getattr(self, name)
+                new = np.zeros(total, dtype=dtype)
+                new[: len(old)] = old
+                setattr(self, name, new)
+
+    def _set_vector(self, row: int, vector: np.ndarray) -> None:
+        bulk = len(self.matrix)
+        if row < bulk:
+            self.matrix[row] = vector
+        else:
+            self.fresh[row - bulk] = vector
+
+    def put(self, items: Sequence[tuple[str, str, str, str]], vectors: np.ndarray) -> None:
+        """`items` are (record id, project id, type, version) for the rows of `vectors`."""
+        with self.lock:
+            new = [index for index, item in enumerate(items) if item[0] not in self.rows]
+            if new and not self.ids and len(new) == len(items):  # the first, bulk load: no copy
+                self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+                self.namespace = np.zeros(len(items), dtype=np.int32)
+                self.kind = np.zeros(len(items), dtype=np.int32)
+                self.alive = np.zeros(len(items), dtype=bool)
+                self.version = np.zeros(len(items), dtype=np.int64)
+                for row, item in enumerate(items):
+                    self.rows[item[0]] = row
+                    self.ids.append(item[0])
+                new = []
+            if new:
+                start = len(self.ids)
+                self._grow(start + len(new))
+                for offset, index in enumerate(new):
+                    self.rows[items[index][0]] = start + offset
+                    self.ids.append(items[index][0])
+            for index, (record_id, project_id, record_type, version) in enumerate(items):
+                row = self.rows[record_id]
+                if not self.alive[row]:
+                    self._live += 1
+                self._set_vector(row, vectors[index])
+                self.namespace[row] = self._code(project_id)
+                self.kind[row] = self._code(record_type)
+                self.alive[row] = True
+                self.version[row] = hash(version)
+            self.generation += 1
+
+    def remove(self, record_ids: Sequence[str]) -> None:
+        with self.lock:
+            for record_id in record_ids:
+                row = self.rows.get(record_id)
+                if row is not None and self.alive[row]:
+                    self.alive[row] = False
+                    self._live -= 1
+            self.generation += 1
+
+    def is_current(self, record_id: str, version: str) -> bool:
+        """A live vector of this version of the record is held."""
+        row = self.rows.get(record_id)
+        return row is not None and bool(self.alive[row]) and int(self.version[row]) == hash(version)
+
+    def reconcile(self, current: Iterable[tuple[str, str]]) -> list[str]:
+        """`current`: every current record's (id, version), streamed. Drops the rows of records
+        no longer among them; returns the ids whose vector is missing or of another version, in
+        the order given. Builds no dict of the whole store (its garbage stayed resident)."""
+        with self.lock:
+            size = len(self.ids)
+        seen = np.zeros(size, dtype=bool)
+        todo: list[str] = []
+        for record_id, version in current:
+            row = self.rows.get(record_id)
+            if row is not None and row < size:
+                seen[row] = True
+                if self.alive[row] and int(self.version[row]) == hash(version):
+                    continue
+            todo.append(record_id)
+        with self.lock:
+            gone = np.flatnonzero(self.alive[:size] & ~seen)
+            if len(gone):
+                self.alive[gone] = False
+                self._live -= len(gone)
+                self.generation += 1
+        return todo
+
+    def live_ids(self) -> list[str]:
+        with self.lock:
+            return [self.ids[row] for row in np.flatnonzero(self.alive[: len(self.ids)]).tolist()]
+
+    def similarities(
+        self, query: np.ndarray, namespaces: Sequence[str], types: Sequence[str] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, cosines) of the live rows in these namespaces and types, in row order. One
+        product over all rows (bandwidth-bound, no copy of the visible rows' vectors),
+        then the mask, built through lookup tables of the codes."""
+        with self.lock:
+            size = len(self.ids)
+            allowed = np.zeros(len(self._codes) + 1, dtype=bool)
+            allowed[[self._codes[n] for n in namespaces if n in self._codes]] = True
+            mask = allowed[self.namespace[:size]]
+            if types is not None:
+                allowed[:] = False
+                allowed[[self._codes[t] for t in types if t in self._codes]] = True
+                mask &= allowed[self.kind[:size]]
+            mask &= self.alive[:size]
+            rows = np.flatnonzero(mask)
+            if not len(rows):
+                return rows, np.zeros(0, dtype=np.float32)
+            query = np.asarray(query, dtype=np.float32)
+            bulk = min(size, len(self.matrix))
+            product = self.matrix[:bulk] @ query
+            if size > bulk:  # (BLAS works on groups of rows: last-bit differences from one product)
+                product = np.concatenate([product, self.fresh[: size - bulk] @ query])
+            cosines = product[rows]
+        return rows, cosines
+
+    def ids_of(self, rows: np.ndarray) -> list[str]:
+        return [self.ids[row] for row in rows.tolist()]
+
+    def nbytes(self) -> int:
+        """The vectors and the per-row codes (with the room kept for growth)."""
+        codes = self.namespace.nbytes + self.kind.nbytes + self.alive.nbytes + self.version.nbytes
+        return int(self.matrix.nbytes + self.fresh.nbytes + codes)
