@@ -63,6 +63,7 @@ def finish(started: dict[str, Any]) -> dict[str, Any]:
     listing = json.loads(process.stdout.readline())
     process.stdin.close()
     process.wait(timeout=30)
+    process.stdout.close()  # warnings are errors (an unclosed pipe)
     return {"tools": listing["result"]["tools"], "instructions": started["reply"]["result"].get("instructions", "")}
 
 
