@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 import _eval
@@ -127,7 +128,7 @@ def test_hybrid_quality(benchmark, shared_dir, embed_model, tiny_model, bench_mo
     model = tiny_model if bench_mode.disabled else embed_model
     model.select(monkeypatch)
     data = _eval.load_set(folder, tmp_path)
-    db = data.loaded.store.path
+    db = Path(data.loaded.store.path)
     keyword: dict[str, list[str]] = {}
     current: dict[str, list[str]] = {}
     for query in data.queries:
