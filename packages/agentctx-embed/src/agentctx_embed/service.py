@@ -191,7 +191,7 @@ class Service:
     def _serving_store(self) -> Iterator[Any]:
         """The service's one connection for requests, kept open between them (autocommit: it
         holds no snapshot while idle); requests take turns. After a write the digests are
-        refreshed as `Store.close()` would; a failed connection is reopened next time."""
+        refreshed as every writer's are (`upkeep.digest.refresh_changed`); a failed connection is reopened next time."""
         import sqlite3
 
         with self.store_lock:
@@ -209,9 +209,7 @@ class Service:
                 if store.dirty and self._open is not None:
                     from agentctx_store.upkeep import digest
 
-                    with contextlib.suppress(OSError, sqlite3.Error):
-                        digest.refresh_after_write(store, store.dirty)
-                    store.dirty.clear()
+                    digest.refresh_changed(store)
 
     def _project(self, cwd: str) -> Any:
         """`resolve_project(cwd)`, remembered for a few seconds (it reads git's files)."""

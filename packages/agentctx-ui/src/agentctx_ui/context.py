@@ -21,7 +21,7 @@ class DashboardContext:
 
     @contextmanager
     def store(self) -> Iterator[Store]:
-        """One connection per request: cheap (three pragmas), and a write refreshes the digest on close
+        """One connection per request: cheap (three pragmas), and a write refreshes the digest when the request ends
         exactly as a CLI command does. Never creates the store file (that is `agentctx ui`'s start-up
         step), so not even a first GET writes."""
         from agentctx_store.upkeep import digest
