@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 
-from agentctx_store.projects import find_repo_root
+from agentctx_store.projects import repo_root
 
 IMPORT_TIMEOUT_SECONDS = 120
 
 
 def line(cwd: str, project_id: str) -> str:
     """The line to add to the digest, or ""."""
-    root = find_repo_root(cwd) or cwd
+    root = repo_root(cwd)
     if not os.path.exists(os.path.join(root, ".agentctx", "context.md")):
         return ""
     from agentctx_store.upkeep import config, team_state

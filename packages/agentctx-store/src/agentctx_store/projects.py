@@ -122,6 +122,12 @@ def find_repo_root(start: str) -> str | None:
         directory = parent
 
 
+def repo_root(path: str) -> str:
+    """The repository holding `path`, else `path` itself (absolute): where a project's
+    committed files (the team file) live."""
+    return find_repo_root(os.path.realpath(path)) or os.path.abspath(path)
+
+
 def _read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as handle:

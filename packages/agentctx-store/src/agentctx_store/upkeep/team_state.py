@@ -16,19 +16,11 @@ import json
 import os
 
 from agentctx_store.jsontext import is_array, is_object
+from agentctx_store.projects import repo_root
 
 TEAM_FILE = os.path.join(".agentctx", "context.md")
 NOTICE = "team context changed: run `agentctx team import` to take your team's edits"
 AUTO_NOTICE = "team context changed: importing it now (team_autoimport)"
-
-
-def repo_root(cwd: str) -> str:
-    """The repository holding `cwd` (else `cwd`): where the team file lives."""
-
-    from agentctx_store.projects import find_repo_root
-
-    found = find_repo_root(os.path.realpath(cwd))
-    return str(found) if found is not None else os.path.abspath(cwd)
 
 
 def team_path(root: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 from agentctx_store import AgentctxError, Project, Store
+from agentctx_store.projects import repo_root
 from agentctx_store.upkeep import team, team_state
 
 from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for
@@ -26,7 +27,7 @@ def is_secret(text: str) -> bool:
 
 
 def _root(target: Project) -> Path:
-    return Path(team_state.repo_root(str(target.root)))
+    return Path(repo_root(target.root))
 
 
 def export_for(target: Project) -> team.TeamReport:
