@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agentctx_store import paths
+from agentctx_store.processes import is_alive
 
 STALE_AFTER_S = 15 * 60  # far beyond the longest extraction (retries and map-reduce included)
 
@@ -28,20 +29,6 @@ def locks_dir() -> Path:
 
 def lock_path(session_id: str) -> Path:
     return locks_dir() / f"extract-{paths.safe_name(session_id)}.lock"
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    except OSError:
-        return False
-    return True
 
 
 def _read(path: Path) -> dict[str, object] | None:
@@ -59,7 +46,7 @@ def is_stale(info: dict[str, object] | None, *, now: float | None = None) -> boo
     pid, started = info.get("pid"), info.get("started")
     if not isinstance(pid, int) or not isinstance(started, int | float):
         return True
-    return not _pid_alive(pid) or (now or time.time()) - float(started) > STALE_AFTER_S
+    return not is_alive(pid) or (now or time.time()) - float(started) > STALE_AFTER_S
 
 
 def _create(path: Path, token: str) -> bool:

@@ -100,7 +100,7 @@ def read_marker(path: str) -> dict[str, Any] | None:
 def abandoned(project_id: str, current_session: str, *, now: float | None = None) -> list[dict[str, Any]]:
     """Markers of this project's other sessions that are over: marked ended, their client gone,
     or their transcript idle for a day. Markers whose transcript is gone are dropped."""
-    from agentctx_hooks.state import is_alive
+    from agentctx_store.processes import is_alive
 
     try:
         names = [name for name in os.listdir(open_dir()) if name.endswith(".json")]

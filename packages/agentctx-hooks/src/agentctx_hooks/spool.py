@@ -140,7 +140,7 @@ def _abandoned(path: str) -> bool:
         age = time.time() - os.path.getmtime(path)
     except (ValueError, IndexError, OSError):
         return True
-    from agentctx_hooks.state import is_alive
+    from agentctx_store.processes import is_alive
 
     return age > CLAIM_TIMEOUT_SECONDS or not is_alive(owner)
 

@@ -219,18 +219,6 @@ def _is_stale(path: str, max_age_seconds: float) -> bool:
         return True
     if age > max_age_seconds:
         return True
+    from agentctx_store.processes import is_alive
+
     return owner > 0 and not is_alive(owner)
-
-
-def is_alive(pid: int) -> bool:
-    """Whether process `pid` exists. On Windows `os.kill(pid, 0)` would terminate it, so there
-    the answer is always yes and callers fall back on the age of what they guard."""
-    if os.name == "nt" or pid <= 0:
-        return os.name == "nt"
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
