@@ -9,8 +9,6 @@ these sizes.
 
 from __future__ import annotations
 
-import math
-
 SESSION_START_TOKENS = 1500
 SESSION_START_CHARS = 6000
 PROMPT_TOKENS = 2000
@@ -58,4 +56,4 @@ def estimate_tokens(text: str) -> int:
             elif code > 0x7F:  # one piece per character; a digit (Unicode) counts as digits do
                 total += 1 if char.isdigit() else (2 if code > 0xFFFF else 1)  # outside the BMP: two
             index += 1  # other ASCII control characters are not a piece
-    return math.ceil(total * 1.1) + 1
+    return int(-(-(total * 1.1) // 1)) + 1  # math.ceil(total * 1.1): SessionStart does not import math
