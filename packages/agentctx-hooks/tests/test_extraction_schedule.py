@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agentctx_hooks import extraction, log, state
+from agentctx_hooks import extraction, log, state, unextracted
 
 Hook = Callable[..., dict[str, Any] | None]
 Payload = Callable[..., dict[str, Any]]
@@ -104,16 +104,16 @@ def test_a_stop_past_the_threshold_checkpoints_then_counts_afresh(
 def test_stop_reads_only_what_the_transcript_gained(transcript: Path) -> None:
     data: dict[str, Any] = {}
     write_turns(transcript, 2)
-    first = extraction.scan(str(transcript), data)
-    assert extraction.scan(str(transcript), data) == first  # nothing new: nothing added
+    first = unextracted.scan(str(transcript), data)
+    assert unextracted.scan(str(transcript), data) == first  # nothing new: nothing added
     with transcript.open("a", encoding="utf-8") as handle:
         handle.write('{"type": "user", "message": {"content": "half a li')  # being written
-    assert extraction.scan(str(transcript), data) == first
+    assert unextracted.scan(str(transcript), data) == first
     with transcript.open("a", encoding="utf-8") as handle:
         handle.write('ne of words"}}\n')
-    assert extraction.scan(str(transcript), data) > first
+    assert unextracted.scan(str(transcript), data) > first
     transcript.write_text("", encoding="utf-8")  # a new file under the same name: start again
-    assert extraction.scan(str(transcript), data) == 0
+    assert unextracted.scan(str(transcript), data) == 0
 
 
 def test_pre_compact_checkpoints(hook: Hook, payload: Payload, project_dir: Path, transcript: Path) -> None:
@@ -195,23 +195,23 @@ def test_what_counts_is_what_the_extraction_would_send() -> None:
         return json.dumps(entry).encode("utf-8")
 
     words = "decided to keep the queue in postgres " * 10
-    developer = extraction.rendered_tokens(line({"type": "user", "message": {"content": words}}))
+    developer = unextracted.rendered_tokens(line({"type": "user", "message": {"content": words}}))
     assert developer > 0
     claude = {"type": "assistant", "message": {"content": [{"type": "text", "text": words * 100}]}}
-    assert extraction.rendered_tokens(line(claude)) < developer * 10  # cut at 1,500 characters
+    assert unextracted.rendered_tokens(line(claude)) < developer * 10  # cut at 1,500 characters
     output = {"type": "user", "message": {"content": [{"type": "tool_result", "content": "passed " * 5000}]}}
     listed = {
         "type": "user",
         "message": {"content": [{"type": "tool_result", "content": [{"type": "text", "text": "passed " * 5000}]}]},
     }
-    assert 0 < extraction.rendered_tokens(line(output)) == extraction.rendered_tokens(line(listed)) < 600
+    assert 0 < unextracted.rendered_tokens(line(output)) == unextracted.rendered_tokens(line(listed)) < 600
     for skipped in (
         {"type": "user", "isMeta": True, "message": {"content": words}},
         {"type": "user", "isSidechain": True, "message": {"content": words}},
         {"type": "user", "message": {"content": "<command-name>/cost</command-name>"}},
         {"type": "last-prompt", "lastPrompt": words},
     ):
-        assert extraction.rendered_tokens(line(skipped)) == 0, skipped
+        assert unextracted.rendered_tokens(line(skipped)) == 0, skipped
 
 
 def test_stop_counts_a_successful_output_short_and_a_failed_one_longer() -> None:
@@ -221,6 +221,6 @@ def test_stop_counts_a_successful_output_short_and_a_failed_one_longer() -> None
         block = {"type": "tool_result", "content": "tests/test_mod.py::test_case PASSED\n" * 100, "is_error": failed}
         return json.dumps({"type": "user", "message": {"content": [block]}}).encode("utf-8")
 
-    passed, failed = extraction.rendered_tokens(result(False)), extraction.rendered_tokens(result(True))
+    passed, failed = unextracted.rendered_tokens(result(False)), unextracted.rendered_tokens(result(True))
     assert 0 < passed < 150
     assert failed > 4 * passed

@@ -1,7 +1,7 @@
 """`@frozen` (agentctx_store._frozen) behaves as `@dataclass(frozen=True, kw_only=True)` would
 for every class that uses it: each is compared with a real dataclass built from its own
 annotations and defaults (signature, repr, equality, hashing, immutability, fresh defaults).
-`Project`, written by hand so that its root can stay text until read, is held to the same."""
+`Project`, written out by hand (every hook builds one), is held to the same."""
 
 from __future__ import annotations
 

@@ -13,21 +13,52 @@ from __future__ import annotations
 
 import os
 
-from agentctx_store._frozen import frozen
-
 TYPE_CHECKING = False
 
 GLOBAL_PROJECT_ID = "_global"
 
 
-@frozen
 class Project:
-    """A project namespace. `root` is the directory as text; the CLI and UI make it a `Path`."""
+    """A project namespace. `root` is the directory as text; the CLI and UI make it a `Path`.
 
+    A frozen keyword-only record, as `@dataclass(frozen=True, kw_only=True)` would make it
+    (tests/test_frozen.py holds it to that), written out because every hook builds one: the
+    class costs nothing to define, where `@frozen` compiles an `__init__` in each process."""
+
+    __match_args__ = ()
     project_id: str
     root: str
     name: str
-    remote: str | None = None
+    remote: str | None
+
+    def __init__(self, *, project_id: str, root: str, name: str, remote: str | None = None) -> None:
+        self.__dict__.update(project_id=project_id, root=root, name=name, remote=remote)
+
+    def _fields(self) -> tuple[str, str, str, str | None]:
+        return (self.project_id, self.root, self.name, self.remote)
+
+    def __repr__(self) -> str:
+        return (
+            f"Project(project_id={self.project_id!r}, root={self.root!r}, name={self.name!r}, remote={self.remote!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Project) and other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        from agentctx_store._frozen import frozen_error
+
+        raise frozen_error(name)
+
+    def __delattr__(self, name: str) -> None:
+        from agentctx_store._frozen import frozen_error
+
+        raise frozen_error(name)
 
 
 def normalize_remote(url: str) -> str:
