@@ -99,3 +99,19 @@ def test_inferred_profile_lines_and_the_handover_are_marked_unconfirmed(project:
     assert "- Stack: Python 3.12, uv" in lines
     assert "- Guessed (unconfirmed — inferred, not stated by the developer): uses Docker" in lines
     assert "## Last handover (unconfirmed — inferred, not stated by the developer)" in lines
+
+
+def test_session_start_trusts_the_saved_token_count_only_for_the_text_it_was_saved_for(project: Project) -> None:
+    from agentctx_store import digest_file
+
+    text = "## Decisions\n- [decision 01J0000000000000000000000A] Use SQLite for the queue\n"
+    digest.write(project.project_id, text, kind="cheap")
+    found = digest_file.read(project.project_id)
+    assert found is not None
+    saved_text, meta, _age = found
+    assert meta["tokens"] == estimate_tokens(text) == digest_file.token_count(saved_text, meta)
+    forged = {**meta, "tokens": 1}  # a count that is no longer the text's: used only while the hash matches
+    assert digest_file.token_count(saved_text, forged) == 1
+    edited = saved_text + "- [convention 01J0000000000000000000000B] " + "a much longer line " * 40 + "\n"
+    assert digest_file.token_count(edited, forged) == estimate_tokens(edited) > 100
+    assert digest_file.token_count(saved_text, {"tokens": 1}) == estimate_tokens(saved_text)  # an old digest: no hash

@@ -60,3 +60,14 @@ def test_every_character_splits_or_joins_words_and_counts_as_the_expressions_say
         text = f"ab{char}{char}1 {char}"
         assert list(words(text)) == _WORD.findall(text), hex(code)
         assert estimate_tokens(text) == _pieces_estimate(text), hex(code)
+
+
+ascii_texts = st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=200)
+
+
+@settings(max_examples=600, deadline=None)
+@given(ascii_texts)
+def test_ascii_text_is_counted_as_the_expression_counts_it(text: str) -> None:
+    """ASCII text takes its own path (class counts over bytes): every run length, control
+    character and mix of spaces and newlines."""
+    assert estimate_tokens(text) == _pieces_estimate(text)

@@ -56,13 +56,13 @@ def marker_path(session_id: str) -> str:
     return os.path.join(open_dir(), paths.safe_name(session_id) + ".json")
 
 
-def note_open(hook: HookInput, *, ended: bool = False) -> None:
-    """Write (or refresh) this session's marker."""
+def note_open(hook: HookInput, *, ended: bool = False, project_id: str | None = None) -> None:
+    """Write (or refresh) this session's marker (`project_id`: the cwd's, when the caller has it)."""
     if not hook.session_id or not hook.transcript_path or not hook.cwd:
         return
     marker = {
         "session_id": hook.session_id,
-        "project_id": projects.resolve_project(hook.cwd).project_id,
+        "project_id": project_id or projects.resolve_project(hook.cwd).project_id,
         "cwd": hook.cwd,
         "transcript": hook.transcript_path,
         "client": client_of(hook),
@@ -194,7 +194,7 @@ def sweep(hook: HookInput, project_id: str) -> None:
     """At SessionStart: note this session, and extract this project's sessions that ended
     without SessionEnd. Never raises (the digest must still be printed)."""
     try:
-        note_open(hook)
+        note_open(hook, project_id=project_id)
         for marker in abandoned(project_id, hook.session_id):
             cwd = marker.get("cwd")
             cwd = cwd if isinstance(cwd, str) else hook.cwd

@@ -1,7 +1,7 @@
 """SessionStart: hand Claude the project's precomputed digest (SPEC §4), within 1,500 tokens.
 
 Fast path (every source but `compact`): read the digest file and its metadata, check the
-budget, print. The store is not opened, so it costs little more than interpreter start-up. The token
+budget (with the token count saved beside the digest while its text is unchanged), print. The store is not opened, so it costs little more than interpreter start-up. The token
 accounting is parked in the session state and written by the next hook that opens the store.
 
 Slow path: no digest yet (compose the cheap one once, detecting the profile if the project
@@ -33,7 +33,8 @@ def handle(hook: HookInput) -> str:
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
     source = hook.get_text("source") or "startup"
-    project_id = projects.resolve_project(hook.cwd).project_id
+    project = projects.resolve_project(hook.cwd)
+    project_id = project.project_id
     text: str | None = None
     shown_tokens = 0
     refresh = False
@@ -42,19 +43,19 @@ def handle(hook: HookInput) -> str:
         if found is not None:
             digest_text, meta, age = found
             too_long = len(digest_text) > tokens.SESSION_START_CHARS
-            size = tokens.SESSION_START_TOKENS + 1 if too_long else tokens.estimate_tokens(digest_text)
+            size = tokens.SESSION_START_TOKENS + 1 if too_long else digest_file.token_count(digest_text, meta)
             if size <= tokens.SESSION_START_TOKENS:
                 text, shown_tokens = digest_text, size
                 refresh = bool(meta.get("stale")) or age > REFRESH_AFTER_SECONDS
     recorded = False
     if text is None:
-        text, refresh = _compose_slowly(hook, source)
+        text, refresh = _compose_slowly(hook, project, source)
         recorded = True
     _remember(hook, source, digest_file.record_ids(text), shown_tokens, already_recorded=recorded)
     from agentctx_hooks.extraction import sweep
 
     sweep(hook, project_id)  # sessions of this project that ended without SessionEnd
-    text = _with_team_line(hook, project_id, text)
+    text = _with_team_line(hook, project, text)
     if refresh:
         from agentctx_hooks.spawn import spawn_agentctx
 
@@ -67,12 +68,12 @@ def handle(hook: HookInput) -> str:
     return text
 
 
-def _with_team_line(hook: HookInput, project_id: str, text: str) -> str:
+def _with_team_line(hook: HookInput, project: projects.Project, text: str) -> str:
     """The digest and, when the committed team file changed, one line saying so."""
     from agentctx_hooks import team_notice
 
     try:
-        notice = team_notice.line(hook.cwd, project_id)
+        notice = team_notice.line(project)
     except Exception as exc:  # the notice is a courtesy: never cost the session its digest
         log.error(hook.event, exc, session=hook.session_id)
         return text
@@ -125,7 +126,7 @@ def _replays_hook_context(transcript_path: str) -> bool:
     return head is None or REPLAY_MARK in head
 
 
-def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
+def _compose_slowly(hook: HookInput, project: projects.Project, source: str) -> tuple[str, bool]:
     """The digest through the store: composed once when missing, cut to budget, and with the
     PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
     from agentctx_store import budget
@@ -135,7 +136,6 @@ def _compose_slowly(hook: HookInput, source: str) -> tuple[str, bool]:
     from agentctx_hooks.spool import flush_quietly
     from agentctx_hooks.storage import open_store
 
-    project = projects.resolve_project(hook.cwd)
     with open_store(hook, busy_ms=3000) as store:
         flush_quietly(store, hook.event)
         existing = digest.read(project.project_id)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import os
 
-from agentctx_store.projects import repo_root
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentctx_store.projects import Project
 
 IMPORT_TIMEOUT_SECONDS = 120
 
 
-def line(cwd: str, project_id: str) -> str:
-    """The line to add to the digest, or ""."""
-    root = repo_root(cwd)
+def line(project: Project) -> str:
+    """The line to add to the digest, or "". The team file sits at the project's root (the
+    repository, as `projects.repo_root` finds it)."""
+    root, project_id = project.root, project.project_id
     if not os.path.exists(os.path.join(root, ".agentctx", "context.md")):
         return ""
     from agentctx_store.upkeep import config, team_state

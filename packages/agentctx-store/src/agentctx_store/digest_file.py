@@ -11,6 +11,8 @@ import time
 
 from agentctx_store import paths
 from agentctx_store.jsontext import is_object, loads
+from agentctx_store.projects import hash_id
+from agentctx_store.tokens import estimate_tokens
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +34,15 @@ def read(project_id: str) -> tuple[str, dict[str, Any], float] | None:
     except (OSError, ValueError):
         return None
     return (text, meta, age) if is_object(meta) else None
+
+
+def token_count(text: str, meta: dict[str, Any]) -> int:
+    """The digest's token estimate: the one its writer saved beside it, while the text is the
+    one it was saved for (`sha256` in the metadata), else estimated now."""
+    saved = meta.get("tokens")
+    if isinstance(saved, int) and meta.get("sha256") == hash_id(text):
+        return saved
+    return estimate_tokens(text)
 
 
 def record_ids(text: str) -> list[str]:

@@ -22,38 +22,68 @@ _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _DIGITS = frozenset("0123456789")
 
 
+def _ascii_classes() -> bytes:
+    """A `bytes.translate` table: each ASCII byte to its piece class: `a` letter, `0` digit,
+    `s` space, `n` newline, `!` symbol (one piece), `.` any other control character (none)."""
+    table = bytearray(b"." * 256)
+    for code in range(128):
+        char = chr(code)
+        if char in _LETTERS:
+            table[code] = ord("a")
+        elif char in _DIGITS:
+            table[code] = ord("0")
+        elif char.isspace():
+            table[code] = ord("n" if char == "\n" else "s")
+        elif 0x21 <= code <= 0x7E:
+            table[code] = ord("!")
+    return bytes(table)
+
+
+class _Classes(dict[int, int]):
+    """The same classes as a `str.translate` table that also knows every other character: a
+    space (`s`), a piece (`!`), or two pieces (`W`: outside the BMP, except a digit). Each one
+    is worked out once per process, then looked up at C speed."""
+
+    def __missing__(self, code: int) -> int:
+        char = chr(code)
+        kind = "s" if char.isspace() else ("W" if code > 0xFFFF and not char.isdigit() else "!")
+        self[code] = ord(kind)
+        return self[code]
+
+
+def _runs_of(kept: bytes) -> bytes:
+    """A table keeping the classes in `kept` and making every other byte a space, so that
+    `bytes.split()` returns the runs of those classes."""
+    table = bytearray(b" " * 256)
+    for byte in kept:
+        table[byte] = byte
+    return bytes(table)
+
+
+_ASCII_CLASSES = _ascii_classes()
+_CLASSES = _Classes(enumerate(_ASCII_CLASSES[:128]))
+_LETTER_RUNS, _DIGIT_RUNS, _SPACE_RUNS = _runs_of(b"a"), _runs_of(b"0"), _runs_of(b"sn")
+
+
 def estimate_tokens(text: str) -> int:
     """A conservative token count: never below the true count for prose or code.
 
     The text is cut into pieces, `[A-Za-z]+|[0-9]+|\\s+|[\\x21-\\x7e]|[^\\x00-\\x7f]` as a regular
-    expression would cut it, walked by hand (tests/test_without_re.py holds the two equal).
+    expression would cut it, and counted without `re` (tests/test_without_re.py holds the two
+    equal): each character becomes its class, and the pieces are counted in the class string
+    by C loops (`translate`, `count`, `split`), about 30 µs for a 6,000-character digest.
     """
     if not text:
         return 0
-    total = 0
-    index, size = 0, len(text)
-    while index < size:
-        char = text[index]
-        if char in _LETTERS or char in _DIGITS:
-            kind = _LETTERS if char in _LETTERS else _DIGITS
-            end = index + 1
-            while end < size and text[end] in kind:
-                end += 1
-            run = end - index
-            # long identifiers split into several pieces; digits go in twos
-            total += -(-run // 4) if kind is _LETTERS else -(-run // 2)
-            index = end
-        elif char.isspace():
-            end = index + 1
-            while end < size and text[end].isspace():
-                end += 1
-            total += 1 if (end - index > 1 or "\n" in text[index:end]) else 0  # a single space joins the next word
-            index = end
-        else:
-            code = ord(char)
-            if 0x21 <= code <= 0x7E:
-                total += 1
-            elif code > 0x7F:  # one piece per character; a digit (Unicode) counts as digits do
-                total += 1 if char.isdigit() else (2 if code > 0xFFFF else 1)  # outside the BMP: two
-            index += 1  # other ASCII control characters are not a piece
+    if text.isascii():
+        classes = text.encode("ascii").translate(_ASCII_CLASSES)
+    else:
+        classes = text.translate(_CLASSES).encode("ascii")
+    # A letter run is ceil(length / 4) pieces: its whole fours, plus one for a remainder (fours
+    # are taken out within each run, so the runs left are exactly the remainders); digits by twos.
+    letters = classes.count(b"aaaa") + len(classes.replace(b"aaaa", b"").translate(_LETTER_RUNS).split())
+    digits = classes.count(b"00") + len(classes.replace(b"00", b"").translate(_DIGIT_RUNS).split())
+    gaps = classes.translate(_SPACE_RUNS).split()
+    spaces = len(gaps) - gaps.count(b"s")  # a single space joins the next word
+    total = letters + digits + spaces + classes.count(b"!") + 2 * classes.count(b"W")
     return int(-(-(total * 1.1) // 1)) + 1  # math.ceil(total * 1.1): SessionStart does not import math

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from agentctx_store import digest_file, paths
 from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections, truncate
-from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
+from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, hash_id
 from agentctx_store.records import Record, trust_mark, utc_now
 from agentctx_store.store import Store
 from agentctx_store.upkeep.files import atomic_write
@@ -46,6 +46,7 @@ class DigestInfo:
     written_at: str
     stale: bool = False
     tokens: int = 0
+    sha256: str = ""  # of the text: SessionStart trusts `tokens` while the text is unchanged
 
 
 def record_line(record: Record, *, with_body: bool = True) -> str:
@@ -186,13 +187,14 @@ def read(project_id: str) -> tuple[str, DigestInfo] | None:
         written_at=str(meta.get("written_at", "")),
         stale=bool(meta.get("stale", False)),
         tokens=int(meta.get("tokens", 0)),
+        sha256=str(meta.get("sha256", "")),
     )
     return truncate(text, SESSION_START), info
 
 
 def write(project_id: str, text: str, *, kind: str) -> DigestInfo:
     """Write the digest and its metadata atomically (temp file + rename)."""
-    info = DigestInfo(kind=kind, written_at=utc_now(), stale=False, tokens=estimate_tokens(text))
+    info = DigestInfo(kind=kind, written_at=utc_now(), tokens=estimate_tokens(text), sha256=hash_id(text))
     atomic_write(Path(paths.digest_path(project_id)), text)
     atomic_write(Path(paths.digest_meta_path(project_id)), json.dumps(info.__dict__))
     return info
