@@ -167,7 +167,8 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
     for command, env in commands.values():  # warm-up: bytecode, page cache, first model call
         for index in range(3):
             _time(command, setup.payload(index), env)
-    rss_warm = int(setup.ping()["rss_bytes"])
+    warmed = setup.ping()
+    rss_warm, rss_peak_warm = int(warmed["rss_bytes"]), int(warmed.get("rss_peak_bytes") or 0)
     timings: dict[str, list[float]] = {name: [] for name in commands}
     for index in range(RUNS):  # interleaved: machine load hits every command alike
         for name, (command, env) in commands.items():
@@ -219,6 +220,7 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
             "service_rss_mb": round(int(info["rss_bytes"]) / 1e6, 1),
             "service_rss_after_warmup_mb": round(rss_warm / 1e6, 1),
             "service_rss_after_fresh_records_mb": round(rss_fresh / 1e6, 1),
+            "service_rss_peak_after_warmup_mb": round(rss_peak_warm / 1e6, 1),  # start-up and first queries
             "service_rss_peak_mb": round(rss_peak / 1e6, 1),  # the most it ever held (start, batches)
             "service_abandoned": info.get("abandoned"),
             "service_vectors": info["vectors"],

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 
-from agentctx_store.projects import hash_id
-
 _TRACEBACK = "Traceback (most recent call last)"
 _PYTHON_ERROR = re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit))(?::\s*(.*))?$")
 _OTHER_ERRORS = (
@@ -121,6 +119,8 @@ def normalize_signature(signature: str) -> str:
 
 
 def error_key(signature: str) -> str:
+    from agentctx_store.projects import hash_id  # only a command that failed gets this far
+
     return "error:" + hash_id(normalize_signature(signature))[:20]
 
 
