@@ -18,25 +18,26 @@ SEARCH_RESULT_TOKENS = 50
 SEARCH_RESULTS_MAX = 15
 DRIFT_HINT_TOKENS = 60
 
-_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_DIGITS = frozenset("0123456789")
-
 
 def _ascii_classes() -> bytes:
     """A `bytes.translate` table: each ASCII byte to its piece class: `a` letter, `0` digit,
     `s` space, `n` newline, `!` symbol (one piece), `.` any other control character (none)."""
     table = bytearray(b"." * 256)
-    for code in range(128):
-        char = chr(code)
-        if char in _LETTERS:
-            table[code] = ord("a")
-        elif char in _DIGITS:
-            table[code] = ord("0")
-        elif char.isspace():
-            table[code] = ord("n" if char == "\n" else "s")
-        elif 0x21 <= code <= 0x7E:
-            table[code] = ord("!")
+    for first, last, kind in _ASCII_RANGES:
+        table[first : last + 1] = kind * (last + 1 - first)
     return bytes(table)
+
+
+_ASCII_RANGES = (  # (first, last, class): every ASCII character `str.isspace`, letter, digit or symbol
+    (0x09, 0x0D, b"s"),  # \t \n \v \f \r (\n is set apart below)
+    (0x0A, 0x0A, b"n"),
+    (0x1C, 0x1F, b"s"),  # the information separators are spaces to `str.isspace`
+    (0x20, 0x20, b"s"),
+    (0x21, 0x7E, b"!"),
+    (0x30, 0x39, b"0"),
+    (0x41, 0x5A, b"a"),
+    (0x61, 0x7A, b"a"),
+)
 
 
 class _Classes(dict[int, int]):
@@ -51,18 +52,12 @@ class _Classes(dict[int, int]):
         return self[code]
 
 
-def _runs_of(kept: bytes) -> bytes:
-    """A table keeping the classes in `kept` and making every other byte a space, so that
-    `bytes.split()` returns the runs of those classes."""
-    table = bytearray(b" " * 256)
-    for byte in kept:
-        table[byte] = byte
-    return bytes(table)
-
-
 _ASCII_CLASSES = _ascii_classes()
 _CLASSES = _Classes(enumerate(_ASCII_CLASSES[:128]))
-_LETTER_RUNS, _DIGIT_RUNS, _SPACE_RUNS = _runs_of(b"a"), _runs_of(b"0"), _runs_of(b"sn")
+# the runs of one kind in a class string (every other class a space, for `bytes.split`)
+_LETTER_RUNS = bytes.maketrans(b"a0sn!.W", b"a      ")
+_DIGIT_RUNS = bytes.maketrans(b"a0sn!.W", b" 0     ")
+_SPACE_RUNS = bytes.maketrans(b"a0sn!.W", b"  sn   ")
 
 
 def estimate_tokens(text: str) -> int:
