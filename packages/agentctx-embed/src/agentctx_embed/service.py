@@ -48,7 +48,7 @@ from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, try_lo
 from agentctx_embed.hybrid import _namespaces, hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import embedding_text
-from agentctx_embed.vector_index import VectorIndex
+from agentctx_embed.vector_index import VectorIndex, quantize
 from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
 
 logger = logging.getLogger("agentctx.service")
@@ -140,7 +140,7 @@ class Service:
         """Vectors consolidation stored for this model (through a child process, see module doc)."""
         if not os.path.exists(self.db_path):
             return 0
-        try:  # read straight into one array: no copy of 150 MB of pipe chunks left on the heap
+        try:  # read a block of rows at a time and keep its int8 codes: no float32 copy of the store
             child = subprocess.Popen(
                 [sys.executable, "-m", "agentctx_embed.dump_vectors", self.db_path],
                 stdout=subprocess.PIPE,
@@ -152,22 +152,13 @@ class Service:
             header = json.loads(child.stdout.readline() or b"{}")
             ids = header.get("ids") or []
             dims = int(header.get("dims") or 0)
-            matrix = np.empty((len(ids), dims), dtype="<f4")
-            # numpy's stubs declare ndarray.__buffer__ only for Python >= 3.12 (we check against 3.11)
-            flat = matrix.reshape(-1).view(np.uint8) if matrix.size else b""
-            view = memoryview(flat)  # pyright: ignore[reportArgumentType]
-            got = 0
-            while got < len(view):
-                count = child.stdout.readinto(view[got:])
-                if not count:
-                    break
-                got += count
+            codes, scales, complete = _read_quantized(child.stdout, len(ids), dims)
             child.stdout.close()
             child.wait(600)
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             logger.warning("could not read the stored vectors (%s); embedding what is needed instead", exc)
             return 0
-        if not ids or got != matrix.nbytes or header.get("model") != self.embedder.name or dims != self.embedder.dims:
+        if not ids or not complete or header.get("model") != self.embedder.name or dims != self.embedder.dims:
             return 0
         with self._store() as store:
             rows = {
@@ -179,9 +170,8 @@ class Service:
             }
         keep = [i for i, rid in enumerate(ids) if rid in rows and not rows[rid][4]]
         if len(keep) != len(ids):
-            view.release()
-            matrix = _compact(matrix, keep)
-        self.index.put([(ids[i], rows[ids[i]][1], rows[ids[i]][2], rows[ids[i]][3]) for i in keep], matrix)
+            codes, scales = _compact(codes, keep), _compact(scales, keep)
+        self.index.put([(ids[i], rows[ids[i]][1], rows[ids[i]][2], rows[ids[i]][3]) for i in keep], codes, scales)
         self.loaded_from_store = len(keep)
         del rows, ids, header
         give_back_memory()
@@ -432,15 +422,40 @@ class Service:
         }
 
 
+LOAD_BLOCK_ROWS = 4096  # float32 rows read from the pipe at a time at start-up
+
+
+def _read_quantized(stream: io.BufferedReader, count: int, dims: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """`count` float32 rows of `dims` from `stream`, as `quantize`d int8 codes and scales, and
+    whether they were all there."""
+    codes = np.empty((count, dims), dtype=np.int8)
+    scales = np.empty(count, dtype=np.float32)
+    block = np.empty((min(count, LOAD_BLOCK_ROWS), dims), dtype="<f4")
+    done = 0
+    while done < count:
+        rows = min(LOAD_BLOCK_ROWS, count - done)
+        # numpy's stubs declare ndarray.__buffer__ only for Python >= 3.12 (we check against 3.11)
+        view = memoryview(block[:rows].reshape(-1).view(np.uint8))  # pyright: ignore[reportArgumentType]
+        got = 0
+        while got < len(view):
+            read = stream.readinto(view[got:])
+            if not read:
+                return codes, scales, False
+            got += read
+        codes[done : done + rows], scales[done : done + rows] = quantize(block[:rows])
+        done += rows
+    return codes, scales, True
+
+
 def _compact(matrix: np.ndarray, keep: list[int]) -> np.ndarray:
     """`matrix[keep]` (`keep` ascending) in place, a few thousand rows at a time: a plain
-    `matrix[keep]` holds two copies of every vector for a moment (+154 MB at 100K records)."""
+    `matrix[keep]` holds two copies of every vector for a moment."""
     for start in range(0, len(keep), 4096):
         # rows are read at or after the rows written (keep[i] >= i), never before
         chunk = keep[start : start + 4096]
         matrix[start : start + len(chunk)] = matrix[chunk]
     try:
-        matrix.resize((len(keep), matrix.shape[1]), refcheck=False)  # a shrink: nothing is copied
+        matrix.resize((len(keep), *matrix.shape[1:]), refcheck=False)  # a shrink: nothing is copied
     except ValueError:
         return matrix[: len(keep)]
     return matrix
