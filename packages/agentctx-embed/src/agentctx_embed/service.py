@@ -27,7 +27,6 @@ import contextlib
 import io
 import json
 import logging
-import logging.handlers
 import os
 import signal
 import socket
@@ -38,7 +37,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -764,19 +762,12 @@ def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], Non
 
 
 def configure_logging() -> None:
-    root = logging.getLogger()
-    if root.handlers:
+    """Log to `$AGENTCTX_HOME/logs/service.log`, redacted (once per process)."""
+    from agentctx_store.upkeep.logfile import log_to_file
+
+    if logging.getLogger().handlers:
         return
-    try:
-        directory = Path(paths.logs_dir())
-        directory.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            directory / "service.log", maxBytes=1_000_000, backupCount=1, encoding="utf-8"
-        )
-    except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)
+    log_to_file("service.log")
     logger.setLevel(logging.INFO)
 
 

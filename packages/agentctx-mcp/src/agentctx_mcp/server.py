@@ -18,7 +18,6 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
-import logging.handlers
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +47,6 @@ INSTRUCTIONS = (
     "ctx_search first (a compact index), then ctx_get only the ids you need."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True)
-LOG_BYTES = 1_000_000
 
 
 def server_project() -> Project:
@@ -280,19 +278,11 @@ def build_server() -> ContextServer:
 
 
 def configure_logging() -> None:
-    """Log to `$AGENTCTX_HOME/logs/mcp.log`; stdout belongs to the protocol."""
-    root = logging.getLogger()
-    try:
-        log_dir = Path(paths.logs_dir())
-        log_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            log_dir / "mcp.log", maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8"
-        )
-    except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)  # a root handler also keeps the SDK from adding its stderr one
-    root.setLevel(logging.WARNING)
+    """Log to `$AGENTCTX_HOME/logs/mcp.log`, redacted; stdout belongs to the protocol."""
+    from agentctx_store.upkeep.logfile import log_to_file
+
+    log_to_file("mcp.log")
+    logging.getLogger().setLevel(logging.WARNING)
     logger.setLevel(logging.INFO)
 
 
