@@ -120,8 +120,8 @@ def test_the_all_extra_brings_embeddings_and_the_dashboard(dist: Path, tmp_path:
 INTERNAL = {name.replace("_", "-") for name in DISTRIBUTIONS}
 
 
-def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str]:
-    """(header fields, long description, entry_points.txt) of a wheel's METADATA."""
+def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str, str]:
+    """(header fields, long description, entry_points.txt, the licence text) of a wheel."""
     import zipfile
     from email.parser import Parser
 
@@ -131,10 +131,12 @@ def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str]:
         message = Parser().parsestr(archive.read(meta).decode("utf-8"))
         entry = next((name for name in names if name.endswith(".dist-info/entry_points.txt")), None)
         entry_points = archive.read(entry).decode("utf-8") if entry else ""
+        licence = next((name for name in names if name.endswith(".dist-info/licenses/LICENSE")), None)
+        licence_text = archive.read(licence).decode("utf-8") if licence else ""
     fields: dict[str, list[str]] = {}
     for key, value in message.items():
         fields.setdefault(key, []).append(value)
-    return fields, message.get_payload(), entry_points
+    return fields, message.get_payload(), entry_points, licence_text
 
 
 def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -> None:
@@ -144,9 +146,10 @@ def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -
     assert set(sdists) == set(DISTRIBUTIONS), sorted(sdists)
     versions = set()
     for name, wheel in wheels.items():
-        fields, description, entry_points = wheel_metadata(wheel)
+        fields, description, entry_points, licence = wheel_metadata(wheel)
         versions.add(fields["Version"][0])
         assert fields["License-Expression"] == ["MIT"], name
+        assert fields["License-File"] == ["LICENSE"] and licence.startswith("MIT License"), name
         assert fields["Requires-Python"] == [">=3.11"], name
         assert fields["Description-Content-Type"] == ["text/markdown"], name
         assert description.strip(), f"{name} has no readme"
