@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from agentctx_store.errors import RecordNotFound, ValidationError
@@ -198,6 +198,18 @@ def proposals(store: Store, project: Project, *, status: str | None = "open") ->
     ]
 
 
+def open_proposals(store: Store, project: Project) -> list[tuple[Proposal, Record]]:
+    """Open proposals of the project with the records they are about, oldest first (those whose
+    record is gone are left out): what `agentctx review` and the dashboard Inbox show."""
+    found: list[tuple[Proposal, Record]] = []
+    for proposal in proposals(store, project, status="open"):
+        try:
+            found.append((proposal, store.get(project, proposal.record_id)))
+        except RecordNotFound:
+            continue
+    return found
+
+
 def _get(store: Store, project: Project, proposal_id: int) -> Proposal:
     for proposal in proposals(store, project, status="open"):
         if proposal.proposal_id == proposal_id:
@@ -242,14 +254,14 @@ def accept(store: Store, project: Project, proposal_id: int) -> Record | None:
 
 
 def reject(store: Store, project: Project, proposal_id: int) -> Proposal:
-    """Dismiss a proposal: nothing else changes (the record stays marked stale)."""
+    """Dismiss a proposal: nothing else changes (the record stays marked stale); returns it, rejected."""
     proposal = _get(store, project, proposal_id)
     with store.transaction() as conn:
         conn.execute(
             "UPDATE freshness_proposals SET status = 'rejected', decided_at = ? WHERE proposal_id = ?",
             (utc_now(), proposal_id),
         )
-    return proposal
+    return replace(proposal, status="rejected")
 
 
 def spent(store: Store, project: Project | None = None, *, since: str = "") -> float:

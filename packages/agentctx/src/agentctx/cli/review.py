@@ -67,7 +67,9 @@ def review_cmd(
         agentctx review
         agentctx review --json
     """
-    from agentctx.cli.stale import open_proposals, proposal_json, walk_proposals
+    from agentctx_store.upkeep.reverify import open_proposals
+
+    from agentctx.cli.stale import proposal_json, walk_proposals
 
     target = project_for(project)
     with open_store() as store:

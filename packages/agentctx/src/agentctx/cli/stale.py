@@ -220,20 +220,6 @@ def proposal_json(proposal: Any, record: Any) -> dict[str, Any]:
     return proposal.to_dict() | {"record_title": record.title if record else None}
 
 
-def open_proposals(store: Store, project: Project) -> list[tuple[Any, Any]]:
-    """Open re-verification proposals of the project with their records, oldest first."""
-    from agentctx_store.errors import RecordNotFound
-    from agentctx_store.upkeep import reverify
-
-    found = []
-    for proposal in reverify.proposals(store, project):
-        try:
-            found.append((proposal, store.get(project, proposal.record_id)))
-        except RecordNotFound:
-            continue
-    return found
-
-
 VERDICT_TEXT = {
     "still_true": "still true: accepting re-hashes its anchors",
     "update": "needs an update: accepting supersedes it with the draft below",
@@ -247,7 +233,7 @@ def walk_proposals(target: Project, read_line: Any) -> dict[str, int] | None:
     from agentctx_store.upkeep import reverify
 
     with open_store() as store:
-        pending = open_proposals(store, target)
+        pending = reverify.open_proposals(store, target)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
     if not pending:
         return counts
