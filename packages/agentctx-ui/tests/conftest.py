@@ -7,14 +7,17 @@ here and in the app open the same throwaway file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from agentctx_hooks.payload import HookInput
 from agentctx_hooks.provenance import note_injection, note_record
-from agentctx_store import NewRecord, Project, Store, global_project, paths
+from agentctx_store import NewRecord, Project, Record, Store, global_project, paths
+from agentctx_store.freshness import anchor_record
+from agentctx_store.upkeep import reverify
+from agentctx_store.upkeep.reverify import Answer, Evidence
 from fastapi.testclient import TestClient
 
 from agentctx_ui.app import create_app
@@ -155,3 +158,77 @@ def origins(seeded: Seeded) -> dict[str, str]:
         )
         store.update_session_meta(seeded.project, "codex-sess-1", client="codex")
     return {"stub": stub.record_id, "extracted": extracted.record_id}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Proposed:
+    """Open re-verification proposals, one per verdict, on records whose anchored code changed;
+    and one in the other project. Values are (proposal id, record id)."""
+
+    still_true: tuple[int, str]
+    update: tuple[int, str]
+    no_longer_true: tuple[int, str]
+    foreign: tuple[int, str]
+
+
+WORKER = (
+    "def retry(call):\n    for attempt in range(3):\n        call()\n\n\n"
+    "def queues():\n    return ['default']\n\n\n"
+    "def timeout():\n    return 30\n"
+)
+ANSWERS = {
+    "Retries: three attempts": Answer(
+        verdict="update",
+        title="Retries: five attempts",
+        body="retry() calls five times.",
+        reason="range(3) became range(5).",
+    ),
+    "One queue": Answer(verdict="no_longer_true", reason="queues() lists two queues now."),
+    "Timeout is 30 s": Answer(verdict="still_true", reason="Only a comment was added."),
+    "Beta retries once": Answer(verdict="still_true", reason="Beta's code only moved."),
+}
+
+
+def _anchored(store: Store, project: Project, title: str, body: str, spec: str) -> str:
+    record = store.add(project, NewRecord(type="convention", title=title, body=body))
+    anchor_record(store, project, record.record_id, [spec])
+    return record.record_id
+
+
+@pytest.fixture
+def proposed(seeded: Seeded) -> Proposed:
+    """Seeded through the store's own re-verification (`reverify.reverify` with a verifier that
+    answers as Haiku would), the path consolidation takes; no API key, no network."""
+    alpha, beta = Path(seeded.project.root), Path(seeded.other.root)
+    beta.mkdir(exist_ok=True)
+    (alpha / "worker.py").write_text(WORKER, encoding="utf-8")
+    (beta / "beta.py").write_text("def retry():\n    return 1\n", encoding="utf-8")
+    with Store.open() as store:
+        retry = _anchored(
+            store, seeded.project, "Retries: three attempts", "retry() calls three times.", "worker.py:retry"
+        )
+        queue = _anchored(store, seeded.project, "One queue", "queues() lists default.", "worker.py:queues")
+        timeout = _anchored(store, seeded.project, "Timeout is 30 s", "timeout() is 30.", "worker.py:timeout")
+        foreign = _anchored(store, seeded.other, "Beta retries once", "retry() returns 1.", "beta.py:retry")
+    changed = WORKER.replace("range(3)", "range(5)").replace("['default']", "['default', 'mail']")
+    (alpha / "worker.py").write_text(changed.replace("return 30", "return 30  # seconds"), encoding="utf-8")
+    (beta / "beta.py").write_text("def retry():\n    return 1  # once\n", encoding="utf-8")
+
+    def verifier(record: Record, evidence: Sequence[Evidence]) -> Answer:
+        return ANSWERS[record.title]
+
+    with Store.open() as store:
+        for project in (seeded.project, seeded.other):
+            report = reverify.reverify(store, project, verifier)
+            assert report.failed == 0, report.notes
+        ids = {
+            proposal.record_id: proposal.proposal_id
+            for project in (seeded.project, seeded.other)
+            for proposal in reverify.proposals(store, project)
+        }
+    return Proposed(
+        still_true=(ids[timeout], timeout),
+        update=(ids[retry], retry),
+        no_longer_true=(ids[queue], queue),
+        foreign=(ids[foreign], foreign),
+    )

@@ -1,5 +1,5 @@
 """The Inbox API (issue 14): `agentctx_store.review` behind `/api/inbox`, writes behind the token;
-and the Sessions API's extraction figures."""
+the re-verification proposals behind `/api/inbox/proposals`; and the Sessions API's extraction figures."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentctx_store import NewRecord, Project, Record, Store
-from agentctx_store.upkeep import config
+import pytest
+from agentctx_store import NewRecord, Project, Record, RecordNotFound, Store
+from agentctx_store.freshness import scan
+from agentctx_store.upkeep import config, reverify
+from agentctx_store.upkeep.anchors import anchors_of
 from fastapi.testclient import TestClient
 
 if TYPE_CHECKING:
-    from conftest import Seeded
+    from conftest import Proposed, Seeded
 
 WRITE = {"X-Agentctx-Token": "test-token-0123456789"}  # the token conftest gives the app
 
@@ -101,3 +104,125 @@ def test_sessions_carry_their_extraction_runs_and_the_months_spend(client: TestC
         "last_trigger": "end",
     }
     assert data["month_extraction_cost_usd"] == 0.0042 and data["monthly_cap_usd"] == 3.0
+
+
+# -- re-verification proposals (`agentctx_store.upkeep.reverify`) --------------------------
+
+
+def test_proposals_list_this_projects_open_ones_oldest_first_with_their_records(
+    client: TestClient, seeded: Seeded, proposed: Proposed
+) -> None:
+    data = client.get("/api/inbox/proposals").json()
+    assert data["count"] == 3
+    assert [(p["id"], p["record"]["id"]) for p in data["proposals"]] == [
+        proposed.update,
+        proposed.no_longer_true,
+        proposed.still_true,
+    ]
+    update, gone, still = data["proposals"]
+    assert (update["verdict"], update["title"], update["body"]) == (
+        "update",
+        "Retries: five attempts",
+        "retry() calls five times.",
+    )
+    assert update["reason"] == "range(3) became range(5)." and update["status"] == "open"
+    assert update["record"]["title"] == "Retries: three attempts" and update["record"]["type"] == "convention"
+    assert update["record"]["body"] == "retry() calls three times."
+    assert (gone["verdict"], gone["title"], gone["body"]) == ("no_longer_true", None, None)
+    assert (still["verdict"], still["reason"]) == ("still_true", "Only a comment was added.")
+    foreign_id, foreign_record = proposed.foreign
+    assert foreign_id not in {p["id"] for p in data["proposals"]}
+    assert foreign_record not in {p["record"]["id"] for p in data["proposals"]}
+    beta = client.get("/api/inbox/proposals", params={"project": seeded.other.project_id}).json()
+    assert [(p["id"], p["record"]["id"]) for p in beta["proposals"]] == [proposed.foreign]
+
+
+def test_accepting_each_verdict_does_what_it_says_in_the_store(
+    client: TestClient, seeded: Seeded, proposed: Proposed
+) -> None:
+    update_id, retry = proposed.update
+    accepted = client.post(f"/api/inbox/proposals/{update_id}/accept", headers=WRITE)
+    assert accepted.status_code == 200, accepted.text
+    body = accepted.json()
+    assert (body["outcome"], body["proposal"]["status"], body["proposal"]["record"]["id"]) == (
+        "superseded",
+        "accepted",
+        retry,
+    )
+    new = body["record"]
+    assert new["id"] != retry and new["title"] == "Retries: five attempts"
+    assert new["body"].startswith("retry() calls five times.")
+
+    still_id, timeout = proposed.still_true
+    confirmed = client.post(f"/api/inbox/proposals/{still_id}/accept", headers=WRITE).json()
+    assert (confirmed["outcome"], confirmed["record"]["id"]) == ("confirmed", timeout)
+
+    gone_id, queue = proposed.no_longer_true
+    deleted = client.post(f"/api/inbox/proposals/{gone_id}/accept", headers=WRITE).json()
+    assert (deleted["outcome"], deleted["record"]) == ("deleted", None)
+
+    with Store.open() as store:
+        old = store.get(seeded.project, retry, include_superseded=True)
+        assert old.superseded_by == new["id"]
+        assert [a.symbol for a in anchors_of(store, seeded.project, new["id"])] == ["retry"]  # anchored where it was
+        assert store.get(seeded.project, timeout).superseded_at is None
+        with pytest.raises(RecordNotFound):
+            store.get(seeded.project, queue, include_superseded=True)
+        stale = {item.record.record_id for item in scan(store, seeded.project)}
+        assert timeout not in stale and new["id"] not in stale  # re-hashed; the new record anchored as the file is
+        assert {p.status for p in reverify.proposals(store, seeded.project, status=None)} == {"accepted"}
+        assert [p.status for p in reverify.proposals(store, seeded.other, status=None)] == ["open"]
+    assert client.get("/api/inbox/proposals").json() == {"proposals": [], "count": 0}
+    again = client.post(f"/api/inbox/proposals/{update_id}/accept", headers=WRITE)
+    assert again.status_code == 404 and "No open proposal" in again.json()["error"]
+
+
+def test_rejecting_changes_nothing_but_the_proposal(
+    client: TestClient,
+    seeded: Seeded,
+    proposed: Proposed,
+    store_snapshot: Callable[[], list[tuple[object, ...]]],
+) -> None:
+    update_id, retry = proposed.update
+    before = store_snapshot()
+    rejected = client.post(f"/api/inbox/proposals/{update_id}/reject", headers=WRITE)
+    assert rejected.status_code == 200, rejected.text
+    assert (rejected.json()["id"], rejected.json()["status"], rejected.json()["record"]["id"]) == (
+        update_id,
+        "rejected",
+        retry,
+    )
+    after = store_snapshot()
+    assert [row for row in before if row[0] != "freshness_proposals"] == [
+        row for row in after if row[0] != "freshness_proposals"
+    ]
+    assert before != after
+    with Store.open() as store:
+        assert store.get(seeded.project, retry).title == "Retries: three attempts"
+        assert [p.proposal_id for p in reverify.proposals(store, seeded.project, status="rejected")] == [update_id]
+        assert retry in {item.record.record_id for item in scan(store, seeded.project)}  # still marked stale
+    listed = client.get("/api/inbox/proposals").json()["proposals"]
+    assert [p["id"] for p in listed] == [proposed.no_longer_true[0], proposed.still_true[0]]
+
+
+def test_proposal_writes_need_the_token_and_stay_in_their_project(
+    client: TestClient,
+    seeded: Seeded,
+    proposed: Proposed,
+    store_snapshot: Callable[[], list[tuple[object, ...]]],
+) -> None:
+    gone_id, _ = proposed.no_longer_true
+    before = store_snapshot()
+    assert client.post(f"/api/inbox/proposals/{gone_id}/accept").status_code == 403
+    assert client.post(f"/api/inbox/proposals/{gone_id}/reject").status_code == 403
+    wrong = {"X-Agentctx-Token": "wrong"}
+    assert client.post(f"/api/inbox/proposals/{gone_id}/accept", headers=wrong).status_code == 403
+    foreign_id, _ = proposed.foreign
+    for action in ("accept", "reject"):
+        refused = client.post(f"/api/inbox/proposals/{foreign_id}/{action}", headers=WRITE)
+        assert refused.status_code == 404 and refused.json()["error"].startswith("No open proposal")
+        assert client.post(f"/api/inbox/proposals/{9999}/{action}", headers=WRITE).status_code == 404
+        for bad in ("abc", "0", "-1", "1.5"):
+            invalid = client.post(f"/api/inbox/proposals/{bad}/{action}", headers=WRITE)
+            assert invalid.status_code == 422 and invalid.json()["error"].startswith("Invalid request")
+    assert store_snapshot() == before

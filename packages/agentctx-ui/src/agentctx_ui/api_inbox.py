@@ -1,16 +1,20 @@
 """`/api/inbox`: the review inbox (issue 14), the same `agentctx_store.review` calls as
-`agentctx review`. Accepting and rejecting are writes, so they need the page's token."""
+`agentctx review`; and `/api/inbox/proposals`, the re-verification proposals for records whose
+anchored code changed (`agentctx_store.upkeep.reverify`, the second part of `agentctx review`).
+Accepting and rejecting are writes, so they need the page's token."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
-from agentctx_store import review
-from fastapi import APIRouter, Query, Request
+from agentctx_store import Project, Record, RecordNotFound, Store, review
+from agentctx_store.upkeep import reverify
+from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from agentctx_ui.api_records import ERRORS, ProjectParam, dashboard, out
-from agentctx_ui.models import RecordList, RecordOut, Text
+from agentctx_ui.models import Outcome, ProposalAcceptOut, ProposalList, ProposalOut, RecordList, RecordOut, Text
 
 router = APIRouter(prefix="/api/inbox", tags=["inbox"])
 
@@ -34,6 +38,68 @@ def inbox(
     with context.store() as store:
         records = review.inbox(store, context.project(store, project), everything=all, limit=limit)
     return RecordList(records=[out(record) for record in records], count=len(records))
+
+
+def proposal_out(proposal: reverify.Proposal, record: Record) -> ProposalOut:
+    return ProposalOut.model_validate(
+        {
+            "id": proposal.proposal_id,
+            "verdict": proposal.verdict,
+            "title": proposal.title,
+            "body": proposal.body,
+            "reason": proposal.reason,
+            "created_at": proposal.created_at,
+            "status": proposal.status,
+            "record": out(record),
+        }
+    )
+
+
+def _open(store: Store, project: Project, proposal_id: int) -> tuple[reverify.Proposal, Record]:
+    """The open proposal with its record, or the store's own not-found error (404)."""
+    for proposal, record in reverify.open_proposals(store, project):
+        if proposal.proposal_id == proposal_id:
+            return proposal, record
+    raise RecordNotFound(f"No open proposal {proposal_id} in this project; GET /api/inbox/proposals lists them.")
+
+
+ProposalId = Annotated[int, Path(ge=1, description="A proposal id from GET /api/inbox/proposals.")]
+OUTCOMES: dict[str, Outcome] = {"still_true": "confirmed", "update": "superseded", "no_longer_true": "deleted"}
+
+
+@router.get("/proposals", response_model=ProposalList, responses=ERRORS)
+def proposals(request: Request, project: ProjectParam = None) -> ProposalList:
+    """Open re-verification proposals of the project with their records, oldest first."""
+    context = dashboard(request)
+    with context.store() as store:
+        found = reverify.open_proposals(store, context.project(store, project))
+    return ProposalList(proposals=[proposal_out(proposal, record) for proposal, record in found], count=len(found))
+
+
+@router.post("/proposals/{proposal_id}/accept", response_model=ProposalAcceptOut, responses=ERRORS)
+def accept_proposal(request: Request, proposal_id: ProposalId, project: ProjectParam = None) -> ProposalAcceptOut:
+    """Do what the proposal says: re-hash the anchors (still_true), supersede the record with the
+    draft (update) or delete it (no_longer_true)."""
+    context = dashboard(request)
+    with context.store() as store:
+        target = context.project(store, project)
+        proposal, record = _open(store, target, proposal_id)
+        current = reverify.accept(store, target, proposal_id)
+    return ProposalAcceptOut(
+        proposal=proposal_out(replace(proposal, status="accepted"), record),
+        outcome=OUTCOMES[proposal.verdict],
+        record=out(current) if current is not None else None,
+    )
+
+
+@router.post("/proposals/{proposal_id}/reject", response_model=ProposalOut, responses=ERRORS)
+def reject_proposal(request: Request, proposal_id: ProposalId, project: ProjectParam = None) -> ProposalOut:
+    """Dismiss the proposal: nothing else changes (the record stays, marked stale)."""
+    context = dashboard(request)
+    with context.store() as store:
+        target = context.project(store, project)
+        _, record = _open(store, target, proposal_id)
+        return proposal_out(reverify.reject(store, target, proposal_id), record)
 
 
 @router.post("/{record_id}/accept", response_model=RecordOut, responses=ERRORS)

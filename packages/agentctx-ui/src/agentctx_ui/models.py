@@ -207,3 +207,40 @@ class MetaOut(BaseModel):
     types: list[str]
     scopes: list[str]
     confidences: list[str]
+
+
+VerdictName = Literal["still_true", "update", "no_longer_true"]
+Outcome = Literal["confirmed", "superseded", "deleted"]
+
+
+class ProposalOut(BaseModel):
+    """A re-verification proposal (`agentctx_store.upkeep.reverify`) for a record whose anchored code changed."""
+
+    id: int = Field(description="The proposal id (POST /api/inbox/proposals/{id}/accept|reject).")
+    verdict: VerdictName = Field(
+        description="still_true: accepting re-hashes the anchors; update: accepting supersedes the record with the "
+        "draft; no_longer_true: accepting deletes the record."
+    )
+    title: str | None = Field(description="The draft title (update only).")
+    body: str | None = Field(description="The draft body (update only).")
+    reason: str
+    created_at: str
+    status: Literal["open", "accepted", "rejected"]
+    record: RecordOut = Field(description="The record it is about, as it was before the decision.")
+
+
+class ProposalList(BaseModel):
+    proposals: list[ProposalOut] = Field(description="Oldest first, as `agentctx review` walks them.")
+    count: int
+
+
+class ProposalAcceptOut(BaseModel):
+    """What accepting did to the store."""
+
+    proposal: ProposalOut
+    outcome: Outcome = Field(
+        description="confirmed (still_true: anchors re-hashed), superseded (update), deleted (no_longer_true)."
+    )
+    record: RecordOut | None = Field(
+        description="The record current now: the confirmed one, or the new one superseding it; null when deleted."
+    )
