@@ -17,7 +17,7 @@ from agentctx_store import Store
 from agentctx_ui.server import bind, make_server
 
 if TYPE_CHECKING:
-    from conftest import Seeded
+    from conftest import Proposed, Seeded
     from playwright.sync_api import Browser, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -358,6 +358,62 @@ def test_the_inbox_accepts_edits_rejects_and_skips(page: Page, live_url: str, se
     page.get_by_label("Every unconfirmed record, not only extraction results").check()
     page.wait_for_selector("ol.inbox h3:has-text('Parser is slow on big files')")  # inferred, written by hand
     shot(page, "inbox-03-all")
+
+
+def test_the_inbox_accepts_and_dismisses_re_verification_proposals(
+    page: Page, live_url: str, seeded: Seeded, proposed: Proposed
+) -> None:
+    """The Inbox's Re-verification section resolves proposals as `agentctx review` does."""
+    from agentctx_store.upkeep import reverify
+
+    page.goto(f"{live_url}#/inbox")
+    ready(page, "inbox")
+    section = page.get_by_role("region", name="Re-verification")
+    items = section.locator("ol.proposals > li h3")
+    assert items.all_inner_texts() == ["Retries: three attempts", "One queue", "Timeout is 30 s"]
+    assert "Beta retries once" not in page.locator("main").inner_text()  # the other project's
+    summary = page.locator("#proposals-summary")
+    assert "3 proposals to decide" in summary.inner_text()
+    update = section.locator(f"li[data-proposal='{proposed.update[0]}']")
+    assert "Draft: Retries: five attempts" in update.inner_text()
+    assert "retry() calls five times." in update.inner_text() and "range(3) became range(5)." in update.inner_text()
+    shot(page, "inbox-proposals-01")
+
+    page.get_by_role("button", name="Accept proposal for Retries: three attempts").click()
+    update.wait_for(state="detached")
+    assert "Accepted: “Retries: three attempts” superseded by the draft. 2 proposals" in summary.inner_text()
+    assert page.evaluate("document.activeElement.textContent") == "One queue"  # focus moves on
+
+    for _ in range(3):  # keyboard only, from the focused heading: "The record now", Accept, Dismiss
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Dismiss"
+    page.keyboard.press("Enter")
+    section.locator(f"li[data-proposal='{proposed.no_longer_true[0]}']").wait_for(state="detached")
+    assert "Dismissed: “One queue” is unchanged. 1 proposal to decide" in summary.inner_text()
+    shot(page, "inbox-proposals-02")
+
+    with Store.open() as store:
+        old = store.get(seeded.project, proposed.update[1], include_superseded=True)
+        assert old.superseded_by is not None
+        assert store.get(seeded.project, old.superseded_by).title == "Retries: five attempts"
+        assert store.get(seeded.project, proposed.no_longer_true[1]).title == "One queue"  # dismissed: kept
+        statuses = {p.proposal_id: p.status for p in reverify.proposals(store, seeded.project, status=None)}
+        assert statuses == {
+            proposed.update[0]: "accepted",
+            proposed.no_longer_true[0]: "rejected",
+            proposed.still_true[0]: "open",
+        }
+        assert [p.status for p in reverify.proposals(store, seeded.other, status=None)] == ["open"]
+
+    page.reload()
+    ready(page, "inbox")
+    assert page.get_by_role("region", name="Re-verification").locator("ol.proposals > li h3").all_inner_texts() == [
+        "Timeout is 30 s"
+    ]
+    page.set_viewport_size({"width": 360, "height": 800})
+    shot(page, "inbox-proposals-03-narrow")
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"the Inbox scrolls sideways at 360px ({overflow}px)"
 
 
 def test_sessions_show_extraction_tokens_and_the_months_spend(page: Page, live_url: str, seeded: Seeded) -> None:

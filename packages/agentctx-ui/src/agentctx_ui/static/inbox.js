@@ -1,6 +1,9 @@
 // The Inbox view: records nobody has confirmed yet (what session-end extraction inferred), newest
 // first. Accept makes one explicit, Edit corrects it then accepts it, Reject deletes it, Skip
 // leaves it as it is. The same calls as `agentctx review` (POST /api/inbox/{id}/accept|reject).
+// Below them, "Re-verification": proposals for records whose anchored code changed (still true,
+// update with a draft, no longer true); Accept does what one says, Dismiss rejects it
+// (POST /api/inbox/proposals/{id}/accept|reject), as the second part of `agentctx review`.
 import { api, badge, fill, h, projectQuery, toast, when } from "./ui.js";
 
 let everything = false;
@@ -36,9 +39,96 @@ function editForm(record, onSave) {
   return form;
 }
 
+const VERDICT_TEXT = {
+  still_true: "Still true: accepting re-hashes its anchors as the files are now.",
+  update: "Needs an update: accepting supersedes it with this draft.",
+  no_longer_true: "No longer true: accepting deletes it.",
+};
+const OUTCOME_TEXT = {
+  confirmed: "confirmed, its anchors re-hashed",
+  superseded: "superseded by the draft",
+  deleted: "deleted",
+};
+
+function proposalCard(proposal, actions) {
+  const record = proposal.record;
+  const headingId = `proposal-title-${proposal.id}`;
+  const draft = proposal.verdict === "update"
+    ? h("div", { class: "draft" },
+        h("p", {}, h("strong", {}, "Draft: "), proposal.title),
+        proposal.body ? h("p", { class: "body" }, proposal.body) : null)
+    : null;
+  return h(
+    "li",
+    { class: "inbox-item proposal", "aria-labelledby": headingId, "data-proposal": proposal.id, "data-verdict": proposal.verdict },
+    h("h3", { id: headingId, tabindex: "-1" }, record.title),
+    h("p", {}, badge(record.type), " ", badge(proposal.verdict.replaceAll("_", " "), "verdict")),
+    h("p", { class: "verdict" }, VERDICT_TEXT[proposal.verdict] || proposal.verdict),
+    draft,
+    proposal.reason ? h("p", { class: "reason" }, h("strong", {}, "Why: "), proposal.reason) : null,
+    h("details", {}, h("summary", {}, "The record now"), h("p", { class: "body" }, record.body)),
+    h("p", { class: "muted" }, `Proposed ${when(proposal.created_at)}`),
+    actions,
+  );
+}
+
+function proposalSection(data) {
+  const list = h("ol", { class: "proposals", "aria-label": "Re-verification proposals, oldest first" });
+  const summary = h("p", { id: "proposals-summary", "aria-live": "polite", tabindex: "-1" });
+  let left = data.proposals.length;
+  const counted = (happened = "") => {
+    const rest = left
+      ? `${left} proposal${left === 1 ? "" : "s"} to decide, oldest first.`
+      : "No re-verification proposals: no record's anchored code changed since it was last checked.";
+    summary.textContent = happened ? `${happened} ${rest}` : rest;
+  };
+  const done = (item, happened) => {
+    const next = item.nextElementSibling || item.previousElementSibling;
+    item.remove();
+    left -= 1;
+    counted(happened);
+    (next ? next.querySelector("h3") : summary).focus();
+  };
+  for (const proposal of data.proposals) {
+    const title = proposal.record.title;
+    const actions = h("div", { class: "actions" });
+    const item = proposalCard(proposal, actions);
+    const decide = async (action, button) => {
+      button.disabled = true;
+      try {
+        const result = await api("POST", `/api/inbox/proposals/${proposal.id}/${action}?${projectQuery()}`);
+        done(item, action === "accept"
+          ? `Accepted: “${title}” ${OUTCOME_TEXT[result.outcome] || result.outcome}.`
+          : `Dismissed: “${title}” is unchanged.`);
+      } catch (error) {
+        button.disabled = false;
+        toast(error.message, "error");
+      }
+    };
+    actions.append(
+      h("button", { type: "button", "aria-label": `Accept proposal for ${title}`, onclick: (event) => decide("accept", event.currentTarget) }, "Accept"),
+      h("button", { type: "button", class: "danger", "aria-label": `Dismiss proposal for ${title}`, onclick: (event) => decide("reject", event.currentTarget) }, "Dismiss"),
+    );
+    list.append(item);
+  }
+  counted();
+  return h(
+    "section",
+    { "aria-labelledby": "proposals-heading" },
+    h("h2", { id: "proposals-heading" }, "Re-verification"),
+    h("p", { class: "muted" },
+      "Records whose anchored code changed, checked again by consolidation. Accept does what a proposal says; Dismiss leaves the record as it is (still marked stale)."),
+    summary,
+    data.proposals.length ? list : null,
+  );
+}
+
 export async function renderInbox(main) {
   const query = projectQuery(everything ? { all: "true" } : {});
-  const data = await api("GET", `/api/inbox?${query}`);
+  const [data, proposals] = await Promise.all([
+    api("GET", `/api/inbox?${query}`),
+    api("GET", `/api/inbox/proposals?${projectQuery()}`),
+  ]);
   const list = h("ol", { class: "inbox", "aria-label": "Records to review, newest first" });
   const summary = h("p", { id: "inbox-summary", "aria-live": "polite" });
   let left = data.records.length;
@@ -104,5 +194,6 @@ export async function renderInbox(main) {
     h("p", {}, h("label", { for: "inbox-all" }, toggle, " Every unconfirmed record, not only extraction results")),
     summary,
     data.records.length ? list : null,
+    proposalSection(proposals),
   );
 }
