@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated
 
-from agentctx_store import Project, Record, RecordNotFound, Store, review
+from agentctx_store import Record, review
 from agentctx_store.upkeep import reverify
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
@@ -55,14 +55,6 @@ def proposal_out(proposal: reverify.Proposal, record: Record) -> ProposalOut:
     )
 
 
-def _open(store: Store, project: Project, proposal_id: int) -> tuple[reverify.Proposal, Record]:
-    """The open proposal with its record, or the store's own not-found error (404)."""
-    for proposal, record in reverify.open_proposals(store, project):
-        if proposal.proposal_id == proposal_id:
-            return proposal, record
-    raise RecordNotFound(f"No open proposal {proposal_id} in this project; GET /api/inbox/proposals lists them.")
-
-
 ProposalId = Annotated[int, Path(ge=1, description="A proposal id from GET /api/inbox/proposals.")]
 OUTCOMES: dict[str, Outcome] = {"still_true": "confirmed", "update": "superseded", "no_longer_true": "deleted"}
 
@@ -83,7 +75,8 @@ def accept_proposal(request: Request, proposal_id: ProposalId, project: ProjectP
     context = dashboard(request)
     with context.store() as store:
         target = context.project(store, project)
-        proposal, record = _open(store, target, proposal_id)
+        proposal = reverify.open_proposal(store, target, proposal_id)
+        record = store.get(target, proposal.record_id)
         current = reverify.accept(store, target, proposal_id)
     return ProposalAcceptOut(
         proposal=proposal_out(replace(proposal, status="accepted"), record),
@@ -98,7 +91,7 @@ def reject_proposal(request: Request, proposal_id: ProposalId, project: ProjectP
     context = dashboard(request)
     with context.store() as store:
         target = context.project(store, project)
-        _, record = _open(store, target, proposal_id)
+        record = store.get(target, reverify.open_proposal(store, target, proposal_id).record_id)
         return proposal_out(reverify.reject(store, target, proposal_id), record)
 
 

@@ -210,11 +210,18 @@ def open_proposals(store: Store, project: Project) -> list[tuple[Proposal, Recor
     return found
 
 
-def _get(store: Store, project: Project, proposal_id: int) -> Proposal:
+def open_proposal(store: Store, project: Project, proposal_id: int) -> Proposal:
+    """One open proposal of the project.
+
+    Raises:
+        RecordNotFound: no open proposal with that id in this project.
+    """
     for proposal in proposals(store, project, status="open"):
         if proposal.proposal_id == proposal_id:
             return proposal
-    raise RecordNotFound(f"No open proposal {proposal_id} in this project; `agentctx review --json` lists them.")
+    raise RecordNotFound(
+        f"No open proposal {proposal_id} in this project; `agentctx review --json` (or the dashboard's Inbox) lists them."
+    )
 
 
 def accept(store: Store, project: Project, proposal_id: int) -> Record | None:
@@ -223,7 +230,7 @@ def accept(store: Store, project: Project, proposal_id: int) -> Record | None:
     Raises:
         RecordNotFound: no such open proposal, or its record is gone.
     """
-    proposal = _get(store, project, proposal_id)
+    proposal = open_proposal(store, project, proposal_id)
     result: Record | None
     with store.transaction() as conn:
         if proposal.verdict == "still_true":
@@ -255,7 +262,7 @@ def accept(store: Store, project: Project, proposal_id: int) -> Record | None:
 
 def reject(store: Store, project: Project, proposal_id: int) -> Proposal:
     """Dismiss a proposal: nothing else changes (the record stays marked stale); returns it, rejected."""
-    proposal = _get(store, project, proposal_id)
+    proposal = open_proposal(store, project, proposal_id)
     with store.transaction() as conn:
         conn.execute(
             "UPDATE freshness_proposals SET status = 'rejected', decided_at = ? WHERE proposal_id = ?",
