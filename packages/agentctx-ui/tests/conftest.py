@@ -7,6 +7,7 @@ here and in the app open the same throwaway file.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,6 +191,7 @@ ANSWERS = {
 
 
 def _anchored(store: Store, project: Project, title: str, body: str, spec: str) -> str:
+    time.sleep(0.003)  # proposals come in recording order: no two records in the same millisecond
     record = store.add(project, NewRecord(type="convention", title=title, body=body))
     anchor_record(store, project, record.record_id, [spec])
     return record.record_id
