@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from agentctx_store import Store
+from agentctx_store import RecordNotFound, Store
 
 from agentctx_ui.server import bind, make_server
 
@@ -414,6 +414,30 @@ def test_the_inbox_accepts_and_dismisses_re_verification_proposals(
     shot(page, "inbox-proposals-03-narrow")
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 1, f"the Inbox scrolls sideways at 360px ({overflow}px)"
+
+
+def test_accepting_a_no_longer_true_proposal_asks_first_and_cancel_keeps_the_record(
+    page: Page, live_url: str, seeded: Seeded, proposed: Proposed
+) -> None:
+    from agentctx_store.upkeep import reverify
+
+    page.goto(f"{live_url}#/inbox")
+    ready(page, "inbox")
+    section = page.get_by_role("region", name="Re-verification")
+    card = section.locator(f"li[data-proposal='{proposed.no_longer_true[0]}']")
+    accept = page.get_by_role("button", name="Accept proposal for One queue")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    accept.click()
+    assert card.count() == 1 and accept.is_enabled()
+    with Store.open() as store:
+        assert store.get(seeded.project, proposed.no_longer_true[1]).title == "One queue"
+        assert reverify.open_proposal(store, seeded.project, proposed.no_longer_true[0]).status == "open"
+    page.once("dialog", lambda dialog: dialog.accept())
+    accept.click()
+    card.wait_for(state="detached")
+    assert "Accepted: “One queue”" in page.locator("#proposals-summary").inner_text()
+    with Store.open() as store, pytest.raises(RecordNotFound):
+        store.get(seeded.project, proposed.no_longer_true[1], include_superseded=True)
 
 
 def test_sessions_show_extraction_tokens_and_the_months_spend(page: Page, live_url: str, seeded: Seeded) -> None:

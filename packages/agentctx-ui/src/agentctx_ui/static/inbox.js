@@ -94,6 +94,9 @@ function proposalSection(data) {
     const actions = h("div", { class: "actions" });
     const item = proposalCard(proposal, actions);
     const decide = async (action, button) => {
+      // accepting "no longer true" deletes the record: ask first, as the records' Reject does
+      if (action === "accept" && proposal.verdict === "no_longer_true"
+          && !confirm(`Delete "${title}"? Accepting this proposal deletes it for good.`)) return;
       button.disabled = true;
       try {
         const result = await api("POST", `/api/inbox/proposals/${proposal.id}/${action}?${projectQuery()}`);
