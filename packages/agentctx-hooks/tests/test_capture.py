@@ -247,7 +247,8 @@ def test_an_edit_of_an_anchored_file_notes_that_its_records_need_a_look(
     project_dir: Path,
     add: Callable[..., Any],
 ) -> None:
-    from agentctx_store.freshness import anchor_record, counts
+    from agentctx_store.freshness import anchor_record
+    from agentctx_store.upkeep.stale import counts
 
     source = project_dir / "src" / "retry.py"
     source.parent.mkdir(parents=True, exist_ok=True)

@@ -17,16 +17,13 @@ from agentctx_store.freshness import (
     anchored_text,
     capture,
     check,
-    confirm,
-    counts,
-    find_symbol,
     parse_spec,
-    scan,
     symbol_block,
 )
 from agentctx_store.inject import compose_injection
 from agentctx_store.migrations import MIGRATIONS
 from agentctx_store.upkeep.anchors import anchors_of, content_hash
+from agentctx_store.upkeep.stale import anchor_from_mentions, confirm, counts, find_symbol, scan
 
 from .conftest import AddRecord
 
@@ -294,7 +291,6 @@ def test_the_digest_marks_changed_records_leaves_out_gone_ones_and_says_so_in_on
 def test_records_naming_an_edited_file_are_anchored_to_the_symbol_they_name_or_the_file(
     store: Store, project: Project, add: AddRecord, root: Path
 ) -> None:
-    from agentctx_store.freshness import anchor_from_mentions
 
     named = add("Backoff lives in worker/retry.py", "`retry()` sleeps 2**attempt seconds.")
     whole = add("Tests use the Makefile", "Makefile runs pytest -q.")

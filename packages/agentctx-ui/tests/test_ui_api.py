@@ -277,7 +277,8 @@ def test_a_store_locked_by_another_writer_is_a_503(
 
 
 def test_projects_count_stale_records_per_project(client: TestClient, seeded: Seeded) -> None:
-    from agentctx_store.freshness import anchor_record, scan
+    from agentctx_store.freshness import anchor_record
+    from agentctx_store.upkeep.stale import scan
 
     root = Path(seeded.project.root)
     (root / "Makefile").write_text("test:\n\tpytest\n", encoding="utf-8")

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from agentctx_store import NewRecord, Project, Record, RecordNotFound, Store
-from agentctx_store.freshness import scan
 from agentctx_store.upkeep import config, reverify
 from agentctx_store.upkeep.anchors import anchors_of
+from agentctx_store.upkeep.stale import scan
 from fastapi.testclient import TestClient
 
 if TYPE_CHECKING:

@@ -247,7 +247,7 @@ def _write(
 
 def _anchor_created(store: Store, project: Project, session_id: str, created: list[str]) -> None:
     """New records that name a file the session edited are anchored to it (docs/freshness.md)."""
-    from agentctx_store.freshness import anchor_from_mentions
+    from agentctx_store.upkeep.stale import anchor_from_mentions
 
     session = store.get_session(session_id) or {}
     files = session.get("meta", {}).get("files") or []

@@ -1,21 +1,20 @@
 """Freshness: does the evidence a record was based on (its anchors) still say what it said?
 
 A record's anchors (`agentctx_store.upkeep.anchors`) name a project file, optionally a line range or a
-symbol, and the hash of what that covered when the record was made. Here:
+symbol, and the hash of what that covered when the record was made. Here, the part the hooks and
+the injecting paths run:
   - `capture` turns `PATH`, `PATH:START-END` or `PATH:SYMBOL` into an anchor by reading the file
     (the whole file when small, else the range or the symbol's block), with the file's size and
-    mtime, so later checks can `stat` instead of hashing;
+    mtime, so later checks can `stat` instead of hashing; `anchor_record` stores a record's;
   - `check` is what the injecting paths call (`agentctx_store.inject.compose_injection` through a
     `Checker`): per record, which anchors changed or are gone. It stats at most MAX_FILES files
     per call and hashes a file only when its size or mtime moved since it last matched; it
     writes nothing, so it costs a prompt no write;
-  - `scan` checks every anchored current record of a project (the `stale` command, status,
-    consolidation, the digest), stores each anchor's state and refreshes the stat of anchors
-    whose text still matches;
-  - `confirm` re-hashes a record's anchors (the fact still holds) or re-anchors it; `moved`
-    looks for a symbol that left its file.
+  - `note_edit` re-checks the anchors on a file a tool just edited (the capture hook).
 
-A core module (docs/architecture.md): `hashlib` is imported only when a file must be hashed.
+The offline half (scanning a whole project, confirming, re-anchoring, finding a symbol that
+moved) is `agentctx_store.upkeep.stale`. A core module (docs/architecture.md): `hashlib` is
+imported only when a file must be hashed.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from agentctx_store.projects import Project
-    from agentctx_store.records import Record
     from agentctx_store.store import Store
     from agentctx_store.upkeep.anchors import Anchor
 
@@ -44,9 +42,6 @@ MAX_FILES = 8
 WHOLE_FILE_BYTES = 256 * 1024
 # A record with a changed anchor keeps this share of its score: a fresh record wins a tie.
 STALE_FACTOR = 0.8
-# `moved` looks at most at this many files, skipping these folders and anything bigger.
-FOLLOW_MAX_FILES = 5000
-_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", ".tox", "target"})
 _DEF_KEYWORDS = (
     "def ",
     "async def ",
@@ -208,7 +203,7 @@ def _digest(full: str, line_start: int | None, line_end: int | None, symbol: str
     return None if covered is None else content_hash(covered)
 
 
-def _checkable(root: str) -> bool:
+def checkable(root: str) -> bool:
     """Anchors are checked only against a real project folder: a root the store does not know
     (`.`) or a checkout that is gone must not make every anchor look missing."""
     return os.path.isabs(root) and os.path.isdir(root)
@@ -326,7 +321,9 @@ class _Row:
             setattr(self, name, value)
 
 
-def _state(root: str, row: _Row, stats: dict[str, os.stat_result | None]) -> tuple[str | None, os.stat_result | None]:
+def anchor_state(
+    root: str, row: _Row, stats: dict[str, os.stat_result | None]
+) -> tuple[str | None, os.stat_result | None]:
     """(None | CHANGED | MISSING, the file's stat) for one anchor row. Only a file that is not
     there is missing; one this user cannot read counts as unchecked (None, no stat)."""
     if row.path in stats:
@@ -352,7 +349,7 @@ def _state(root: str, row: _Row, stats: dict[str, os.stat_result | None]) -> tup
     return (None if digest == row.content_hash else CHANGED), info
 
 
-def _rows(store: Store, record_ids: Sequence[str]) -> list[_Row]:
+def anchor_rows(store: Store, record_ids: Sequence[str]) -> list[_Row]:
     rows: list[_Row] = []
     for start in range(0, len(record_ids), 500):
         chunk = list(record_ids[start : start + 500])
@@ -364,7 +361,7 @@ def _rows(store: Store, record_ids: Sequence[str]) -> list[_Row]:
     return rows
 
 
-def _group(rows: Iterable[_Row], states: dict[int, str | None]) -> dict[str, Staleness]:
+def group_states(rows: Iterable[_Row], states: dict[int, str | None]) -> dict[str, Staleness]:
     by_record: dict[str, list[tuple[_Row, str | None]]] = {}
     for index, row in enumerate(rows):
         if index in states:
@@ -393,19 +390,19 @@ def check(
     size or mtime differ from when they last matched. Reads the store, writes nothing."""
     if not record_ids:
         return {}
-    rows = _rows(store, record_ids)
+    rows = anchor_rows(store, record_ids)
     if not rows:
         return {}
     root = project.root
-    if not _checkable(root):
+    if not checkable(root):
         return {}
     stats: dict[str, os.stat_result | None] = {}
     states: dict[int, str | None] = {}
     for index, row in enumerate(rows):
         if row.path not in stats and len(stats) >= max_files:
             continue
-        states[index] = _state(root, row, stats)[0]
-    found = _group(rows, states)
+        states[index] = anchor_state(root, row, stats)[0]
+    found = group_states(rows, states)
     unchecked = {row.record_id for index, row in enumerate(rows) if index not in states}
     for record_id in unchecked & found.keys():
         old = found[record_id]
@@ -425,58 +422,6 @@ class Checker:
         return check(self.store, self.project, record_ids, max_files=self.max_files)
 
 
-@frozen
-class StaleRecord:
-    """A current record whose anchors moved, for `agentctx stale`: the record, what moved, and
-    for each symbol that left its file, the files that define it now (offered as re-anchors)."""
-
-    record: Record
-    staleness: Staleness
-    # `list["Anchor"]`: a string, as `Anchor` is imported for type checkers only
-    anchors: list[Anchor] = field(default_factory=list["Anchor"])
-    moved: dict[str, list[str]] = field(default_factory=dict[str, list[str]])  # `PATH:SYMBOL` → [`NEWPATH:SYMBOL`, …]
-
-
-def scan(store: Store, project: Project, *, follow: bool = False, write: bool = True) -> list[StaleRecord]:
-    """Check every anchored current record of the project, oldest first; the stale ones.
-
-    With `write`, each anchor's state is stored (`changed`, `missing`, or NULL) and anchors whose
-    text still matches get the file's current size and mtime, so the next prompt only stats.
-    With `follow`, a symbol no longer defined where it was is looked for in the project (`moved`).
-    """
-    from agentctx_store.upkeep.anchors import anchored_records
-
-    root = project.root
-    if not _checkable(root):
-        return []
-    stats: dict[str, os.stat_result | None] = {}
-    result: list[StaleRecord] = []
-    updates: list[tuple[int, str | None, os.stat_result | None]] = []
-    for record, anchors in anchored_records(store, project):
-        if record.project_id != project.project_id:
-            continue
-        rows = _rows(store, [record.record_id])
-        states = {index: _state(root, row, stats) for index, row in enumerate(rows)}
-        updates += [(row.anchor_id, *states[index]) for index, row in enumerate(rows)]
-        found = _group(rows, {index: state for index, (state, _) in states.items()})
-        if record.record_id not in found:
-            continue
-        moved: dict[str, list[str]] = {}
-        if follow:
-            for index, row in enumerate(rows):
-                if row.symbol and states[index][0] is not None:
-                    places = find_symbol(root, row.symbol, skip=row.path if states[index][0] == MISSING else None)
-                    places = [place for place in places if place != row.path or states[index][0] == MISSING]
-                    if places and row.path in places:
-                        continue  # still defined where it was: changed in place, not moved
-                    if places:
-                        moved[f"{row.path}:{row.symbol}"] = [f"{place}:{row.symbol}" for place in places]
-        result.append(StaleRecord(record=record, staleness=found[record.record_id], anchors=anchors, moved=moved))
-    if write and updates:
-        _store_states(store, updates)
-    return result
-
-
 def note_edit(store: Store, project: Project, path: str) -> int:
     """A tool edited `path` (project-relative): re-check the anchors on it and store their state,
     so `stale`, `status` and the digest show its records need a look. Returns how many current
@@ -492,21 +437,21 @@ def note_edit(store: Store, project: Project, path: str) -> int:
         )
     ]
     root = project.root
-    if not rows or not _checkable(root):
+    if not rows or not checkable(root):
         return 0
     stats: dict[str, os.stat_result | None] = {}
     updates: list[tuple[int, str | None, os.stat_result | None]] = []
     stale: set[str] = set()
     for row in rows:
-        state, info = _state(root, row, stats)
+        state, info = anchor_state(root, row, stats)
         updates.append((row.anchor_id, state, info))
         if state is not None:
             stale.add(row.record_id)
-    _store_states(store, updates)
+    store_states(store, updates)
     return len(stale)
 
 
-def _store_states(store: Store, updates: list[tuple[int, str | None, os.stat_result | None]]) -> None:
+def store_states(store: Store, updates: list[tuple[int, str | None, os.stat_result | None]]) -> None:
     import sqlite3
 
     now = _now()
@@ -525,118 +470,3 @@ def _store_states(store: Store, updates: list[tuple[int, str | None, os.stat_res
                     )
     except sqlite3.OperationalError:  # read-only or locked: the states are a cache
         return
-
-
-def counts(store: Store, project: Project) -> tuple[int, int]:
-    """(current records with a changed or missing anchor, those of them whose anchors are all
-    gone), as the last `scan` stored them: no file is read."""
-    row = store.conn.execute(
-        """SELECT count(*), coalesce(sum(gone), 0) FROM (
-               SELECT a.record_id, min(coalesce(a.state, '')) = 'missing' AS gone
-               FROM record_anchors a JOIN records r ON r.id = a.record_id
-               WHERE a.project_id = ? AND r.superseded_at IS NULL
-               GROUP BY a.record_id HAVING max(a.state IS NOT NULL) = 1)""",
-        (project.project_id,),
-    ).fetchone()
-    return int(row[0] or 0), int(row[1] or 0)
-
-
-def confirm(store: Store, project: Project, record_id: str, specs: Sequence[str] = ()) -> list[Anchor]:
-    """The fact still holds: re-hash the record's anchors from the files as they are now, dropping
-    anchors whose file or symbol is gone; or, with `specs`, anchor it to those instead (a
-    re-anchor, e.g. to where a symbol moved). Returns the anchors it keeps.
-
-    Raises:
-        RecordNotFound: no such record in this project.
-        ValidationError: a spec cannot be anchored.
-    """
-    from agentctx_store.upkeep.anchors import anchors_of
-
-    if specs:
-        return anchor_record(store, project, record_id, specs, replace=True)
-    kept = still_there(project, [format_spec(anchor) for anchor in anchors_of(store, project, record_id)])
-    return anchor_record(store, project, record_id, kept, replace=True)  # gone ones are dropped
-
-
-def still_there(project: Project, specs: Iterable[str]) -> list[str]:
-    """The specs that can still be anchored now (their file, range or symbol is there)."""
-    root = project.root
-    kept: list[str] = []
-    for spec in specs:
-        try:
-            capture(root, spec)
-        except ValidationError:
-            continue
-        kept.append(spec)
-    return kept
-
-
-def anchor_from_mentions(store: Store, project: Project, record_ids: Iterable[str], files: Iterable[str]) -> int:
-    """Anchor records to the files they name among `files` (project-relative paths, e.g. those a
-    session edited): to a symbol the record names (`` `name` `` or `name()`) that the file
-    defines, else to the whole file when it is small. Records that already have anchors are
-    left alone. Returns how many anchors were added. Offline (extraction), not the prompt path."""
-    import re
-
-    from agentctx_store.upkeep.anchors import anchors_of
-
-    names = [name for name in dict.fromkeys(files) if name and not os.path.isabs(name)]
-    if not names:
-        return 0
-    root = project.root
-    added = 0
-    for record_id in record_ids:
-        record = store.get(project, record_id)
-        if record.scope != "project" or anchors_of(store, project, record_id):
-            continue
-        text = f"{record.title}\n{record.body}"
-        symbols = set(re.findall(r"`([A-Za-z_][\w.]*)(?:\(\))?`", text)) | set(
-            re.findall(r"\b([A-Za-z_]\w*)\(\)", text)
-        )
-        specs: list[str] = []
-        for name in names:
-            base = name.rsplit("/", 1)[-1]
-            if name not in text and not (base != name and "." in base and len(base) >= 6 and base in text):
-                continue
-            try:
-                with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
-                    content = handle.read()
-            except OSError:
-                continue
-            defined = [symbol for symbol in sorted(symbols) if symbol_block(content, symbol) is not None]
-            specs += [f"{name}:{symbol}" for symbol in defined]
-            if not defined and len(content.encode("utf-8", errors="replace")) <= WHOLE_FILE_BYTES:
-                specs.append(name)
-        if specs:
-            added += len(anchor_record(store, project, record.record_id, specs))
-    return added
-
-
-def find_symbol(root: str, symbol: str, *, skip: str | None = None) -> list[str]:
-    """Project-relative paths of text files under `root` that define `symbol` (see
-    `symbol_block`), at most FOLLOW_MAX_FILES files read, in path order; `skip` is left out."""
-    name = symbol.rpartition(".")[2]
-    found: list[str] = []
-    seen = 0
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        for file_name in sorted(files):
-            seen += 1
-            if seen > FOLLOW_MAX_FILES:
-                return found
-            full = os.path.join(directory, file_name)
-            relative = os.path.relpath(full, root).replace(os.sep, "/")
-            if relative == skip:
-                continue
-            try:
-                if os.path.getsize(full) > 4 * WHOLE_FILE_BYTES:
-                    continue
-                with open(full, "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            if b"\0" in data[:1024] or name.encode() not in data:
-                continue
-            if symbol_block(data.decode("utf-8", errors="replace"), name) is not None:
-                found.append(relative)
-    return found

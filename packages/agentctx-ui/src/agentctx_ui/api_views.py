@@ -7,9 +7,10 @@ import importlib
 from typing import Annotated, Any
 
 import pydantic
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, freshness, global_project
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, global_project
 from agentctx_store.upkeep import config, spend
 from agentctx_store.upkeep.graph_view import record_graph
+from agentctx_store.upkeep.stale import counts as stale_counts
 from fastapi import APIRouter, Query, Request
 
 from agentctx_ui import __version__
@@ -61,7 +62,7 @@ def projects(request: Request) -> ProjectList:
                 name=row.get("name") or row["project_id"][:12],
             )
             counts = store.counts_by_type(project)
-            stale, _ = freshness.counts(store, project)  # as the last check stored it
+            stale, _ = stale_counts(store, project)  # as the last check stored it
             moments = [row.get(key) for key in ("last_seen", "last_record", "last_session")]
             listed.append(
                 ProjectOut(

@@ -149,7 +149,8 @@ def _freshness(store: Store, project: Project, records: Sequence[Record]) -> tup
     """The records to list (those whose every anchor is gone are left out), a mark for each one
     whose anchored files changed (` (anchor-changed: a.py)`), and the digest's one line about
     stale records (empty when there are none; docs/freshness.md)."""
-    from agentctx_store.freshness import check, counts
+    from agentctx_store.freshness import check
+    from agentctx_store.upkeep.stale import counts
 
     found = check(store, project, [record.record_id for record in records], max_files=DIGEST_ANCHOR_FILES)
     kept = [record for record in records if not (record.record_id in found and found[record.record_id].all_missing)]

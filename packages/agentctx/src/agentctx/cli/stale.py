@@ -13,8 +13,9 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, Store
-from agentctx_store.freshness import StaleRecord, anchor_record, confirm, format_spec, parse_spec, scan, still_there
+from agentctx_store.freshness import anchor_record, format_spec, parse_spec
 from agentctx_store.upkeep.anchors import anchors_of
+from agentctx_store.upkeep.stale import StaleRecord, confirm, scan, still_there
 
 from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for
 
