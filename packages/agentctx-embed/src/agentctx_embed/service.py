@@ -462,11 +462,11 @@ def _compact(matrix: np.ndarray, keep: list[int]) -> np.ndarray:
 def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
     the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
-    from agentctx_store.review import EXTRACTION_SOURCE
+    from agentctx_store.review import awaiting_review
 
     if not _review_required():
         return None
-    return lambda record: not (record.source == EXTRACTION_SOURCE and record.confidence == "inferred")
+    return lambda record: not awaiting_review(record)
 
 
 _REVIEW_SETTING: dict[str, Any] = {}

@@ -1,5 +1,6 @@
 """`config review = required` on the prompt path (issue 14): extraction results are then not
-injected until a person accepts them (`agentctx review`, the dashboard's Inbox).
+injected until a person accepts them (`agentctx review`, the dashboard's Inbox). Which records
+those are: `agentctx_store.review.awaiting_review`.
 
 One key of `$AGENTCTX_HOME/config.json`, read directly: `agentctx_store.upkeep.config` validates
 the whole file, which a prompt does not need.
@@ -9,10 +10,6 @@ from __future__ import annotations
 
 from agentctx_store import paths
 from agentctx_store.jsontext import is_object, loads
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agentctx_store import Record
 
 
 def review_required() -> bool:
@@ -29,10 +26,3 @@ def review_required() -> bool:
     except (ValueError, RecursionError):
         return False
     return is_object(data) and data.get("_written_by") == "agentctx" and data.get("review") == "required"
-
-
-def awaiting_review(record: Record) -> bool:
-    """An extraction result nobody has accepted yet."""
-    from agentctx_store.review import EXTRACTION_SOURCE
-
-    return record.source == EXTRACTION_SOURCE and record.confidence == "inferred"

@@ -23,6 +23,12 @@ EXTRACTION_SOURCE = "llm_extraction"
 NOT_REVIEWED = ("handover",)
 
 
+def awaiting_review(record: Record) -> bool:
+    """An extraction result nobody has accepted yet: what `review = required` keeps out of
+    prompts (the hook's keyword path and the warm service alike)."""
+    return record.source == EXTRACTION_SOURCE and record.confidence == "inferred"
+
+
 def inbox(store: Store, project: Project, *, everything: bool = False, limit: int | None = None) -> list[Record]:
     """Unconfirmed current records of the project and `_global`, newest first."""
     found = [
