@@ -18,7 +18,7 @@ from agentctx_ui.server import bind, make_server
 
 if TYPE_CHECKING:
     from conftest import Proposed, Seeded
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Locator, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -360,15 +360,20 @@ def test_the_inbox_accepts_edits_rejects_and_skips(page: Page, live_url: str, se
     shot(page, "inbox-03-all")
 
 
+def open_re_verification(page: Page, live_url: str) -> Locator:
+    """The Inbox view, loaded, and its Re-verification section."""
+    page.goto(f"{live_url}#/inbox")
+    ready(page, "inbox")
+    return page.get_by_role("region", name="Re-verification")
+
+
 def test_the_inbox_accepts_and_dismisses_re_verification_proposals(
     page: Page, live_url: str, seeded: Seeded, proposed: Proposed
 ) -> None:
     """The Inbox's Re-verification section resolves proposals as `agentctx review` does."""
     from agentctx_store.upkeep import reverify
 
-    page.goto(f"{live_url}#/inbox")
-    ready(page, "inbox")
-    section = page.get_by_role("region", name="Re-verification")
+    section = open_re_verification(page, live_url)
     items = section.locator("ol.proposals > li h3")
     assert items.all_inner_texts() == ["Retries: three attempts", "One queue", "Timeout is 30 s"]
     assert "Beta retries once" not in page.locator("main").inner_text()  # the other project's
@@ -421,9 +426,7 @@ def test_accepting_a_no_longer_true_proposal_asks_first_and_cancel_keeps_the_rec
 ) -> None:
     from agentctx_store.upkeep import reverify
 
-    page.goto(f"{live_url}#/inbox")
-    ready(page, "inbox")
-    section = page.get_by_role("region", name="Re-verification")
+    section = open_re_verification(page, live_url)
     card = section.locator(f"li[data-proposal='{proposed.no_longer_true[0]}']")
     accept = page.get_by_role("button", name="Accept proposal for One queue")
     page.once("dialog", lambda dialog: dialog.dismiss())
