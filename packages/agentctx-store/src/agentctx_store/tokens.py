@@ -19,17 +19,8 @@ SEARCH_RESULTS_MAX = 15
 DRIFT_HINT_TOKENS = 60
 
 
-def _ascii_classes() -> bytes:
-    """A `bytes.translate` table: each ASCII byte to its piece class: `a` letter, `0` digit,
-    `s` space, `n` newline, `!` symbol (one piece), `.` any other control character (none)."""
-    table = bytearray(b"." * 256)
-    for first, last, kind in _ASCII_RANGES:
-        table[first : last + 1] = kind * (last + 1 - first)
-    return bytes(table)
-
-
-_ASCII_RANGES = (  # (first, last, class): every ASCII character `str.isspace`, letter, digit or symbol
-    (0x09, 0x0D, b"s"),  # \t \n \v \f \r (\n is set apart below)
+_ASCII_RANGES = (  # (first, last, class), a later range over an earlier one: \n, digits and letters
+    (0x09, 0x0D, b"s"),  # \t \n \v \f \r
     (0x0A, 0x0A, b"n"),
     (0x1C, 0x1F, b"s"),  # the information separators are spaces to `str.isspace`
     (0x20, 0x20, b"s"),
@@ -38,6 +29,15 @@ _ASCII_RANGES = (  # (first, last, class): every ASCII character `str.isspace`, 
     (0x41, 0x5A, b"a"),
     (0x61, 0x7A, b"a"),
 )
+
+
+def _ascii_classes() -> bytes:
+    """A `bytes.translate` table: each ASCII byte to its piece class: `a` letter, `0` digit,
+    `s` space, `n` newline, `!` symbol (one piece), `.` any other control character (none)."""
+    table = bytearray(b"." * 256)
+    for first, last, kind in _ASCII_RANGES:
+        table[first : last + 1] = kind * (last + 1 - first)
+    return bytes(table)
 
 
 class _Classes(dict[int, int]):
@@ -66,7 +66,8 @@ def estimate_tokens(text: str) -> int:
     The text is cut into pieces, `[A-Za-z]+|[0-9]+|\\s+|[\\x21-\\x7e]|[^\\x00-\\x7f]` as a regular
     expression would cut it, and counted without `re` (tests/test_without_re.py holds the two
     equal): each character becomes its class, and the pieces are counted in the class string
-    by C loops (`translate`, `count`, `split`), about 30 µs for a 6,000-character digest.
+    by C loops (`translate`, `count`, `split`): ~0.13 ms for a 3,000-character digest with a few
+    non-ASCII characters, where walking the characters took 0.27 ms.
     """
     if not text:
         return 0
