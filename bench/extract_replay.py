@@ -219,8 +219,9 @@ def _hook(event: str, payload: dict[str, Any], env: dict[str, str]) -> None:
 
 
 def _wait_for_background(env: dict[str, str], deadline_s: float = 120.0) -> None:
-    """Until no background run of the hooks holds its lock (they remove it when they end)."""
-    folder = Path(env["TMPDIR"]) / f"agentctx-{os.getuid()}"
+    """Until no background run of the hooks holds its lock (they remove it when they end). The
+    spawn locks live with the session state in the data dir (`agentctx_hooks.state.lock_path`)."""
+    folder = Path(env["AGENTCTX_HOME"]) / "state"
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         if not folder.is_dir() or not any(folder.glob("*.lock")):
