@@ -72,3 +72,16 @@ class StatusSection:
 
 # A section of `agentctx status` (listed in `status.SECTIONS`); None when it has nothing to say.
 StatusProvider = Callable[[Store, Project], StatusSection | None]
+
+
+def ask_choice(read_line: Callable[[str], str | None], labels: str, letters: str) -> str | None:
+    """The letter of `letters` the person typed (the first character of the line counts), asked
+    again on anything else; None at end of input. `labels` is the menu (`[a]ccept  [s]kip`)."""
+    while True:
+        line = read_line(f"  {labels}? ")
+        if line is None:
+            return None
+        choice = line.strip().lower()[:1]
+        if choice and choice in letters:
+            return choice
+        typer.echo(f"  Type one of {', '.join(letters[:-1])} or {letters[-1]} ({labels}).")

@@ -15,7 +15,7 @@ import typer
 from agentctx_store import Project, Record, Store, review
 from agentctx_store.upkeep import team
 
-from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
+from agentctx.cli._common import JsonOption, ProjectOption, ask_choice, open_store, print_json, project_for
 from agentctx.cli.records import record_json
 
 CHOICES = "[a]ccept  [e]dit  [r]eject  [s]kip  [q]uit"
@@ -100,7 +100,7 @@ def review_cmd(
     counts = {"accepted": 0, "edited": 0, "rejected": 0, "skipped": 0}
     for index, record in enumerate(pending, start=1):
         _show(record, index, len(pending))
-        answer = _ask()
+        answer = ask_choice(_read_line, CHOICES, "aersq")
         if answer is None or answer == "q":
             break
         if answer == "s":
@@ -152,18 +152,6 @@ def _review_conflicts(target: Project, conflicts: list[tuple[Record, list[Record
                 break
             typer.echo(f"  Type a number from 1 to {len(heads)}, or s.")
     return True
-
-
-def _ask() -> str | None:
-    """The reviewer's choice, asked again on anything else; None at end of input."""
-    while True:
-        line = _read_line(f"  {CHOICES}? ")
-        if line is None:
-            return None
-        choice = line.strip().lower()[:1]
-        if choice in ("a", "e", "r", "s", "q"):
-            return choice
-        typer.echo(f"  Type one of a, e, r, s or q ({CHOICES}).")
 
 
 def _edit(store: Store, target: Project, record: Record) -> Record | None:

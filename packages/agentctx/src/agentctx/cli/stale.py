@@ -17,7 +17,15 @@ from agentctx_store.freshness import anchor_record, format_spec, parse_spec
 from agentctx_store.upkeep.anchors import anchors_of
 from agentctx_store.upkeep.stale import StaleRecord, confirm, scan, still_there
 
-from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for
+from agentctx.cli._common import (
+    JsonOption,
+    ProjectOption,
+    StatusSection,
+    ask_choice,
+    open_store,
+    print_json,
+    project_for,
+)
 
 stale_app = typer.Typer(
     help="Records whose anchored files changed or are gone: list them, then confirm, supersede or delete each.",
@@ -248,15 +256,8 @@ def walk_proposals(target: Project, read_line: Any) -> dict[str, int] | None:
             typer.echo(f"  draft: {proposal.title}")
             for line in (proposal.body or "").splitlines():
                 typer.echo(f"  | {line}")
-        while True:
-            line = read_line("  [a]ccept  [r]eject  [s]kip  [q]uit? ")
-            if line is None:
-                return None
-            choice = line.strip().lower()[:1]
-            if choice in ("a", "r", "s", "q"):
-                break
-            typer.echo("  Type one of a, r, s or q.")
-        if choice == "q":
+        choice = ask_choice(read_line, "[a]ccept  [r]eject  [s]kip  [q]uit", "arsq")
+        if choice is None or choice == "q":
             return None
         if choice == "s":
             counts["skipped"] += 1
