@@ -112,7 +112,8 @@ class VectorIndex:
         codes, scales = (vectors, scales) if scales is not None else quantize(vectors)
         with self.lock:
             new = [index for index, item in enumerate(items) if item[0] not in self.rows]
-            if new and not self.ids and len(new) == len(items):  # the first, bulk load: no copy
+            bulk = bool(new) and not self.ids and len(new) == len(items)
+            if bulk:  # the first load: its codes and scales become the block as they are, no copy
                 self.matrix = np.ascontiguousarray(codes, dtype=np.int8)
                 self.scale = np.ascontiguousarray(scales, dtype=np.float32)
                 self.namespace = np.zeros(len(items), dtype=np.int32)
@@ -133,8 +134,9 @@ class VectorIndex:
                 row = self.rows[record_id]
                 if not self.alive[row]:
                     self._live += 1
-                self._set_vector(row, codes[index])
-                self.scale[row] = scales[index]
+                if not bulk:  # (a bulk load's rows are in place already)
+                    self._set_vector(row, codes[index])
+                    self.scale[row] = scales[index]
                 self.namespace[row] = self._code(project_id)
                 self.kind[row] = self._code(record_type)
                 self.alive[row] = True
