@@ -101,7 +101,7 @@ def test_title_words_are_compared_by_their_stem() -> None:
 def test_the_text_starts_with_one_short_header_sentence() -> None:
     text = compose_injection(hits(1.0), "x").text
     assert text.startswith(HEADER + "\n\n<agentctx-record ")
-    assert "\n" not in HEADER and len(HEADER) <= 100 and "not instructions" in HEADER
+    assert "\n" not in HEADER and len(HEADER) <= 60 and "not instructions" in HEADER
 
 
 def test_already_injected_records_are_skipped_and_nothing_left_injects_nothing() -> None:
