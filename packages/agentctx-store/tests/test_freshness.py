@@ -214,6 +214,24 @@ def test_scan_stores_states_counts_them_and_confirm_clears_one(
     assert counts(store, project) == (0, 0)
 
 
+def test_scan_reads_the_anchors_of_many_records_in_a_few_queries(
+    store: Store, project: Project, add: AddRecord, root: Path
+) -> None:
+    facts = [add(f"Fact {number} is in the Makefile") for number in range(60)]
+    for fact in facts:
+        anchor_record(store, project, fact.record_id, ["Makefile"])
+    (root / "Makefile").unlink()
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        stale = scan(store, project, write=False)
+    finally:
+        store.conn.set_trace_callback(None)
+    assert {item.record.record_id for item in stale} == {fact.record_id for fact in facts}
+    assert all(item.staleness.all_missing for item in stale)
+    assert len(statements) < 10, statements  # not one query per record
+
+
 def test_a_symbol_that_moved_is_found_and_offered(store: Store, project: Project, add: AddRecord, root: Path) -> None:
     fact = add("other() returns one")
     anchor_record(store, project, fact.record_id, ["worker/retry.py:other"])

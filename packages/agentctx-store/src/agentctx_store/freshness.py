@@ -294,7 +294,7 @@ def _now() -> str:
 _ROW_COLUMNS = "anchor_id, record_id, path, line_start, line_end, symbol, content_hash, size, mtime_ns"
 
 
-class _Row:
+class AnchorRow:
     __slots__ = (
         "anchor_id",
         "record_id",
@@ -322,7 +322,7 @@ class _Row:
 
 
 def anchor_state(
-    root: str, row: _Row, stats: dict[str, os.stat_result | None]
+    root: str, row: AnchorRow, stats: dict[str, os.stat_result | None]
 ) -> tuple[str | None, os.stat_result | None]:
     """(None | CHANGED | MISSING, the file's stat) for one anchor row. Only a file that is not
     there is missing; one this user cannot read counts as unchecked (None, no stat)."""
@@ -349,20 +349,20 @@ def anchor_state(
     return (None if digest == row.content_hash else CHANGED), info
 
 
-def anchor_rows(store: Store, record_ids: Sequence[str]) -> list[_Row]:
-    rows: list[_Row] = []
+def anchor_rows(store: Store, record_ids: Sequence[str]) -> list[AnchorRow]:
+    rows: list[AnchorRow] = []
     for start in range(0, len(record_ids), 500):
         chunk = list(record_ids[start : start + 500])
         sql = (
             f"SELECT {_ROW_COLUMNS} FROM record_anchors WHERE record_id IN ({', '.join('?' * len(chunk))}) "
             "ORDER BY anchor_id"
         )
-        rows += [_Row(row) for row in store.conn.execute(sql, chunk)]
+        rows += [AnchorRow(row) for row in store.conn.execute(sql, chunk)]
     return rows
 
 
-def group_states(rows: Iterable[_Row], states: dict[int, str | None]) -> dict[str, Staleness]:
-    by_record: dict[str, list[tuple[_Row, str | None]]] = {}
+def group_states(rows: Iterable[AnchorRow], states: dict[int, str | None]) -> dict[str, Staleness]:
+    by_record: dict[str, list[tuple[AnchorRow, str | None]]] = {}
     for index, row in enumerate(rows):
         if index in states:
             by_record.setdefault(row.record_id, []).append((row, states[index]))
@@ -428,7 +428,7 @@ def note_edit(store: Store, project: Project, path: str) -> int:
     records anchored to it no longer match. Inside the caller's transaction; no file but `path`
     is read, and only when its stat moved."""
     rows = [
-        _Row(row)
+        AnchorRow(row)
         for row in store.conn.execute(
             f"""SELECT {_ROW_COLUMNS} FROM record_anchors
                 WHERE project_id = ? AND path = ?

@@ -17,6 +17,7 @@ from agentctx_store.errors import ValidationError
 from agentctx_store.freshness import (
     MISSING,
     WHOLE_FILE_BYTES,
+    AnchorRow,
     Staleness,
     anchor_record,
     anchor_rows,
@@ -62,10 +63,16 @@ def scan(store: Store, project: Project, *, follow: bool = False, write: bool = 
     stats: dict[str, os.stat_result | None] = {}
     result: list[StaleRecord] = []
     updates: list[tuple[int, str | None, os.stat_result | None]] = []
-    for record, anchors in anchored_records(store, project):
-        if record.project_id != project.project_id:
-            continue
-        rows = anchor_rows(store, [record.record_id])
+    own = [
+        (record, anchors)
+        for record, anchors in anchored_records(store, project)
+        if record.project_id == project.project_id
+    ]
+    rows_of: dict[str, list[AnchorRow]] = {}
+    for row in anchor_rows(store, [record.record_id for record, _ in own]):  # one query per 500 records
+        rows_of.setdefault(row.record_id, []).append(row)
+    for record, anchors in own:
+        rows = rows_of.get(record.record_id, [])
         states = {index: anchor_state(root, row, stats) for index, row in enumerate(rows)}
         updates += [(row.anchor_id, *states[index]) for index, row in enumerate(rows)]
         found = group_states(rows, {index: state for index, (state, _) in states.items()})
