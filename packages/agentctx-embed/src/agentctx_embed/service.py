@@ -461,7 +461,7 @@ def _compact(matrix: np.ndarray, keep: list[int]) -> np.ndarray:
 
 def _review_gate() -> Callable[[Any], bool] | None:
     """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
-    the keyword path (`agentctx_hooks.review_gate`, read here through the store's config)."""
+    the keyword path (both read the setting with `agentctx_store.review.review_required`)."""
     from agentctx_store.review import awaiting_review
 
     if not _review_required():
@@ -476,7 +476,7 @@ def _review_required() -> bool:
     """`config review = required`, read again only when the config file changed (one `stat`
     per prompt instead of reading and parsing the file)."""
     from agentctx_store import paths
-    from agentctx_store.upkeep import config
+    from agentctx_store.review import review_required
 
     try:
         info = os.stat(paths.config_path())
@@ -484,11 +484,7 @@ def _review_required() -> bool:
     except OSError:
         key = None
     if "key" not in _REVIEW_SETTING or _REVIEW_SETTING["key"] != key:
-        try:
-            required = config.load().get("review") == "required"
-        except Exception:
-            required = False
-        _REVIEW_SETTING.update(key=key, required=required)
+        _REVIEW_SETTING.update(key=key, required=review_required())
     return bool(_REVIEW_SETTING["required"])
 
 

@@ -66,10 +66,9 @@ def handle(hook: HookInput) -> str:
     pending = state.take_pending(data)
     from agentctx_store.clock import utc_now
     from agentctx_store.prompt_answer import compose_for_prompt
-    from agentctx_store.review import awaiting_review
+    from agentctx_store.review import awaiting_review, review_required
 
     from agentctx_hooks.provenance import note_injection
-    from agentctx_hooks.review_gate import review_required
     from agentctx_hooks.spool import flush_quietly
 
     with open_store(hook, busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most

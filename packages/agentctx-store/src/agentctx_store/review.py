@@ -15,12 +15,33 @@ replaces the last, and the digest already shows it marked as unconfirmed. Explic
 
 from __future__ import annotations
 
+from agentctx_store import paths
+from agentctx_store.jsontext import is_object, loads
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
 from agentctx_store.store import Store
 
 EXTRACTION_SOURCE = "llm_extraction"
 NOT_REVIEWED = ("handover",)
+
+
+def review_required() -> bool:
+    """Whether `agentctx config review required` is set: config.json (ours, by its marker) says
+    `review = required`; False when it is missing or unreadable. One key, read directly: the
+    prompt path (the hook's keyword path, the warm service) does not need
+    `agentctx_store.upkeep.config` to validate the whole file."""
+    try:
+        with open(paths.config_path(), "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return False
+    if b"required" not in raw:
+        return False
+    try:
+        data = loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return is_object(data) and data.get("_written_by") == "agentctx" and data.get("review") == "required"
 
 
 def awaiting_review(record: Record) -> bool:
