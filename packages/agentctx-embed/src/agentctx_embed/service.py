@@ -503,6 +503,26 @@ def give_back_memory() -> None:
         pass
 
 
+# glibc serves a request this large with an mmap of its own, unmapped again when freed (M_MMAP_THRESHOLD).
+MMAP_THRESHOLD = 128 * 1024
+_M_MMAP_THRESHOLD = -3
+
+
+def bound_heap() -> None:
+    """Hold glibc's mmap threshold at its initial 128 KB. Left alone, it rises to the size of
+    each large block freed (up to 32 MB), so the tensors of the next inference come from the
+    heap instead, where they fragment it: a 512-token passage through a 12-layer model
+    (bge-small's shape) then peaked at 470 MB resident, against 193 MB with the threshold held,
+    for ~40% more time per long passage and none per query (docs/adr-008-warm-service.md,
+    Memory). A no-op where there is no glibc."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):
+        pass
+
+
 def rss_peak_bytes() -> int:
     """The most this process has had resident (`VmHWM`)."""
     import resource
@@ -672,6 +692,7 @@ def load_model() -> Embedder:
     # one onnxruntime thread: a short query is ~4× faster and steadier than on two threads that
     # compete with SQLite for the two cores (measured: MiniLM int8, median 5 ms vs 21 ms), and
     # no memory arena, so the RSS stays bounded after a batch of long passages (adr-008, Memory)
+    bound_heap()  # before the model's first allocations
     embedder = load(choose_model(settings), allow_download=False, threads=1, lean=True)
     # without the arena a batch's activations are freed after it, but resident while it runs;
     # on one thread, one passage at a time is also the fastest (32 passages of ~230 tokens,

@@ -1,0 +1,46 @@
+"""`service.bound_heap()`: glibc's mmap threshold held at 128 KB in the service process, so the
+large tensors of one inference are unmapped when freed instead of fragmenting the heap
+(docs/adr-008-warm-service.md, Memory). Checked in a child process (the setting is
+process-wide) through glibc's own accounting, `mallinfo2().hblks`: the blocks served by mmap."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt and mallinfo2 are glibc's")
+
+CHILD = """
+import ctypes, sys
+from agentctx_embed.service import bound_heap
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+if sys.argv[1] == "bound":
+    bound_heap()
+size = 4 * 1024 * 1024  # a tensor of a long passage
+libc.free(libc.malloc(size))  # served by mmap; freed, it raises glibc's threshold unless held
+before = libc.mallinfo2().hblks
+block = libc.malloc(size)
+print(libc.mallinfo2().hblks - before)
+libc.free(block)
+"""
+
+
+def mapped_blocks(mode: str) -> int:
+    done = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, check=True)
+    return int(done.stdout.strip())
+
+
+def test_large_blocks_stay_mapped_once_the_heap_is_bounded() -> None:
+    assert mapped_blocks("free") == 0  # glibc's default: the second block came from the heap
+    assert mapped_blocks("bound") == 1  # held threshold: mapped again, so unmapped when freed
