@@ -524,7 +524,17 @@ def bound_heap() -> None:
 
 
 def rss_peak_bytes() -> int:
-    """The most this process has had resident (`VmHWM`)."""
+    """The most this process has had resident: `VmHWM`, its own memory's high-water mark.
+    Not `getrusage`'s `ru_maxrss` where /proc is there: Linux carries that across `exec`, so a
+    service started by a larger process (an MCP server, a benchmark holding a 100K-record store)
+    reported its parent's peak as its own."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     import resource
 
     peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
