@@ -535,20 +535,23 @@ def rss_peak_bytes() -> int:
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    import resource
-
-    peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-    return peak * (1 if sys.platform == "darwin" else 1024)
+    return _max_rss()
 
 
 def rss_bytes() -> int:
+    """What this process has resident now (where there is no /proc: its peak)."""
     try:
         with open("/proc/self/statm", encoding="ascii") as handle:
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
-        import resource
+        return _max_rss()
 
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+def _max_rss() -> int:
+    import resource
+
+    peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return peak * (1 if sys.platform == "darwin" else 1024)  # bytes on macOS, KiB elsewhere
 
 
 # -- the socket server ---------------------------------------------------------------------
