@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,14 @@ FAILED_MARKER = ".download-failed.json"
 # Small batches of texts of similar length: padding to the longest text of a batch is what
 # costs (measured with all-MiniLM-L6-v2 int8 on 2 cores: 64 unsorted 9.7 texts/s, 16 sorted 21.4).
 BATCH_SIZE = 16
+# … and about this much text per batch: a batch's activations grow with its size times its
+# longest text, so long records go a few at a time. 128 passages of 100–200 words, cut at 1,200
+# characters as consolidation embeds them (`phase.EMBED_CHARS`), on 2 cores: a model of
+# bge-small's shape took 4.1 s and peaked at 619 MB in batches of 16, 3.0 s and 264 MB with this
+# budget; MiniLM int8 2.2 s / 559 MB, 1.6 s / 212 MB; 30–60-word texts alike either way. A text
+# counts at most TRUNCATED_CHARS: a model reads no more of it than ~512 tokens.
+BATCH_CHARS = 4096
+TRUNCATED_CHARS = 2048
 
 
 class ModelUnavailable(AgentctxError):
@@ -75,16 +83,30 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
-        embedded = np.asarray(
-            list(self.model.embed([texts[index] for index in order], batch_size=self.batch_size)), dtype=np.float32
-        )
-        vectors = np.empty_like(embedded)
-        vectors[order] = embedded
+        vectors = np.empty((len(texts), self.dims), dtype=np.float32)
+        for batch in batches(order, texts, self.batch_size):
+            chunk = [texts[index] for index in batch]
+            vectors[batch] = np.asarray(list(self.model.embed(chunk, batch_size=len(chunk))), dtype=np.float32)
         return _unit(vectors)
 
     def query(self, text: str) -> np.ndarray:
         prefix = BGE_QUERY_PREFIX if "bge-" in self.name.lower() and "-en" in self.name.lower() else ""
         return self.passages([prefix + text])[0]
+
+
+def batches(order: Sequence[int], texts: Sequence[str], most: int) -> Iterator[list[int]]:
+    """`order` (indexes of `texts`, shortest text first) cut into batches of at most `most`
+    texts and, beyond the first text, about BATCH_CHARS of text counted at the longest one's
+    length (each text at most TRUNCATED_CHARS)."""
+    batch: list[int] = []
+    for index in order:
+        size = min(len(texts[index]), TRUNCATED_CHARS)
+        if batch and (len(batch) >= most or (len(batch) + 1) * size > BATCH_CHARS):
+            yield batch
+            batch = []
+        batch.append(index)
+    if batch:
+        yield batch
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
