@@ -511,10 +511,10 @@ _M_MMAP_THRESHOLD = -3
 def bound_heap() -> None:
     """Hold glibc's mmap threshold at its initial 128 KB. Left alone, it rises to the size of
     each large block freed (up to 32 MB), so the tensors of the next inference come from the
-    heap instead, where they fragment it: a 512-token passage through a 12-layer model
-    (bge-small's shape) then peaked at 470 MB resident, against 193 MB with the threshold held,
-    for ~40% more time per long passage and none per query (docs/adr-008-warm-service.md,
-    Memory). A no-op where there is no glibc."""
+    heap instead, where they fragment it: three 512-token passages through a 12-layer model
+    (bge-small's shape, onnxruntime alone) peaked at 470 MB resident, against 193 MB with the
+    threshold held. Embedding long passages takes 10–30% longer, a query's embedding no longer
+    (docs/adr-008-warm-service.md, Memory). A no-op where there is no glibc."""
     try:
         import ctypes
 

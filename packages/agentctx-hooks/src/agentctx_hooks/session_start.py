@@ -1,8 +1,9 @@
 """SessionStart: hand Claude the project's precomputed digest (SPEC §4), within 1,500 tokens.
 
 Fast path (every source but `compact`): read the digest file and its metadata, check the
-budget (with the token count saved beside the digest while its text is unchanged), print. The store is not opened, so it costs little more than interpreter start-up. The token
-accounting is parked in the session state and written by the next hook that opens the store.
+budget (with the token count saved beside the digest while its text is unchanged), print. The
+store is not opened, so it costs little more than interpreter start-up. The token accounting is
+parked in the session state and written by the next hook that opens the store.
 
 Slow path: no digest yet (compose the cheap one once, detecting the profile if the project
 has none), a digest over budget (cut it), or `compact` (add the PreCompact snapshot). A
