@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens, truncate
-from agentctx_store.passages import excerpt, stem
 from agentctx_store.records import trust_mark
 from agentctx_store.retrieval import query_terms
 
@@ -205,6 +204,7 @@ class _Parts:
 
 def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms: list[str], extra: str = "") -> bool:
     """Add the record with its body, or an excerpt of it, if either fits; say whether one did."""
+    from agentctx_store.passages import excerpt  # only once there is a record to show
 
     def block(body: str, cut: bool) -> str:
         detail = ' detail="excerpt"' if cut else ""
@@ -246,6 +246,8 @@ def _title_names(record: Record, wanted: set[str]) -> bool:
 
 def _stems(terms: Iterable[str]) -> set[str]:
     """The words by their light stem (`passages.stem`), so "tests" meets "test"."""
+    from agentctx_store.passages import stem
+
     return {stem(term) for term in terms}
 
 

@@ -45,9 +45,8 @@ def compose_for_prompt(
     `keep` (the review gate, `config review = required`) filters the ranked hits before they
     are composed; ten are ranked then, so three kept ones can remain. `noted(ids, tokens)` runs in
     the accounting transaction when something was injected (the hook's provenance note)."""
-    import sqlite3
+    import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
 
-    from agentctx_store.freshness import Checker
     from agentctx_store.inject import PROMPT_TYPES, compose_injection
 
     query = prompt[:MAX_QUERY_CHARS]
@@ -59,8 +58,12 @@ def compose_for_prompt(
     else:
         hits = rank(store, project, query, limit=wanted, types=PROMPT_TYPES, exclude_ids=already)
     hits = [hit for hit in hits if keep is None or keep(hit.record)][:3]
-    # anchored records are checked against their files on both paths (`agentctx_store.freshness`)
-    injection = compose_injection(hits, query, already_injected=already, freshness=Checker(store, project))
+    checker = None
+    if hits:  # anchored records are checked against their files on both paths
+        from agentctx_store.freshness import Checker
+
+        checker = Checker(store, project)
+    injection = compose_injection(hits, query, already_injected=already, freshness=checker)
     if late is not None and late():
         return "", []
     pending_tokens, pending_ids, pending_count = pending

@@ -1,8 +1,10 @@
 """The client end of the warm search service (docs/adr-008-warm-service.md), stdlib only.
 
 The service (`agentctx_embed.service`) listens on a Unix domain socket in the data dir; this
-module knows where that socket is and how to talk to it. It imports `socket` and nothing that
-opens the store, so the prompt hook can ask the service without loading `sqlite3`.
+module knows where that socket is and how to talk to it. It imports nothing that opens the
+store, so the prompt hook can ask the service without loading `sqlite3`; and `_socket` only
+when there is a socket to talk to (the C module, not `socket`, which imports `enum` and
+`selectors`: the client needs nothing the C type lacks).
 
 Wire format: one request per connection. The client sends one JSON object (UTF-8) and shuts its
 side down; the service answers with one JSON object and closes. Every request carries
@@ -11,9 +13,6 @@ side down; the service answers with one JSON object and closes. Every request ca
 
 from __future__ import annotations
 
-# The C module, not `socket` (which imports `enum` and `selectors`): the client needs nothing the
-# C type lacks.
-import _socket as socket
 import os
 import time
 
@@ -126,6 +125,8 @@ def exchange(request: bytes, *, timeout: float, path: str | None = None) -> byte
     Raises:
         ServiceUnavailable: no socket, nobody listening, too slow, or a truncated answer.
     """
+    import _socket as socket
+
     if not hasattr(socket, "AF_UNIX"):
         raise ServiceUnavailable("no Unix domain sockets on this platform")
     end = time.monotonic() + timeout
@@ -182,11 +183,13 @@ def service_info(timeout: float = 1.0) -> dict[str, Any] | None:
 def notify_written(home: str | None = None) -> None:
     """Tell the service records were written, so it embeds them now. Never blocks, never raises:
     a service that is down finds the pending records itself when it starts or is next asked."""
-    if not hasattr(socket, "AF_UNIX"):
-        return
     try:
         path = socket_path(home)
         if not os.path.exists(path):
+            return
+        import _socket as socket
+
+        if not hasattr(socket, "AF_UNIX"):
             return
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
