@@ -136,7 +136,22 @@ def test_no_hook_imports_anything_heavy(project_dir: Path, tmp_path: Path) -> No
 
 
 def opens_the_store(modules: set[str]) -> bool:
-    return bool({"sqlite3", "agentctx_store.store", "agentctx_store.db", "agentctx_store.retrieval"} & modules)
+    return bool(
+        {"sqlite3", "_sqlite3", "agentctx_store.store", "agentctx_store.db", "agentctx_store.retrieval"} & modules
+    )
+
+
+def test_the_prompt_path_loads_sqlite_without_the_sqlite3_package_or_datetime(
+    project_dir: Path, tmp_path: Path
+) -> None:
+    """The keyword path of UserPromptSubmit, a fresh process on every prompt: the C `_sqlite3`
+    only (the `sqlite3` package on top imports `datetime`), stored timestamps read by arithmetic
+    (`clock.epoch_seconds`), the warm service's `_socket` only when its socket exists."""
+    common = {"session_id": "prompt-imports", "transcript_path": str(project_dir / "t.jsonl"), "cwd": str(project_dir)}
+    modules = _modules("UserPromptSubmit", {**common, "prompt": "how does the redis job queue work?"}, tmp_path)
+    assert {"_sqlite3", "agentctx_store.retrieval", "agentctx_store.inject"} <= modules  # it searched and injected
+    for unwanted in ("sqlite3", "datetime", "_datetime", "_socket", "socket"):
+        assert unwanted not in modules, unwanted
 
 
 def offline_half(modules: set[str]) -> set[str]:

@@ -90,7 +90,7 @@ def records_naming(store: Store, project: Project, name: str) -> list[str]:
         indexed = scan.replace(
             "WHERE", "WHERE r.rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?) AND", 1
         )
-        import sqlite3
+        import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
 
         try:
             return [row[0] for row in store.conn.execute(indexed, [phrase, *params])]

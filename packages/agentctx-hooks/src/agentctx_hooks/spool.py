@@ -69,7 +69,7 @@ def flush(store: Store) -> int:
     claimed = _claim_all()
     if not claimed:
         return 0
-    import sqlite3
+    import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
 
     from agentctx_store.errors import AgentctxError
 
@@ -96,7 +96,7 @@ def flush(store: Store) -> int:
 
 def flush_quietly(store: Store, event: str) -> int:
     """`flush`, but a failure is logged and the hook goes on (the captures wait for the next)."""
-    import sqlite3
+    import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
 
     try:
         return flush(store)

@@ -452,7 +452,7 @@ def note_edit(store: Store, project: Project, path: str) -> int:
 
 
 def store_states(store: Store, updates: list[tuple[int, str | None, os.stat_result | None]]) -> None:
-    import sqlite3
+    import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
 
     now = _now()
     try:

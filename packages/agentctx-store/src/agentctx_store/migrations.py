@@ -6,7 +6,7 @@ version. Never edit or reorder a shipped migration: append a new one.
 
 from __future__ import annotations
 
-import sqlite3
+import _sqlite3 as sqlite3  # not the `sqlite3` package (db.py)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 from agentctx_store._frozen import field, frozen
 from agentctx_store.clock import utc_now as utc_now
 from agentctx_store.errors import ValidationError
@@ -17,6 +15,7 @@ SOURCES: tuple[str, ...] = ("llm_extraction", "hook_observation", "mcp_tool", "c
 # first use (`typing` is not a core import: docs/architecture.md).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from datetime import datetime
     from typing import Literal
 
     RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
@@ -128,6 +127,8 @@ def parse_time(value: str) -> datetime:
     Raises:
         ValidationError: the text is not an ISO 8601 date or time.
     """
+    from datetime import UTC, datetime  # not at import: the prompt hook never needs it (clock.py)
+
     text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
     try:
         parsed = datetime.fromisoformat(text)
@@ -158,12 +159,17 @@ def as_of_moment(value: str) -> str:
     if not text:
         raise ValidationError("--as-of is empty; give a date such as 2026-03-01 or a time such as 2026-03-01T12:00Z.")
     moment = parse_time(text)
-    if len(text) == 10:  # a bare date (YYYY-MM-DD): its last millisecond
+    if len(text) == 10:
+        from datetime import timedelta
+
+        # a bare date (YYYY-MM-DD): its last millisecond
         moment += timedelta(days=1, milliseconds=-1)
     return parsed_to_text(moment)
 
 
 def parsed_to_text(moment: datetime) -> str:
+    from datetime import UTC
+
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

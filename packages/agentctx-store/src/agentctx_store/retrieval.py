@@ -13,19 +13,21 @@ pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # not the `sqlite3` package (db.py)
 import math
-import sqlite3
-from datetime import UTC, datetime
+import time
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store.clock import epoch_seconds
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
-from agentctx_store.records import Record, parse_time
+from agentctx_store.records import Record
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 from agentctx_store.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+    from datetime import datetime
     from typing import Any
 
 MAX_TERMS = 48
@@ -170,18 +172,19 @@ def fts_query(terms: Sequence[str], namespaces: Sequence[str] = ()) -> str:
     return f"{{title body}}: ({matched}) AND ns: ({owners})"
 
 
-def recency_factor(record: Record, now: datetime) -> float:
+def recency_factor(record: Record, now: float) -> float:
+    """`now` in seconds since the epoch (`time.time()`)."""
     half_life = HALF_LIFE_DAYS.get(record.type)
     if half_life is None:
         return 1.0
     try:
-        age_days = max(0.0, (now - parse_time(record.valid_from)).total_seconds() / 86400)
+        age_days = max(0.0, (now - epoch_seconds(record.valid_from)) / 86400)
     except Exception:  # a hand-edited date must not break search
         return 1.0
     return 0.5 + 0.5 * math.pow(0.5, age_days / half_life)
 
 
-def rerank_factor(record: Record, now: datetime) -> float:
+def rerank_factor(record: Record, now: float) -> float:
     factor = TYPE_WEIGHTS.get(record.type, 0.8) * recency_factor(record, now)
     factor *= CONFIDENCE_WEIGHTS.get(record.confidence, 0.75)
     if record.pinned:
@@ -214,7 +217,7 @@ def search(
     terms = query_terms(text)
     if not terms:
         return SearchResult(terms=terms)
-    moment = now or datetime.now(UTC)
+    moment = time.time() if now is None else now.timestamp()
     namespaces = _namespaces(project, scope)
     # Superseded rows are read too (never returned): they lead to their current heads.
     filters, params = _filters(namespaces, types, True, exclude_ids)

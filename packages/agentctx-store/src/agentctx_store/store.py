@@ -8,7 +8,7 @@ many short-lived processes (hooks, MCP, CLI) can write at once under WAL.
 
 from __future__ import annotations
 
-import sqlite3
+import _sqlite3 as sqlite3  # not the `sqlite3` package (db.py)
 from os import PathLike, fspath
 
 from agentctx_store import paths
