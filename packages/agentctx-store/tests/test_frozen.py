@@ -136,6 +136,33 @@ def test_subclass_of_a_frozen_class_may_set_its_own_attributes_but_not_fields() 
         child.name = "y"
 
 
+def test_a_class_with_slots_or_without_fields_is_built_too() -> None:
+    """The generated `__init__` fills the instance's dict in one statement; a class with
+    `__slots__` has none, so its fields are set one by one instead."""
+
+    @frozen
+    class Slotted:  # slots leave no room for class-level defaults: required fields only
+        __slots__ = ("name", "size")
+        name: str
+        size: int
+
+    one = Slotted(name="x", size=1)
+    assert (one.name, one.size) == ("x", 1) and one == Slotted(name="x", size=1) != Slotted(name="x", size=2)
+    assert not hasattr(one, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.name = "y"
+    with pytest.raises(TypeError):
+        Slotted(name="x", size=1, other=1)  # type: ignore[call-arg]
+
+    @frozen
+    class Empty:
+        pass
+
+    assert Empty() == Empty() and repr(Empty()) == f"{Empty.__qualname__}()"
+    with pytest.raises(TypeError):
+        Empty(name="x")  # type: ignore[call-arg]
+
+
 def test_a_project_survives_pickling_and_copying() -> None:
     import copy
 
