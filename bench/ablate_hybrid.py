@@ -47,7 +47,9 @@ def cached_passages(embedder: Any, texts: list[str]) -> Any:
     return np.vstack([CACHE[text] for text in texts]) if texts else np.zeros((0, embedder.dims), dtype=np.float32)
 
 
-def build_index(loaded: Any, embedder: Any) -> Any:
+def build_index(loaded: Any, embedder: Any, text: Any = None) -> Any:
+    """The set's current records embedded as `text(record)` makes them (default: production's
+    `agentctx_embed.phase.embedding_text`)."""
     from agentctx_embed.hybrid import VectorIndex
     from agentctx_embed.phase import embedding_text
 
@@ -55,7 +57,7 @@ def build_index(loaded: Any, embedder: Any) -> Any:
         "SELECT id, project_id, type, title, body, valid_from FROM records WHERE superseded_at IS NULL"
     ).fetchall()
     index = VectorIndex(embedder.dims)
-    vectors = cached_passages(embedder, [embedding_text(dict(row)) for row in rows])
+    vectors = cached_passages(embedder, [(text or embedding_text)(dict(row)) for row in rows])
     index.put([(row["id"], row["project_id"], row["type"], "") for row in rows], vectors)
     return index
 
@@ -179,23 +181,45 @@ def prepare(
     now: datetime,
     embedder: Any,
     scratch: Path,
+    text: Any = None,
 ) -> Prepared:
-    """Load, embed and gather once; `score()` applies floors afterwards. Close it when done."""
+    """Load, embed and gather once; `score()` applies floors afterwards. Close it when done.
+    `text`: how a record becomes the passage embedded (`build_index`)."""
     qvec = {query["qid"]: embedder.query(query["query"]) for query in queries}
     loaded = load_into_store(records, scratch / "eval.db")
     prepared = Prepared(records, queries, scorer, loaded, [], [], qvec=qvec, now=now)
     try:
-        prepared.index = build_index(loaded, embedder)
+        prepared.index = build_index(loaded, embedder, text)
         prepared.found = gather(loaded, prepared.index, queries, qvec, now)
         for name in sorted({record["project"] for record in records}):
             alone = load_into_store([r for r in records if r["project"] == name], scratch / f"alone-{name}.db")
             own = [query for query in queries if query["project"] == name]
-            prepared.alone_index.append(build_index(alone, embedder))
+            prepared.alone_index.append(build_index(alone, embedder, text))
             prepared.alone.append((alone, own, gather(alone, prepared.alone_index[-1], own, qvec, now)))
     except BaseException:
         prepared.close()
         raise
     return prepared
+
+
+def _with_date(record: dict[str, Any]) -> str:
+    from agentctx_embed.phase import EMBED_CHARS
+
+    return f"[{record['type']}] [{str(record['valid_from'])[:10]}] {record['title']}\n{record['body']}"[:EMBED_CHARS]
+
+
+def _plain(record: dict[str, Any]) -> str:
+    from agentctx_embed.phase import EMBED_CHARS
+
+    return f"{record['title']}\n{record['body']}"[:EMBED_CHARS]
+
+
+# What a record's embedded passage is made of (`agentctx_embed.phase.embedding_text`)
+TEXT_FORMS = {
+    "[type] title + body (production)": None,
+    "[type] [date] title + body (before)": _with_date,
+    "title + body": _plain,
+}
 
 
 FUSIONS = {

@@ -15,6 +15,10 @@ scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this fil
   orders are fused (evidence at several vector weights, or reciprocal rank fusion as before):
   recall@3 of the ranking alone and with the floor, and what the hook would inject from it
   (relevant share, mean characters, recall@3 counting title lines), shared and per project.
+- `test_embedding_text_ablation[<set>-<form>]` (group `hybrid embedded text <set>`): what a
+  record's embedded passage is made of (`ablate_hybrid.TEXT_FORMS`: production's `[type] title`
+  + body, the former one with the record's date, title + body alone), each set embedded again
+  per form: the same figures as the fusion ablation, plus MRR@10.
 - `test_hybrid_floor_ablation[<set>-<variant>]` (group `hybrid ablation <set>`): the hybrid
   floor (`agentctx_embed.hybrid.HybridFloor`) with one rule changed per row
   (`ablate_hybrid.variants`; `AGENTCTX_BENCH_HYBRID_GRID=1` adds the parameter sweep), applied to
@@ -163,3 +167,41 @@ def test_hybrid_fusion_ablation(
             "mean_chars": round(injected[label]["mean_chars"], 1),  # nan when nothing was injected
         }
     print(f"\n{set_name} {fusion}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
+
+
+@pytest.mark.parametrize("form", list(ablate_hybrid.TEXT_FORMS))
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_embedding_text_ablation(
+    benchmark, eval_set, minilm, bench_mode, tmp_path_factory, set_name: str, form: str
+) -> None:
+    """The passage each record is embedded as (`agentctx_embed.phase.embedding_text`): ranking
+    alone, with the production floor, and what the hook would inject; shared store and per
+    project. The time is embedding the set and gathering every query's candidates."""
+    data = eval_set(set_name)
+    queries = sample(data.queries, bench_mode.disabled)
+    scratch = tmp_path_factory.mktemp(f"text-{set_name}")
+    text = ablate_hybrid.TEXT_FORMS[form]
+    benchmark.group = f"hybrid embedded text {set_name}"
+    prepared = benchmark.pedantic(
+        ablate_hybrid.prepare,
+        args=(data.records, queries, data.scorer, data.now, minilm, scratch, text),
+        rounds=1,
+        iterations=1,
+    )
+    try:
+        alone = ablate_hybrid.score(prepared, None)
+        floored = ablate_hybrid.score(prepared, VARIANTS["final"])
+        injected = ablate_hybrid.injection(prepared, VARIANTS["final"])
+    finally:
+        prepared.close()
+    for label in ("shared", "per_project"):
+        benchmark.extra_info[label] = {
+            "ranking_recall@3": round(alone[label]["recall@3"], 3),
+            "ranking_MRR@10": round(alone[label]["MRR@10"], 3),
+            "recall@3": round(floored[label]["recall@3"], 3),
+            "MRR@10": round(floored[label]["MRR@10"], 3),
+            "empty_precision": round(floored[label]["empty_precision"], 3),
+            "hook_recall@3": round(injected[label]["hook_recall@3"], 3),
+            "relevant_char_share": round(injected[label]["relevant_char_share"], 3),
+        }
+    print(f"\n{set_name} {form}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")

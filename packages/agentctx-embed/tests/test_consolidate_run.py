@@ -14,6 +14,7 @@ from agentctx_store.upkeep import config, consolidate, digest
 from embed_testkit import add, seed
 
 from agentctx_embed import EmbedPhase, VectorStore
+from agentctx_embed.phase import EMBED_CHARS, TEXT_FORM, embedding_text
 
 pytestmark = pytest.mark.embed
 
@@ -218,7 +219,47 @@ def test_changing_the_model_rebuilds_the_vectors(
     report = run([project], force=True)
     assert report.embedded == 7
     with VectorStore.open(Path(paths.db_path())) as vectors:
-        assert vectors.meta() == {"model": "agentctx/tiny-word-model-16", "dims": "16", "backend": "vec0"}
+        assert vectors.meta() == {
+            "model": "agentctx/tiny-word-model-16",
+            "dims": "16",
+            "backend": "vec0",
+            "text": TEXT_FORM,
+        }
+
+
+def test_the_embedded_text_is_type_title_and_body_without_the_date() -> None:
+    record = {
+        "type": "decision",
+        "title": "Redis for jobs",
+        "body": "Streams hold the queue.",
+        "valid_from": "2024-03-01",
+    }
+    assert embedding_text(record) == "[decision] Redis for jobs\nStreams hold the queue."
+    assert len(embedding_text({**record, "body": "x" * 5000})) == EMBED_CHARS
+
+
+def test_vectors_embedded_from_another_text_are_embedded_again(tiny_model: Path, project: Project) -> None:
+    """A store whose vectors an older version embedded (another `embedding_text`, e.g. with the
+    record's date in it): consolidation embeds every record again, and the warm service does not
+    load those vectors (its background pass embeds the records itself)."""
+    from agentctx_embed.models import choose_model, load
+    from agentctx_embed.service import Service
+
+    seeded(project)
+    run([project])
+    service = Service(paths.home(), load(choose_model(config.load()), allow_download=False))
+    assert service.load_stored_vectors() == 7  # this version's vectors are used as stored
+    with VectorStore.open(Path(paths.db_path())) as vectors:
+        vectors.conn.execute("UPDATE vector_meta SET value = 'type-date-title-body' WHERE key = 'text'")
+    assert Service(service.home, service.embedder).load_stored_vectors() == 0
+    with VectorStore.open(Path(paths.db_path())) as vectors:  # an install older than the `text` key
+        vectors.conn.execute("DELETE FROM vector_meta WHERE key = 'text'")
+    assert Service(service.home, service.embedder).load_stored_vectors() == 0
+    report = run([project], force=True)
+    assert report.embedded == 7 and vector_count() == 7
+    with VectorStore.open(Path(paths.db_path())) as vectors:
+        assert vectors.meta()["text"] == TEXT_FORM
+    assert Service(service.home, service.embedder).load_stored_vectors() == 7
 
 
 # -- degradation rungs (SPEC §8) ------------------------------------------------------------

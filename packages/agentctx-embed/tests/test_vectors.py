@@ -31,7 +31,7 @@ def test_nearest_is_the_exact_cosine_order_even_past_the_knn_limit(
     query = unit_rows(1, 8, seed=2)[0]
     with VectorStore.open(Path(paths.db_path())) as vectors:
         assert vectors.backend == backend
-        vectors.prepare("test-model", 8)
+        vectors.prepare("test-model", 8, "type-title-body")
         vectors.begin()
         vectors.put(ids, rows)
         vectors.commit()

@@ -5,7 +5,8 @@ writes the store through the stdlib `sqlite3` (its search is the store's), and t
 in a `vec0` table only `apsw` with sqlite-vec can read; two SQLite libraries must never share one
 process (docs/consolidation.md, "Why two phases"), so the apsw side runs here, alone.
 
-Output: one JSON line `{"model", "dims", "ids"}`, then `len(ids) × dims` little-endian float32.
+Output: one JSON line `{"model", "text", "dims", "ids"}` (`text`: the form of the embedded text,
+`phase.TEXT_FORM` when current), then `len(ids) × dims` little-endian float32.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def main(argv: list[str]) -> int:
     db = Path(argv[0])
     out = sys.stdout.buffer
     if not db.exists():
-        out.write(b'{"model": "", "dims": 0, "ids": []}\n')
+        out.write(b'{"model": "", "text": "", "dims": 0, "ids": []}\n')
         return 0
     with VectorStore.open(db) as vectors:
         meta = (
@@ -38,7 +39,12 @@ def main(argv: list[str]) -> int:
                 if record_id in current:
                     ids.append(record_id)
                     blobs.append(blob)
-    header = {"model": meta.get("model", ""), "dims": len(blobs[0]) // 4 if blobs else 0, "ids": ids}
+    header = {
+        "model": meta.get("model", ""),
+        "text": meta.get("text", ""),
+        "dims": len(blobs[0]) // 4 if blobs else 0,
+        "ids": ids,
+    }
     out.write(json.dumps(header).encode("utf-8") + b"\n")
     for blob in blobs:
         out.write(blob)

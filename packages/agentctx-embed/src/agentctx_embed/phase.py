@@ -37,10 +37,17 @@ CHUNK = 256
 EMBED_CHARS = 1200
 
 
+# What `embedding_text` makes of a record, stored with the vectors (`vector_meta.text`): vectors
+# of another form are embedded again, as those of another model are.
+TEXT_FORM = "type-title-body"
+
+
 def embedding_text(record: dict[str, Any]) -> str:
-    """`[type] [date] title` + body: the type/date prefix helps typed retrieval (ARCHITECTURE §4)."""
-    text = f"[{record['type']}] [{str(record['valid_from'])[:10]}] {record['title']}\n{record['body']}"
-    return text[:EMBED_CHARS]
+    """`[type] title` + newline + body, cut to EMBED_CHARS. The type word helps a prompt that asks
+    for a kind of record ("what did we decide…"); a date does not: a prompt carries none, and the
+    same date string in many passages pulls them toward each other (docs/retrieval.md, "What is
+    embedded": without it recall@3 and empty precision rose on both dev sets)."""
+    return f"[{record['type']}] {record['title']}\n{record['body']}"[:EMBED_CHARS]
 
 
 class EmbedPhase:
@@ -63,9 +70,10 @@ class EmbedPhase:
             current_ids = {record["id"] for record in records}
             stored = vectors.stored_ids()
             todo = [record for record in records if record["pending_embedding"] or record["id"] not in stored]
-            needs_model = bool(todo) or any(text.strip() for text in request.focus.values())
+            other_form = bool(stored) and vectors.meta().get("text") != TEXT_FORM  # written by an older version
+            needs_model = bool(todo) or other_form or any(text.strip() for text in request.focus.values())
             embedder = self.embedder(request.settings) if needs_model else None
-            if embedder is not None and vectors.prepare(embedder.name, embedder.dims):
+            if embedder is not None and vectors.prepare(embedder.name, embedder.dims, TEXT_FORM):
                 stored = set()
                 todo = records
             vectors.begin()

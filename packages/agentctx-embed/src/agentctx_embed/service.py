@@ -45,7 +45,7 @@ from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, try_lo
 
 from agentctx_embed.hybrid import _namespaces, hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
-from agentctx_embed.phase import embedding_text
+from agentctx_embed.phase import TEXT_FORM, embedding_text
 from agentctx_embed.vector_index import VectorIndex, quantize
 from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
 
@@ -157,6 +157,8 @@ class Service:
             logger.warning("could not read the stored vectors (%s); embedding what is needed instead", exc)
             return 0
         if not ids or not complete or header.get("model") != self.embedder.name or dims != self.embedder.dims:
+            return 0
+        if header.get("text") != TEXT_FORM:  # embedded from another text: the background pass redoes them
             return 0
         with self._store() as store:
             rows = {

@@ -71,9 +71,10 @@ class VectorStore:
     def meta(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT key, value FROM vector_meta"))
 
-    def prepare(self, model: str, dims: int) -> bool:
-        """Make the vector table match this model and backend; True when it was reset."""
-        wanted = {"model": model, "dims": str(dims), "backend": self.backend}
+    def prepare(self, model: str, dims: int, text: str) -> bool:
+        """Make the vector table match this model, backend and form of the embedded text
+        (`phase.TEXT_FORM`); True when it was reset."""
+        wanted = {"model": model, "dims": str(dims), "backend": self.backend, "text": text}
         current = self.meta()
         reset = any(current.get(key) != value for key, value in wanted.items())
         self.begin()
