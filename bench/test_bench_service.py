@@ -59,11 +59,12 @@ pytestmark = pytest.mark.skipif(not MODEL_DIR.exists(), reason=f"no benchmark mo
 def _write_vectors(db: Path, dims: int = 384) -> int:
     """Random unit vectors for every current record, under the model's name (see module doc)."""
     import numpy as np
+    from agentctx_embed.phase import TEXT_FORM
     from agentctx_embed.vectors import VectorStore
 
     with VectorStore.open(db) as vectors:
         ids = [row[0] for row in vectors.conn.execute("SELECT id FROM records WHERE superseded_at IS NULL")]
-        vectors.prepare(MODEL, dims)
+        vectors.prepare(MODEL, dims, TEXT_FORM)  # as if consolidation had embedded them: the service loads them
         rng = np.random.default_rng(7)
         for start in range(0, len(ids), 5000):
             chunk = ids[start : start + 5000]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from agentctx_store import Store, paths
 
+from agentctx_embed.phase import TEXT_FORM
 from agentctx_embed.vectors import KNN_MAX_K, VectorStore
 
 pytestmark = pytest.mark.embed
@@ -31,7 +32,7 @@ def test_nearest_is_the_exact_cosine_order_even_past_the_knn_limit(
     query = unit_rows(1, 8, seed=2)[0]
     with VectorStore.open(Path(paths.db_path())) as vectors:
         assert vectors.backend == backend
-        vectors.prepare("test-model", 8, "type-title-body")
+        vectors.prepare("test-model", 8, TEXT_FORM)
         vectors.begin()
         vectors.put(ids, rows)
         vectors.commit()
