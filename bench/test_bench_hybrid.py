@@ -18,7 +18,7 @@ scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this fil
 - `test_embedding_text_ablation[<set>-<form>]` (group `hybrid embedded text <set>`): what a
   record's embedded passage is made of (`ablate_hybrid.TEXT_FORMS`: production's `[type] title`
   + body, the former one with the record's date, title + body alone), each set embedded again
-  per form: the same figures as the fusion ablation, plus MRR@10.
+  per form: the same figures as the fusion ablation.
 - `test_hybrid_floor_ablation[<set>-<variant>]` (group `hybrid ablation <set>`): the hybrid
   floor (`agentctx_embed.hybrid.HybridFloor`) with one rule changed per row
   (`ablate_hybrid.variants`; `AGENTCTX_BENCH_HYBRID_GRID=1` adds the parameter sweep), applied to
@@ -142,9 +142,7 @@ def test_hybrid_floor_ablation(
 def test_hybrid_fusion_ablation(
     benchmark, eval_set, minilm, bench_mode, prepared_sets, tmp_path_factory, set_name: str, fusion: str
 ) -> None:
-    """The fused order (`hybrid.FUSION`, `hybrid.VECTOR_WEIGHT`): ranking alone (no floor,
-    recall@3 of the top 10), with the production floor, and what the hook would inject from it
-    (relevant share, recall@3 counting title lines); shared store and per project."""
+    """The fused order (`hybrid.FUSION`, `hybrid.VECTOR_WEIGHT`), measured by `ranking_figures`."""
     data = eval_set(set_name)
     key = (set_name, bench_mode.disabled)
     if key not in prepared_sets:
@@ -154,19 +152,30 @@ def test_hybrid_fusion_ablation(
     benchmark.group = f"hybrid fusion {set_name}"
     mode, weight = ablate_hybrid.FUSIONS[fusion]
     fused = benchmark.pedantic(ablate_hybrid.regather, args=(prepared_sets[key], mode, weight), rounds=1, iterations=1)
-    alone = ablate_hybrid.score(fused, None)
-    floored = ablate_hybrid.score(fused, VARIANTS["final"])
-    injected = ablate_hybrid.injection(fused, VARIANTS["final"])
-    for label in ("shared", "per_project"):
-        benchmark.extra_info[label] = {
+    benchmark.extra_info.update(ranking_figures(fused))
+    print(f"\n{set_name} {fusion}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
+
+
+def ranking_figures(prepared: Any) -> dict[str, dict[str, float]]:
+    """The ranking alone (no floor), with the production floor, and what the hook would inject
+    from it (recall@3 counting title lines, relevant share, mean characters): shared store and
+    per project."""
+    alone = ablate_hybrid.score(prepared, None)
+    floored = ablate_hybrid.score(prepared, VARIANTS["final"])
+    injected = ablate_hybrid.injection(prepared, VARIANTS["final"])
+    return {
+        label: {
             "ranking_recall@3": round(alone[label]["recall@3"], 3),
+            "ranking_MRR@10": round(alone[label]["MRR@10"], 3),
             "recall@3": round(floored[label]["recall@3"], 3),
+            "MRR@10": round(floored[label]["MRR@10"], 3),
             "empty_precision": round(floored[label]["empty_precision"], 3),
             "hook_recall@3": round(injected[label]["hook_recall@3"], 3),
             "relevant_char_share": round(injected[label]["relevant_char_share"], 3),
             "mean_chars": round(injected[label]["mean_chars"], 1),  # nan when nothing was injected
         }
-    print(f"\n{set_name} {fusion}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
+        for label in ("shared", "per_project")
+    }
 
 
 @pytest.mark.parametrize("form", list(ablate_hybrid.TEXT_FORMS))
@@ -174,9 +183,8 @@ def test_hybrid_fusion_ablation(
 def test_embedding_text_ablation(
     benchmark, eval_set, minilm, bench_mode, tmp_path_factory, set_name: str, form: str
 ) -> None:
-    """The passage each record is embedded as (`agentctx_embed.phase.embedding_text`): ranking
-    alone, with the production floor, and what the hook would inject; shared store and per
-    project. The time is embedding the set and gathering every query's candidates."""
+    """The passage each record is embedded as (`agentctx_embed.phase.embedding_text`), measured
+    by `ranking_figures`. The time is embedding the set and gathering every query's candidates."""
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
     scratch = tmp_path_factory.mktemp(f"text-{set_name}")
@@ -189,19 +197,7 @@ def test_embedding_text_ablation(
         iterations=1,
     )
     try:
-        alone = ablate_hybrid.score(prepared, None)
-        floored = ablate_hybrid.score(prepared, VARIANTS["final"])
-        injected = ablate_hybrid.injection(prepared, VARIANTS["final"])
+        benchmark.extra_info.update(ranking_figures(prepared))
     finally:
         prepared.close()
-    for label in ("shared", "per_project"):
-        benchmark.extra_info[label] = {
-            "ranking_recall@3": round(alone[label]["recall@3"], 3),
-            "ranking_MRR@10": round(alone[label]["MRR@10"], 3),
-            "recall@3": round(floored[label]["recall@3"], 3),
-            "MRR@10": round(floored[label]["MRR@10"], 3),
-            "empty_precision": round(floored[label]["empty_precision"], 3),
-            "hook_recall@3": round(injected[label]["hook_recall@3"], 3),
-            "relevant_char_share": round(injected[label]["relevant_char_share"], 3),
-        }
     print(f"\n{set_name} {form}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
