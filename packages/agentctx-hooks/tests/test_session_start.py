@@ -221,3 +221,16 @@ def test_resume_keeps_earlier_injections_only_when_the_client_replays_them(
     injected = state.load(session["session_id"])["injected"]
     assert (EARLIER in injected) is kept
     assert "01ARZ3NDEKTSV4RRFFQ69G5FAV" in injected  # the digest just printed, either way
+
+
+def test_a_digest_is_old_past_the_refresh_interval_or_with_an_unreadable_date() -> None:
+    import time
+
+    from agentctx_store.clock import utc_now
+
+    from agentctx_hooks.session_start import REFRESH_AFTER_SECONDS, _is_old
+
+    assert not _is_old(utc_now())
+    assert _is_old(time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - REFRESH_AFTER_SECONDS - 60)))
+    assert not _is_old(time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 60)))  # any ISO form
+    assert _is_old("not a date") and _is_old("2026-02-30T00:00:00.000Z")

@@ -82,13 +82,13 @@ def _with_team_line(hook: HookInput, project: projects.Project, text: str) -> st
 
 
 def _is_old(written_at: str) -> bool:
-    from datetime import UTC, datetime
+    import time
 
+    from agentctx_store.clock import epoch_seconds
     from agentctx_store.errors import AgentctxError
-    from agentctx_store.records import parse_time
 
     try:
-        return (datetime.now(UTC) - parse_time(written_at)).total_seconds() > REFRESH_AFTER_SECONDS
+        return time.time() - epoch_seconds(written_at) > REFRESH_AFTER_SECONDS
     except (ValueError, AgentctxError):  # an unreadable date: treat the digest as old
         return True
 

@@ -159,10 +159,9 @@ def as_of_moment(value: str) -> str:
     if not text:
         raise ValidationError("--as-of is empty; give a date such as 2026-03-01 or a time such as 2026-03-01T12:00Z.")
     moment = parse_time(text)
-    if len(text) == 10:
+    if len(text) == 10:  # a bare date (YYYY-MM-DD): its last millisecond
         from datetime import timedelta
 
-        # a bare date (YYYY-MM-DD): its last millisecond
         moment += timedelta(days=1, milliseconds=-1)
     return parsed_to_text(moment)
 
