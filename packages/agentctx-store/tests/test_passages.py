@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,8 +85,45 @@ def test_a_matching_code_block_is_kept_whole_or_not_at_all() -> None:
         assert (code in cut) or ("```" not in cut), limit
 
 
-def test_stem_joins_the_common_endings() -> None:
-    assert stem("deploys") == stem("deployed") == stem("deploying") == stem("deploy")
+FAMILIES = [
+    ("deploy", "deploys", "deployed", "deploying", "deployment", "deployments"),
+    ("policy", "policies"),
+    ("retry", "retries", "retried"),
+    ("index", "indexes"),
+    ("class", "classes"),
+    ("ingress", "ingresses"),
+    ("match", "matches", "matched", "matching"),
+    ("release", "releases", "released", "releasing"),
+    ("cache", "caches", "cached", "caching"),
+    ("file", "files", "filed"),
+    ("handle", "handles", "handled", "handling", "handler", "handlers"),
+    ("control", "controls", "controlled", "controller", "controllers"),
+    ("stop", "stops", "stopped", "stopping"),
+    ("migrate", "migrates", "migrated", "migrating", "migration", "migrations"),
+    ("status", "statuses"),
+    ("api", "apis"),
+    ("quick", "quickly"),
+]
+
+
+@pytest.mark.parametrize("forms", FAMILIES, ids=lambda forms: forms[0])
+def test_stem_joins_the_forms_of_a_word(forms: tuple[str, ...]) -> None:
+    assert len({stem(form) for form in forms}) == 1, {form: stem(form) for form in forms}
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("app", "apply"), ("status", "stat"), ("user", "use"), ("address", "add"), ("process", "proc"), ("need", "ne")],
+)
+def test_stem_keeps_different_words_apart(one: str, other: str) -> None:
+    assert stem(one) != stem(other)
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=14))
+def test_stem_leaves_three_letters_and_only_cuts_endings(word: str) -> None:
+    root = stem(word)
+    assert len(root) >= 3
+    assert word.startswith(root[:-1]) or root.endswith("y")  # an ending cut ("ies" → "y": one letter added)
 
 
 SENTENCE = st.builds(

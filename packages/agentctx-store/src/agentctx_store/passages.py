@@ -57,17 +57,43 @@ _DECISION_LABELS = ("decision", "chosen option")
 # Without a labelled section, the first sentence that states the choice.
 _DECISION_OPENINGS = ("we will", "we decided", "we have decided", "we chose", "we'll")
 
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+# Plural "-es" is its own ending only after a hissing sound ("classes", "indexes", "matches");
+# elsewhere the "e" is the word's ("releases", "files"), and a final "e" is dropped anyway.
+_SIBILANTS = ("ss", "x", "z", "ch", "sh")
+# Endings that make a word of another kind, and what is left of them ("migration" → "migrat",
+# as "migrate" becomes once its "e" is dropped).
+_DERIVED = (("ation", "at"), ("ment", ""), ("er", ""), ("ly", ""))
 
 
 def stem(word: str) -> str:
-    """A light suffix strip, so "deploys", "deployed" and "deploying" match "deploy" (FTS5's
-    porter stemmer does the same for search; this only has to agree on the common endings)."""
-    if not word.endswith(_SUFFIXES):
+    """A light stem, so the forms of a word meet: "deploys", "deployed", "deploying" and "deploy";
+    "policies" and "policy"; "indexes" and "index"; "ingresses" and "ingress"; "releases",
+    "released" and "release". FTS5's porter stemmer does this for search; this only has to agree
+    on the common endings. Each step leaves at least three letters (so "uses" meets "use" but
+    "used" does not), and a word ending in "ss" or "us" is not a plural. Anything but letters
+    ("utf-8", "py311") is left as it is."""
+    if not word.isalpha():
         return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("es") and word[:-2].endswith(_SIBILANTS) and len(word) > 4:
+        word = word[:-2]
+    elif word.endswith("s") and len(word) > 3 and not word.endswith(("ss", "us")):
+        word = word[:-1]
+    if word.endswith("ied") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("ed") and len(word) > 4 and not word.endswith("eed"):
+        word = word[:-2]
+    elif word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+    for suffix, rest in _DERIVED:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)] + rest
+            break
+    if word.endswith("e") and len(word) > 3 and not word.endswith("ee"):
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousz":
+        word = word[:-1]  # "stopped" → "stopp" → "stop"
     return word
 
 
