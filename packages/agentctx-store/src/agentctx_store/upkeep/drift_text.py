@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentctx_store.passages import stem
 from agentctx_store.records import Record
 from agentctx_store.retrieval import query_terms
 
@@ -30,7 +31,6 @@ _NOTE = re.compile(r"\*\(superseded by [0-9A-Za-z]{26}: [^)\n]*\)\*")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*_\[(])")
 # A sentence or `;` clause of a paragraph: up to the end mark (kept) or the `;`.
 _CLAUSE = re.compile(r"[^;]+?(?:[.!?](?=\s+[A-Z`*_~\[(]|\s*$)|;|$)")
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ed", "es", "s", "e", "ly")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,16 +137,6 @@ def _statement(path: Path, spans: tuple[tuple[int, int, int], ...], raw: str) ->
 
 
 # -- matching -----------------------------------------------------------------------------
-
-
-def stem(word: str) -> str:
-    """A light suffix strip so `tests`/`testing` and `packages`/`package` meet."""
-    if not word.isalpha():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
 
 
 def terms_of(text: str) -> set[str]:
