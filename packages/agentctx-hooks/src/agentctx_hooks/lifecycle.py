@@ -153,7 +153,7 @@ def compose_snapshot(store: Store, project: Project, hook: HookInput) -> str:
 
 def recent_prompts(transcript_path: str, *, limit: int = 5) -> list[str]:
     """The developer's last typed prompts, read from the tail of the session transcript."""
-    from agentctx_hooks.bounded import read_regular
+    from agentctx_store.bounded import read_regular
 
     raw = read_regular(transcript_path, limit=TRANSCRIPT_TAIL_BYTES, from_end=True)
     if raw is None:

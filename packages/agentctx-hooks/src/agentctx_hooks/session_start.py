@@ -121,7 +121,7 @@ def _replays_hook_context(transcript_path: str) -> bool:
     budget); a transcript it cannot read counts as replaying (the old behaviour: at worst a
     record is not repeated).
     """
-    from agentctx_hooks.bounded import read_regular
+    from agentctx_store.bounded import read_regular
 
     head = read_regular(transcript_path, limit=TRANSCRIPT_HEAD_BYTES)
     return head is None or REPLAY_MARK in head

@@ -1,0 +1,164 @@
+"""Reading files agentctx did not write without hanging on them, and never from outside the
+tree they belong to.
+
+Two kinds of outside file reach agentctx. A hook payload's `transcript_path` is just a
+string: it may name a FIFO (open blocks until a writer comes), `/dev/zero` or `/dev/urandom`
+(reads never end), or a file of gigabytes. A repository is anyone's: its `CLAUDE.md` may be a
+symbolic link to `~/.ssh/id_rsa`, its ADR a FIFO, its team file 50 MB. So every such file is
+opened non-blocking, used only when it is a regular file, and read only up to a bound; a
+repository's file only when its real path (every link resolved) stays inside the repository.
+A link that stays inside is read by its target, so callers that key on `real_path` read it
+once. `Refused` carries the one line that says why a file was passed over.
+
+Standard library only, no `re`: the hooks import it (docs/threat-model.md).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+    StrPath = str | PathLike[str]
+
+MAX_REPO_FILE = 1_000_000  # bytes: one ADR, one instruction file (docs/threat-model.md)
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_BOM = b"\xef\xbb\xbf"
+
+
+class Refused(Exception):
+    """A file agentctx will not read or write; `str()` is the one line to show the user."""
+
+
+def read_regular(path: str, *, limit: int, from_end: bool = False) -> bytes | None:
+    """At most `limit` bytes of the regular file `path` (its first, or with `from_end` its
+    last ones), or None when it is missing, unreadable or not a regular file."""
+    if not path:
+        return None
+    try:
+        descriptor = os.open(path, _FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if from_end and info.st_size > limit:
+            os.lseek(descriptor, info.st_size - limit, os.SEEK_SET)
+        return _read(descriptor, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _read(descriptor: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(descriptor, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def real_path(root: StrPath, path: StrPath) -> str:
+    """`path` (relative to `root`, or absolute) with every link resolved, when it stays inside
+    `root`'s real tree.
+
+    Raises:
+        Refused: it resolves to a place outside the tree.
+    """
+    top = os.path.realpath(root)
+    full = os.path.realpath(os.path.join(top, path))
+    if full != top and not full.startswith(top.rstrip(os.sep) + os.sep):
+        raise Refused(f"{_shown(root, path)}: skipped, it links outside the repository")
+    return full
+
+
+def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE) -> bytes:
+    """The bytes of a file of the repository at `root`: a regular file of at most `limit` bytes
+    whose real path is inside the repository.
+
+    Raises:
+        Refused: outside the tree, not a regular file, over `limit`, or unreadable.
+    """
+    shown = _shown(root, path)
+    full = real_path(root, path)
+    try:
+        descriptor = os.open(full, _FLAGS | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise Refused(f"{shown}: skipped, it does not exist") from None
+    except OSError as exc:
+        raise Refused(f"{shown}: skipped, cannot be read ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"{shown}: skipped, not a regular file")
+        if info.st_size > limit:
+            raise Refused(f"{shown}: skipped, {info.st_size:,} bytes is over the {limit:,}-byte limit")
+        data = _read(descriptor, limit + 1)
+    except OSError as exc:
+        raise Refused(f"{shown}: skipped, cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:  # it grew while we read it
+        raise Refused(f"{shown}: skipped, over the {limit:,}-byte limit")
+    return data
+
+
+def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE) -> str:
+    """`read_repo_bytes` decoded as UTF-8 (a leading byte-order mark is dropped).
+
+    Raises:
+        Refused: as `read_repo_bytes`, or the bytes are not UTF-8.
+    """
+    data = read_repo_bytes(root, path, limit=limit)
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{_shown(root, path)}: skipped, not UTF-8 text (byte {exc.start:,} is not)") from None
+
+
+def refuse_links(root: StrPath, path: StrPath) -> str:
+    """`root / path`, after making sure that no part of it below `root` that exists is a
+    symbolic link (for writing into a repository, or reading a file agentctx itself wrote
+    there: a link could send either anywhere).
+
+    Raises:
+        Refused: a part of the path is a link, or not a folder where one is needed.
+    """
+    base = os.fspath(root)
+    full = os.path.join(base, path)
+    relative = os.path.relpath(full, base)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        raise Refused(f"{_shown(root, path)}: refused, it is outside the repository")
+    current = base
+    for part in relative.split(os.sep):
+        current = os.path.join(current, part)
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            raise Refused(f"{_shown(root, current)}: refused, cannot be checked ({exc.strerror or exc})") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise Refused(f"{_shown(root, current)}: refused, it is a symbolic link (agentctx never follows one here)")
+    return full
+
+
+def _shown(root: StrPath, path: StrPath) -> str:
+    """`path` as the user knows it: relative to `root` where it is under it."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        return text
+    relative = os.path.relpath(text, os.fspath(root))
+    return text if relative.startswith(os.pardir) else relative

@@ -1,0 +1,89 @@
+"""Bounded reads of files agentctx did not write (`agentctx_store.bounded`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentctx_store.bounded import Refused, read_regular, read_repo_text, real_path, refuse_links
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("rules\n", encoding="utf-8")
+    (tmp_path / "secret").write_text("outside\n", encoding="utf-8")
+    return root
+
+
+def test_a_regular_file_inside_is_read(repo: Path) -> None:
+    assert read_repo_text(repo, "AGENTS.md") == "rules\n"
+    assert read_repo_text(repo, repo / "AGENTS.md") == "rules\n"
+
+
+def test_a_link_inside_the_tree_is_read_by_its_target(repo: Path) -> None:
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+    assert real_path(repo, "CLAUDE.md") == real_path(repo, "AGENTS.md")
+    assert read_repo_text(repo, "CLAUDE.md") == "rules\n"
+
+
+@pytest.mark.parametrize("target", ["../secret", "/etc/passwd"])
+def test_a_link_out_of_the_tree_is_refused(repo: Path, target: str) -> None:
+    (repo / "CLAUDE.md").symlink_to(target)
+    with pytest.raises(Refused, match="CLAUDE.md: skipped, it links outside the repository"):
+        read_repo_text(repo, "CLAUDE.md")
+
+
+def test_a_folder_linked_out_of_the_tree_is_refused(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "0001-a.md").write_text("# 1. A\n", encoding="utf-8")
+    (repo / "docs" / "adr").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(Refused, match="outside the repository"):
+        read_repo_text(repo, "docs/adr/0001-a.md")
+
+
+def test_a_fifo_is_never_opened_for_reading(repo: Path) -> None:
+    os.mkfifo(repo / "docs" / "0001.md")
+    with pytest.raises(Refused, match="not a regular file"):
+        read_repo_text(repo, "docs/0001.md")  # returns at once: opening a FIFO would block
+    assert read_regular(str(repo / "docs" / "0001.md"), limit=10) is None
+
+
+def test_devices_are_refused(repo: Path) -> None:
+    assert read_regular("/dev/zero", limit=10) is None
+    with pytest.raises(Refused):
+        read_repo_text("/dev", "zero")
+
+
+def test_an_oversize_file_is_refused_without_reading_it(repo: Path) -> None:
+    (repo / "big.md").write_bytes(b"x" * 2_001)
+    with pytest.raises(Refused, match="2,001 bytes is over the 2,000-byte limit"):
+        read_repo_text(repo, "big.md", limit=2_000)
+
+
+def test_a_bom_is_dropped_and_non_utf8_is_one_line(repo: Path) -> None:
+    (repo / "bom.md").write_bytes(b"\xef\xbb\xbfhello")
+    (repo / "latin.md").write_bytes("caf\xe9".encode("latin-1"))
+    assert read_repo_text(repo, "bom.md") == "hello"
+    with pytest.raises(Refused, match=r"latin.md: skipped, not UTF-8 text \(byte 3 is not\)"):
+        read_repo_text(repo, "latin.md")
+
+
+def test_paths_with_a_nul_are_not_read() -> None:
+    assert read_regular("/tmp/\x00x", limit=10) is None
+
+
+def test_writing_through_a_link_is_refused(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "target").mkdir()
+    (repo / ".agentctx").symlink_to(tmp_path / "target")
+    with pytest.raises(Refused, match=r"\.agentctx: refused, it is a symbolic link"):
+        refuse_links(repo, ".agentctx/context.md")
+    (repo / "file.md").symlink_to(tmp_path / "secret")
+    with pytest.raises(Refused, match="file.md: refused"):
+        refuse_links(repo, repo / "file.md")
+    assert refuse_links(repo, "new/folder/file.md") == str(repo / "new" / "folder" / "file.md")
+    with pytest.raises(Refused, match="outside the repository"):
+        refuse_links(repo, "../escape.md")
