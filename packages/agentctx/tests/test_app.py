@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import typer
 
 import agentctx.cli
@@ -57,3 +58,22 @@ def test_help_lists_the_commands_in_the_intended_order(cli) -> None:
     commands = result.out.split("Commands:", 1)[1]
     listed = re.findall(r"^  (\S+)", commands, flags=re.MULTILINE)
     assert listed == HELP_ORDER
+
+
+def test_a_write_the_store_refuses_after_it_opened_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A full disk shows when the commit fails, long after the store opened: one line that
+    names the disk, never sqlite3's traceback."""
+    import sqlite3
+
+    from agentctx_store import Store
+
+    def full(*_args: object, **_kwargs: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Store, "add", full)
+    code = app.run(["record", "-t", "decision", "--title", "A title", "-b", "A body", "-p", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("Error: ") and "the disk is full" in err and len(err.strip().splitlines()) == 1

@@ -19,6 +19,7 @@ import importlib.util
 import json
 import logging
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,11 @@ def run_tool(name: str, action: Callable[[Store, Project], str | dict[str, Any]]
         return error_result(str(exc), degraded="store-unavailable")
     except AgentctxError as exc:
         return error_result(str(exc))
+    except sqlite3.DatabaseError as exc:  # a write the store refused: full disk, read-only, …
+        from agentctx_store.db import store_error
+
+        logger.warning("%s: %s", name, exc)
+        return error_result(str(store_error(exc, paths.db_path())), degraded="store-unavailable")
     except Exception:  # the MCP boundary: the model gets one sentence, the log gets the traceback
         logger.exception("%s failed", name)
         return error_result(f"{name} failed unexpectedly; details are in {Path(paths.logs_dir()) / 'mcp.log'}.")

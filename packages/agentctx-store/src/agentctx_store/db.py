@@ -1,5 +1,13 @@
 """Opening the store: one SQLite file, WAL, a busy timeout, migrations, and refusal of files
-that are not ours (SPEC §2.4, §3.1).
+that are not ours (docs/store.md).
+
+Only SQLite opens the store's files. POSIX advisory locks belong to a process, and closing any
+descriptor of a file drops all of the process's locks on it: a long-lived process (the warm
+service, the MCP server, the dashboard) that read the header with a plain `open()` beside its
+live connection would lose its locks, and the next short process to close its connection would
+think itself the last one and delete the `-wal` and `-shm` files under it. So whether a file is
+ours is asked of SQLite (`PRAGMA user_version` on a file that is not a database fails with
+"file is not a database"), never of the file itself; `tests-e2e/test_store_integrity.py` holds it.
 
 Every process is short-lived (no daemon), so opening must be cheap: when `user_version` is
 current, `connect` runs three pragmas and returns. The store's fast core uses the C module
@@ -18,7 +26,6 @@ from agentctx_store.migrations import MIGRATIONS
 
 APPLICATION_ID = 0x61637478  # "actx": marks a SQLite file as an agentctx store
 BUSY_TIMEOUT_MS = 10_000
-_SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def schema_version() -> int:
@@ -42,21 +49,6 @@ def has_fts_table(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def _check_file(path: str) -> None:
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(len(_SQLITE_HEADER))
-    except (FileNotFoundError, NotADirectoryError):  # no store yet (creating the dir reports a bad path)
-        return
-    except OSError as exc:
-        raise StoreError(f"Cannot read the store at {str(path)!r} ({exc.strerror}); check its permissions.") from None
-    if header and header != _SQLITE_HEADER:
-        raise StoreError(
-            f"{str(path)!r} is not an agentctx store (not an SQLite file). "
-            "Move it aside, or set AGENTCTX_HOME to another directory."
-        )
-
-
 def connect(path: str, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
     """Open (and if needed create and migrate) the store at `path`. `readonly` opens an existing,
     current store for reading only (one the user may read but not write).
@@ -64,7 +56,6 @@ def connect(path: str, *, create: bool = True, readonly: bool = False) -> sqlite
     Raises:
         StoreError: the file is not ours, is corrupt, is from a newer agentctx, or cannot be written.
     """
-    _check_file(path)
     if readonly:
         return _connect_readonly(path)
     if not os.path.exists(path):
@@ -95,7 +86,7 @@ def connect(path: str, *, create: bool = True, readonly: bool = False) -> sqlite
         conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise _as_store_error(exc, path) from None
+        raise store_error(exc, path) from None
     except StoreError:
         conn.close()
         raise
@@ -121,10 +112,10 @@ def _connect_readonly(path: str) -> sqlite3.Connection:
             conn.close()
             if "readonly" in str(exc) and mode == "mode=ro":
                 continue
-            raise _as_store_error(exc, path) from None
+            raise store_error(exc, path) from None
         except (sqlite3.DatabaseError, StoreError) as exc:
             conn.close()
-            raise exc if isinstance(exc, StoreError) else _as_store_error(exc, path) from None
+            raise exc if isinstance(exc, StoreError) else store_error(exc, path) from None
         if version != schema_version():
             conn.close()
             raise StoreError(
@@ -139,18 +130,45 @@ def _is_wal(conn: sqlite3.Connection) -> bool:
     return conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
 
 
-def _as_store_error(exc: sqlite3.DatabaseError, path: str) -> StoreError:
+def store_error(exc: sqlite3.DatabaseError, path: str) -> StoreError:
+    """The one line to show for an SQLite error on the store at `path` (every caller that
+    reports a failed open or write says it the same way)."""
     text = str(exc)
     if "locked" in text or "busy" in text:
         return StoreLockedError(f"The store at {str(path)!r} is locked by another process; try again in a moment.")
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return StoreError(f"The store at {str(path)!r} is not writable; fix its permissions or set AGENTCTX_HOME.")
-    if "not a database" in text or "malformed" in text or "corrupt" in text:
+    if "file is not a database" in text:  # SQLite read the header: not an SQLite file, or a damaged one
+        return StoreError(
+            f"{str(path)!r} is not an agentctx store (not an SQLite file, or a damaged one). Move it aside "
+            "(a damaged store may be recoverable with `sqlite3 .recover`), or set AGENTCTX_HOME to another directory."
+        )
+    if "full" in text or _disk_full(path):
+        return StoreError(
+            f"The store at {str(path)!r} cannot be written: the disk is full. Free some space and try again "
+            "(what failed was not written, and nothing is half-written)."
+        )
+    if "malformed" in text or "corrupt" in text:
         return StoreError(
             f"The store at {str(path)!r} is corrupt ({text}). Move it aside (it may be recoverable with "
             "`sqlite3 .recover`); agentctx will start a new one."
         )
+    if "disk I/O error" in text:
+        return StoreError(
+            f"The store at {str(path)!r} cannot be used: disk I/O error; check that the disk holding it has free "
+            "space and no file-size limit applies (`ulimit -f`)."
+        )
     return StoreError(f"The store at {str(path)!r} cannot be used: {text}.")
+
+
+def _disk_full(path: str) -> bool:
+    """Whether the store's file system has (almost) no room left: SQLite reports a write that
+    failed for want of space as a plain "disk I/O error" on some paths."""
+    try:
+        info = os.statvfs(os.path.dirname(os.path.abspath(path)) or ".")
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return False
+    return info.f_bavail * info.f_frsize < 1 << 20
 
 
 def _prepare_with_retry(conn: sqlite3.Connection, path: str) -> None:
@@ -246,3 +264,32 @@ class Connected:
     @property
     def has_fts(self) -> bool:
         return has_fts_table(self.conn)
+
+
+def in_use_elsewhere(path: str) -> bool:
+    """Whether another process has the store at `path` open now (the warm service, an MCP
+    server, the dashboard, a hook): every SQLite connection in WAL mode holds a read lock on
+    one byte of the `-shm` file for as long as it is open (its "DMS" byte, offset 128), so a
+    write lock on that byte is granted only when no other process is connected.
+
+    The one place a store file is opened outside SQLite, so it is only for a process with no
+    connection of its own to the store (`agentctx uninstall --purge` before it deletes the
+    files): closing this descriptor would drop such a connection's locks (module doc).
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no POSIX locks; mandatory locking keeps files in use anyway
+        return False
+    try:
+        fd = os.open(path + "-shm", os.O_RDWR)
+    except FileNotFoundError:
+        return False  # no connection in WAL mode is open (the first one creates the file)
+    except OSError:
+        return True  # cannot tell: assume it is
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 128, os.SEEK_SET)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # drops the probe's lock with it
+    return False

@@ -12,7 +12,7 @@ import sqlite3
 from importlib import resources
 from pathlib import Path
 
-from agentctx_store import AgentctxError, NotHeadError, Project, RecordNotFound, StoreError, ValidationError
+from agentctx_store import AgentctxError, NotHeadError, Project, RecordNotFound, StoreError, ValidationError, paths
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -78,7 +78,10 @@ def create_app(*, project: Project, port: int = 7327, token: str | None = None, 
         if "locked" in text or "busy" in text:
             message = "The store is busy (another agentctx process is writing); try again in a moment."
             return JSONResponse({"error": message}, status_code=503, headers={"retry-after": "1"})
-        return JSONResponse({"error": f"The store could not answer: {text}. Run `agentctx doctor`."}, status_code=500)
+        from agentctx_store.db import store_error
+
+        path = str(request.app.state.dashboard.db_path or paths.db_path())
+        return JSONResponse({"error": f"{store_error(exc, path)} Run `agentctx doctor`."}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:

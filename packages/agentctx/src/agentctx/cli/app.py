@@ -107,14 +107,20 @@ def run(args: list[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except sqlite3.OperationalError as exc:
-        if debug or "readonly" not in str(exc):
+    except sqlite3.DatabaseError as exc:  # a write the store refused after it opened: full disk, read-only, …
+        if debug:
             raise
-        typer.echo(
-            "Error: the store is read-only for you, and this command writes to it; "
-            "fix the permissions of $AGENTCTX_HOME or set AGENTCTX_HOME to a folder you can write.",
-            err=True,
-        )
+        if "readonly" in str(exc):
+            typer.echo(
+                "Error: the store is read-only for you, and this command writes to it; "
+                "fix the permissions of $AGENTCTX_HOME or set AGENTCTX_HOME to a folder you can write.",
+                err=True,
+            )
+            return 1
+        from agentctx_store import paths
+        from agentctx_store.db import store_error
+
+        typer.echo(f"Error: {store_error(exc, paths.db_path())}", err=True)
         return 1
     except Exception as exc:  # click usage errors print their own message
         # typer vendors click (`typer._click`), so its usage errors are not `click.ClickException`

@@ -476,6 +476,13 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
         typer.echo(f"  {path}{'/' if path.is_dir() else ''}")
     if dry_run:
         return
+    from agentctx_store.db import in_use_elsewhere
+
+    if in_use_elsewhere(paths.db_path()):  # deleting a live store's WAL would lose its last writes
+        raise ValidationError(
+            "Purge: the store is open in another process (the warm service, an MCP server, the dashboard or a "
+            "hook); end your agent sessions and `agentctx ui`, then run this again. Nothing was deleted."
+        )
     if not yes and not typer.confirm("Delete these files for good?", default=False):
         raise typer.Abort()
     kept = purge.delete(doomed, purge.our_folders(data_home, legacy_state=legacy))
