@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from agentctx_extract.transcript import read_transcript, render
 
 
@@ -161,3 +163,34 @@ def test_what_the_developer_answered_through_a_tool_is_not_cut_short(tmp_path: P
         "no, never edit the generated client by hand; change the OpenAPI spec and regenerate it"
     )
     assert rejected.split("\n")[-1] in _output_line(_tool_session(tmp_path, "Edit", rejected, is_error=True))
+
+
+# -- a transcript path from a hook payload: a regular file only, read bounded ----------------------
+
+
+def test_a_fifo_or_a_device_is_not_read_as_a_transcript(tmp_path: Path) -> None:
+    import os
+
+    from agentctx_extract.client_transcripts import read_for_client
+
+    fifo = tmp_path / "t.fifo"
+    os.mkfifo(fifo)  # no writer ever comes: a blocking open waited for one until the 600 s limit
+    for path in (fifo, Path("/dev/zero")):
+        for client in ("claude", "codex", "gemini"):
+            with pytest.raises(OSError, match="not a regular file"):
+                read_for_client(path, client, session_id="s")
+
+
+def test_a_huge_transcript_is_read_only_up_to_its_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentctx_extract.transcript as module
+
+    huge = tmp_path / "huge.jsonl"
+    typed = json.dumps({"type": "user", "message": {"role": "user", "content": "keep the cache warm"}})
+    with open(huge, "wb") as handle:
+        handle.write(typed.encode() + b"\n" + b'{"type": "user", "pad": "' + b"x" * 5000 + b'"}\n')
+        handle.truncate(2 << 30)  # then 2 GB of NULs: one line, sparse
+    monkeypatch.setattr(module, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(module, "MAX_TRANSCRIPT_BYTES", 8 << 20)
+    transcript = read_transcript(huge)
+    assert transcript.developer_words == ["keep the cache warm"]
+    assert transcript.bad_lines == 2  # the over-long line, and the NULs up to the limit

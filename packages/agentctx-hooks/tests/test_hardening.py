@@ -241,3 +241,80 @@ def test_state_keys_name_every_key_the_hooks_write() -> None:
             ):
                 written.add(node.slice.value)
     assert written <= state.KEYS, sorted(written - state.KEYS)
+
+
+# -- bounded transcript reads in Stop / PreCompact, and paths no file system call accepts -------
+
+
+def _transcript_of(kind: str, tmp_path: Path) -> str:
+    if kind == "fifo":
+        fifo = tmp_path / "t.fifo"
+        os.mkfifo(fifo)
+        return str(fifo)
+    if kind == "sparse":
+        huge = tmp_path / "huge.jsonl"
+        with open(huge, "wb") as handle:
+            handle.truncate(2 << 30)
+        return str(huge)
+    return "/dev/zero"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "sparse"])
+def test_the_stop_scan_reads_only_a_bounded_regular_file(kind: str, tmp_path: Path) -> None:
+    from agentctx_hooks import unextracted
+
+    data: dict[str, Any] = {}
+    code = (
+        "import sys; from agentctx_hooks.unextracted import scan; "
+        "print(scan(sys.argv[1], {}))"
+    )  # a process of its own: a FIFO used to block the open for good
+    done = subprocess.run(
+        [sys.executable, "-c", code, _transcript_of(kind, tmp_path)], capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == b"0", done.stderr
+    assert unextracted.scan(_transcript_of("zero", tmp_path), data) == 0 and data["scan"]["offset"] == 0
+
+
+@pytest.mark.parametrize("bad", ["\ud800/t.jsonl", "/tmp/a\x00b.jsonl"])
+def test_a_stop_with_an_unusable_transcript_path_leaves_no_marker(
+    bad: str, hook: Hook, payload: Payload, project_dir: Path
+) -> None:
+    from agentctx_hooks import extraction, log
+
+    assert hook("Stop", payload("Stop", project_dir, "poison", transcript_path=bad)) is None
+    assert not os.path.exists(extraction.marker_path("poison"))
+    lines = Path(log.log_path()).read_text(encoding="utf-8")
+    assert lines.count("transcript_path not usable") == 1 and "Error" not in lines
+
+
+def test_an_unusable_marker_is_dropped_and_the_others_are_swept(
+    hook: Hook, payload: Payload, project_dir: Path, tmp_path: Path
+) -> None:
+    from agentctx_store.projects import resolve_project
+
+    from agentctx_hooks import extraction, log
+
+    project_id = resolve_project(str(project_dir)).project_id
+    transcript = tmp_path / "crashed.jsonl"
+    transcript.write_text("{}\n", encoding="utf-8")
+    folder = Path(extraction.open_dir())
+    folder.mkdir(parents=True, exist_ok=True)
+    good = {"session_id": "z-crashed", "project_id": project_id, "cwd": str(project_dir), "transcript": str(transcript)}
+    bad_texts = {
+        "a-surrogate.json": json.dumps({**good, "session_id": "a1", "transcript": "\ud800x"}),  # an older version's
+        "a-nul.json": json.dumps({**good, "session_id": "a2", "transcript": "x\x00y"}),
+        "a-not-json.json": '{"session_id": "a3"',
+        "a-list.json": "[1, 2]",
+        "a-types.json": json.dumps({**good, "session_id": 7}),
+    }
+    for name, text in bad_texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "z-crashed.json").write_text(json.dumps({**good, "pid": 2**22 + 12345}), encoding="utf-8")
+
+    hook("SessionStart", payload("SessionStart", project_dir, "new", source="startup"))
+
+    lines = Path(log.log_path()).read_text(encoding="utf-8")
+    assert "agentctx extract --session-id z-crashed" in lines  # swept, after the bad ones
+    assert sorted(path.name for path in folder.iterdir()) == ["new.json", "z-crashed.json"]
+    assert lines.count("dropped the open-session marker") == len(bad_texts)
+    assert "UnicodeEncodeError" not in lines and "ValueError" not in lines

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from agentctx_store import Project, Store
 
 from agentctx_hooks import log, spool
@@ -102,3 +103,61 @@ def test_a_capture_older_than_a_week_is_dropped(
     (directory / f"{old:020d}-1-1.json").write_text(json.dumps(entry), encoding="utf-8")
     assert flush() == 1
     assert _file_nodes(store, project) == []
+
+
+def test_a_flush_inside_another_transaction_leaves_the_captures(
+    store: Store, project: Project, project_dir: Path, flush: Callable[[], int]
+) -> None:
+    spool.add(_entry(project_dir))
+    with store.transaction():  # its COMMIT may still fail (a full disk): nothing may leave the spool yet
+        assert spool.flush(store) == 0
+    assert len(spool.pending()) == 1
+    assert flush() == 1 and _file_nodes(store, project) == ["src/a.py"]
+
+
+def test_a_store_error_while_applying_keeps_every_capture(
+    store: Store, project: Project, project_dir: Path, flush: Callable[[], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentctx_store.errors import StoreError
+
+    from agentctx_hooks import apply_capture
+
+    spool.add(_entry(project_dir))
+    real_apply = apply_capture.apply
+
+    def failing(store: Store, entry: dict[str, object]) -> None:
+        raise StoreError("The store cannot be written: the disk is full.")
+
+    monkeypatch.setattr(apply_capture, "apply", failing)
+    with Store.open() as opened:
+        assert spool.flush_quietly(opened, "UserPromptSubmit") == 0
+    monkeypatch.setattr(apply_capture, "apply", real_apply)
+    (claim,) = spool.pending()  # claimed by this hook's process, taken over once it is gone:
+    directory = Path(spool.spool_dir())
+    os.rename(directory / claim, directory / claim.replace(f".{os.getpid()}.claim", f".{2**22 + 4321}.claim"))
+    assert flush() == 1 and _file_nodes(store, project) == ["src/a.py"]
+
+
+def test_a_capture_that_cannot_be_written_leaves_no_temp_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_open = builtins.open
+
+    class Full:
+        def __init__(self, handle: object) -> None:
+            self.handle = handle
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.handle.close()  # pyright: ignore[reportAttributeAccessIssue]
+
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(builtins, "open", lambda *args, **kwargs: Full(real_open(*args, **kwargs)))
+    with pytest.raises(OSError):
+        spool.add({"session_id": "s", "cwd": "/x", "kind": "file", "path": "/x/a"})
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert os.listdir(spool.spool_dir()) == []

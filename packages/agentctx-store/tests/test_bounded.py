@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store.bounded import Refused, read_regular, read_repo_text, real_path, refuse_links
+from agentctx_store.bounded import Refused, read_regular, read_repo_text, real_path, refuse_links, regular_lines
 
 
 @pytest.fixture
@@ -87,3 +87,44 @@ def test_writing_through_a_link_is_refused(repo: Path, tmp_path: Path) -> None:
     assert refuse_links(repo, "new/folder/file.md") == str(repo / "new" / "folder" / "file.md")
     with pytest.raises(Refused, match="outside the repository"):
         refuse_links(repo, "../escape.md")
+
+
+# -- client-supplied paths: read_regular from an offset, regular_lines ---------------------------
+
+
+def test_read_regular_reads_from_an_offset(tmp_path: Path) -> None:
+    target = tmp_path / "t.jsonl"
+    target.write_bytes(b"0123456789")
+    assert read_regular(str(target), limit=3, offset=4) == b"456"
+    assert read_regular(str(target), limit=3, offset=20) == b""
+
+
+@pytest.mark.parametrize("path", ["\ud800x", "a\x00b", ""])
+def test_a_path_no_file_system_call_accepts_is_not_read(path: str) -> None:
+    assert read_regular(path, limit=10) is None
+    with pytest.raises(Refused):
+        next(regular_lines(path, limit=10, line_limit=10))
+
+
+def test_regular_lines_refuses_a_fifo_and_a_device(tmp_path: Path) -> None:
+    fifo = tmp_path / "t.fifo"
+    os.mkfifo(fifo)  # no writer ever comes: a blocking open would wait for one
+    for path in (str(fifo), "/dev/zero"):
+        with pytest.raises(Refused, match="not a regular file"):
+            next(regular_lines(path, limit=1 << 20, line_limit=1 << 10))
+
+
+def test_regular_lines_skips_an_over_long_line_and_stops_at_the_limit(tmp_path: Path) -> None:
+    target = tmp_path / "t.jsonl"
+    target.write_bytes(b"short\n" + b"x" * 5000 + b"\nafter\n" + b"tail\n")
+    lines = list(regular_lines(str(target), limit=1 << 20, line_limit=100))
+    assert lines == [b"short\n", b"x" * 100, b"after\n", b"tail\n"]
+    assert list(regular_lines(str(target), limit=8, line_limit=100)) == [b"short\n", b"xx"]
+
+
+def test_regular_lines_of_a_sparse_2_gb_file_stop_at_the_limit(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.jsonl"
+    with open(huge, "wb") as handle:
+        handle.truncate(2 << 30)
+    lines = list(regular_lines(str(huge), limit=4 << 20, line_limit=1 << 20))
+    assert lines == [b"\x00" * (1 << 20)]  # one over-long line of NULs, cut; 4 MB read, not 2 GB

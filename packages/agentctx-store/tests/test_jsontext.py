@@ -67,3 +67,65 @@ def test_odd_bytes_behave_as_json_does(raw: bytes) -> None:
         assert type(got.value) is type(error)
     else:
         assert loads(raw) == expected
+
+
+# -- errors in a process that never imported json -------------------------------------------------
+# CPython 3.11's `_json` scanner looks `json.decoder.JSONDecodeError` up in `sys.modules` only: in
+# a fresh process (the hooks never import `json`) an error like `{"a": 1` became a SystemError.
+
+_FRESH = r"""
+import sys
+from agentctx_store import jsontext
+assert "json" not in sys.modules
+text = sys.stdin.buffer.read().decode("utf-8", "surrogatepass")
+try:
+    jsontext.loads(text)
+except ValueError:
+    print("ValueError")
+except RecursionError:
+    print("RecursionError")
+else:
+    print("value")
+"""
+
+
+def _in_a_fresh_process(text: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH],
+        input=text.encode("utf-8", "surrogatepass"),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-500:]
+    return done.stdout.decode().strip()
+
+
+def _json_outcome(text: str) -> str:
+    try:
+        json.loads(text)
+    except ValueError:
+        return "ValueError"
+    except RecursionError:
+        return "RecursionError"
+    return "value"
+
+
+@pytest.mark.parametrize("text", ['{"a": 1', "[1", '"abc', '{"a"', '{"a": 1 "b": 2}', "[1 2]"])
+def test_a_malformed_text_raises_value_error_in_a_fresh_process(text: str) -> None:
+    assert _in_a_fresh_process(text) == "ValueError"
+
+
+@settings(max_examples=15, deadline=None)
+@given(values, st.data())
+def test_truncated_or_garbled_json_raises_what_json_raises_in_a_fresh_process(
+    value: object, data: st.DataObject
+) -> None:
+    text = json.dumps(value)
+    cut = data.draw(st.integers(0, len(text)))
+    garbled = data.draw(st.sampled_from(["", ",", "}", "]", '"', ":", "\\", "\ud800", "\x00"]))
+    broken = text[:cut] + garbled
+    assert _in_a_fresh_process(broken) == _json_outcome(broken)

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.bounded import Refused, regular_lines
 from agentctx_store.client_text import strip_hook_context
 from agentctx_store.jsontext import is_object
 
@@ -32,6 +33,7 @@ from agentctx_extract.transcript import Transcript, Turn, _entries
 
 CLIENTS = ("claude", "codex", "gemini")
 HOOK_CONTEXT = "<hook_context>"
+HEADER_BYTES = 64_000  # a recording's first line (its header) is read up to this size
 
 
 def read_for_client(path: Path, client: str, *, session_id: str | None = None) -> Transcript:
@@ -161,10 +163,10 @@ def session_recordings(path: Path, session_id: str | None) -> list[Path]:
         return [path]
     found: list[tuple[str, Path]] = []
     for candidate in path.parent.glob("session-*.jsonl"):
-        try:
-            with candidate.open(encoding="utf-8") as handle:
-                header = json.loads(handle.readline() or "{}")
-        except (OSError, ValueError):
+        try:  # the first line only, of a regular file only (a FIFO named like one would hang)
+            first = next(regular_lines(str(candidate), limit=HEADER_BYTES, line_limit=HEADER_BYTES), b"")
+            header = json.loads(first.decode("utf-8") or "{}")
+        except (Refused, ValueError, RecursionError):
             continue
         if isinstance(header, dict) and header.get("sessionId") == session_id:
             found.append((str(header.get("startTime") or ""), candidate))

@@ -305,7 +305,10 @@ def _run(
             return Outcome(
                 status="locked", message="another extraction of this session is running", session_id=session_id
             )
-        transcript = read_for_client(transcript_path, client, session_id=session_id)
+        try:
+            transcript = read_for_client(transcript_path, client, session_id=session_id)
+        except OSError as exc:  # gone, or not a regular file (`agentctx_store.bounded`)
+            return Outcome(status="failed", message=f"cannot read the transcript: {exc}", session_id=session_id)
         project = resolve_project(project_path or transcript.cwd or Path.cwd())
         with Store.open() as store:
             session = store.get_session(session_id)

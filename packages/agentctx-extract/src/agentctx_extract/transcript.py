@@ -45,6 +45,11 @@ DEVELOPER_ANSWER_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 ATTACHED_FILE_CHARS = 600  # a file the developer @-mentioned: they chose to show it
 SUBAGENT_TOTAL_CHARS = 6000
 CONVERSATION_TYPES = frozenset({"user", "assistant", "attachment", "system"})
+# A transcript is read up to this size (later lines are not extracted), a line up to this one
+# (an image or a huge tool output; longer lines are counted as bad): a 2 GB file or one huge
+# line never fills the memory of a background extraction.
+MAX_TRANSCRIPT_BYTES = 512 << 20
+MAX_LINE_BYTES = 32 << 20
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,17 +76,30 @@ class Transcript:
 
 
 def _entries(path: Path) -> Iterator[dict[str, Any] | None]:
-    """One parsed object per line; None for a line that is not a JSON object (a torn write)."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.strip():
+    """One parsed object per line; None for a line that is not a JSON object (a torn write, or
+    one over `MAX_LINE_BYTES`). The path comes from a hook payload: only a regular file is read
+    (a FIFO or a device never is), and only its first `MAX_TRANSCRIPT_BYTES`.
+
+    Raises:
+        OSError: missing, unreadable or not a regular file.
+    """
+    from agentctx_store.bounded import Refused, regular_lines
+
+    lines = regular_lines(str(path), limit=MAX_TRANSCRIPT_BYTES, line_limit=MAX_LINE_BYTES)
+    try:
+        for raw in lines:
+            if not raw.strip():
                 continue
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
+                value = json.loads(raw.decode("utf-8", errors="replace"))
+            except (ValueError, RecursionError):
                 yield None
                 continue
             yield value if isinstance(value, dict) else None
+    except Refused as exc:
+        raise OSError(str(exc)) from None
+    finally:
+        lines.close()
 
 
 def _text_of(content: Any) -> str:

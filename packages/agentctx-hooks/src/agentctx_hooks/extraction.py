@@ -28,6 +28,7 @@ import os
 import time
 
 from agentctx_store import paths, projects
+from agentctx_store.bounded import read_regular
 from agentctx_store.jsontext import dumps, is_object, loads
 
 from agentctx_hooks import log, state
@@ -85,18 +86,38 @@ def forget(session_id: str) -> None:
         pass
 
 
+MAX_MARKER_BYTES = 64_000
+
+
 def read_marker(path: str) -> dict[str, Any] | None:
+    """The marker at `path`, or None when it cannot be used: unreadable, not a regular file,
+    not a JSON object, or a field of the wrong type or not usable as a path (a NUL or a lone
+    surrogate, which a marker written by an older version may hold)."""
+    from agentctx_hooks.payload import is_usable_path
+
+    raw = read_regular(path, limit=MAX_MARKER_BYTES)
     try:
-        with open(path, "rb") as handle:
-            data = loads(handle.read())
-    except (OSError, ValueError, RecursionError):
+        data = loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
-    return data if is_object(data) and isinstance(data.get("session_id"), str) else None
+    if not is_object(data):
+        return None
+    for name in ("session_id", "project_id", "transcript"):
+        value = data.get(name)
+        if not isinstance(value, str) or not value or not is_usable_path(value):
+            return None
+    for name in ("cwd", "client"):
+        value = data.get(name)
+        if value is not None and not (isinstance(value, str) and is_usable_path(value)):
+            return None
+    return data
 
 
 def abandoned(project_id: str, current_session: str, *, now: float | None = None) -> list[dict[str, Any]]:
     """Markers of this project's other sessions that are over: marked ended, their client gone,
-    or their transcript idle for a day. Markers whose transcript is gone are dropped."""
+    or their transcript idle for a day. Markers whose transcript is gone are dropped, and so
+    are markers that cannot be used (`read_marker`), with one log line each: one bad marker
+    never keeps the others from being swept."""
     from agentctx_store.processes import is_alive
 
     try:
@@ -106,22 +127,31 @@ def abandoned(project_id: str, current_session: str, *, now: float | None = None
     moment = time.time() if now is None else now
     found: list[dict[str, Any]] = []
     for name in sorted(names):
-        marker = read_marker(os.path.join(open_dir(), name))
-        if marker is None or marker.get("project_id") != project_id or marker["session_id"] == current_session:
+        path = os.path.join(open_dir(), name)
+        marker = read_marker(path)
+        if marker is None:
+            _drop(path, "it cannot be used")
             continue
-        transcript = marker.get("transcript")
+        if marker.get("project_id") != project_id or marker["session_id"] == current_session:
+            continue
         try:
-            idle = moment - os.path.getmtime(transcript) if isinstance(transcript, str) else None
-        except OSError:
-            idle = None
-        if idle is None:
+            idle = moment - os.path.getmtime(marker["transcript"])
+        except (OSError, ValueError):
             forget(marker["session_id"])
             continue
         pid = marker.get("pid")
-        gone = not isinstance(pid, int) or not is_alive(pid)
+        gone = not isinstance(pid, int) or isinstance(pid, bool) or not is_alive(pid)
         if marker.get("ended") is True or gone or idle > IDLE_SWEEP_SECONDS:
             found.append(marker)
     return found
+
+
+def _drop(path: str, why: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    log.write("sweep", f"dropped the open-session marker {os.path.basename(path)}: {why}")
 
 
 def client_of(hook: HookInput) -> str:
@@ -200,7 +230,12 @@ def sweep(hook: HookInput, project_id: str) -> None:
             cwd = cwd if isinstance(cwd, str) else hook.cwd
             client = marker.get("client")
             client = client if isinstance(client, str) else "claude"
-            if start(marker["session_id"], str(marker["transcript"]), cwd, "sweep", client):
+            try:
+                started = start(marker["session_id"], marker["transcript"], cwd, "sweep", client)
+            except (OSError, ValueError) as exc:  # this session only: the others are still swept
+                log.error(hook.event, exc, session=marker["session_id"])
+                continue
+            if started:
                 log.write(hook.event, f"sweeping session {marker['session_id']} (ended without SessionEnd)")
     except Exception as exc:  # the sweep is a side job of SessionStart
         log.error(hook.event, exc, session=hook.session_id)

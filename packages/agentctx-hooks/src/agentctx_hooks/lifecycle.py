@@ -85,10 +85,11 @@ def cwd_changed(hook: HookInput) -> str:
     from agentctx_hooks.storage import open_store
 
     project = resolve_project(new_cwd)
-    with open_store(hook, busy_ms=3000) as store, store.transaction():
-        flush_quietly(store, hook.event)
-        store.remember_project(project)
-        profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
+    with open_store(hook, busy_ms=3000) as store:
+        flush_quietly(store, hook.event)  # its own transaction: a capture leaves the spool once committed
+        with store.transaction():
+            store.remember_project(project)
+            profile.refresh(store, project, source="hook_observation", session_id=hook.session_id or None)
     return ""
 
 

@@ -33,9 +33,19 @@ class HookInput:
         self.event = event
         self.data = data
         self.ends_process = ends_process
-        self.session_id = text(data, "session_id")
-        self.transcript_path = text(data, "transcript_path")
+        # Both name files and go on command lines (`agentctx extract`) and into the session's
+        # marker, which every later SessionStart of the project reads: one that no file system
+        # call accepts is dropped here, once, and never stored.
+        self.session_id = path_text(data, "session_id")
+        self.transcript_path = path_text(data, "transcript_path")
         self.cwd = project_dir(data)
+        unusable = [
+            name for name in ("session_id", "transcript_path") if text(data, name) and not path_text(data, name)
+        ]
+        if unusable:
+            from agentctx_hooks import log
+
+            log.write(event, f"payload {' and '.join(unusable)} not usable (a NUL or a lone surrogate); ignored")
 
     def get_text(self, name: str) -> str:
         return text(self.data, name)
@@ -51,11 +61,29 @@ def text(data: dict[str, Any], name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def is_usable_path(value: str) -> bool:
+    """Whether a string from a payload can name a file: no NUL, and encodable as a file name
+    (JSON can carry a lone surrogate such as `"\\ud800"`, which no file system call accepts)."""
+    if "\x00" in value:
+        return False
+    try:
+        os.fsencode(value)
+    except UnicodeError:
+        return False
+    return True
+
+
+def path_text(data: dict[str, Any], name: str) -> str:
+    """A path field: `text`, or "" when it is not a usable path (`is_usable_path`)."""
+    value = text(data, name)
+    return value if is_usable_path(value) else ""
+
+
 def project_dir(data: dict[str, Any]) -> str:
     """The directory the project is resolved from: the payload's `cwd`, else the
-    `CLAUDE_PROJECT_DIR` Claude Code sets for hooks; "" when neither is an absolute path."""
+    `CLAUDE_PROJECT_DIR` Claude Code sets for hooks; "" when neither is a usable absolute path."""
     for candidate in (text(data, "cwd"), os.environ.get("CLAUDE_PROJECT_DIR", "")):
-        if candidate and "\x00" not in candidate and os.path.isabs(candidate):
+        if candidate and is_usable_path(candidate) and os.path.isabs(candidate):
             return candidate
     return ""
 

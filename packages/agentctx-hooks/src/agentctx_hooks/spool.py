@@ -45,9 +45,16 @@ def add(entry: dict[str, Any]) -> None:
     _counter[0] += 1
     name = f"{time.time_ns():020d}-{os.getpid()}-{_counter[0]}"
     temp = os.path.join(directory, f".{name}.tmp")
-    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as handle:
-        handle.write(dumps(entry))
-    os.replace(temp, os.path.join(directory, name + ".json"))
+    try:
+        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as handle:
+            handle.write(dumps(entry))
+        os.replace(temp, os.path.join(directory, name + ".json"))
+    except BaseException:
+        try:  # a full disk: no half-written file is left behind
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
 
 
 def pending() -> list[str]:
@@ -62,16 +69,21 @@ def flush(store: Store) -> int:
     """Apply every waiting capture in one transaction; returns how many were handled.
 
     Each capture runs under its own savepoint: one that cannot be read or applied is dropped
-    with a log line and never holds the others back. When the transaction as a whole fails
-    (the store is locked), the claims stay, and a later hook takes them over once this process
-    is gone.
+    with a log line and never holds the others back. A capture leaves the spool only after the
+    COMMIT succeeded: when the transaction as a whole fails (the store is locked, the disk is
+    full), the claims stay, and a later hook takes them over once this process is gone.
     """
+    if store.conn.in_transaction:
+        # Its captures would leave the spool before the caller's COMMIT is known to succeed
+        # (a full disk fails exactly there): they wait for a hook that flushes on its own.
+        log.write("spool", "not flushed inside another transaction; the captures wait")
+        return 0
     claimed = _claim_all()
     if not claimed:
         return 0
     import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
 
-    from agentctx_store.errors import AgentctxError
+    from agentctx_store.errors import AgentctxError, StoreError
 
     from agentctx_hooks.apply_capture import apply
 
@@ -82,6 +94,8 @@ def flush(store: Store) -> int:
             conn.execute("SAVEPOINT agentctx_capture")
             try:
                 apply(store, entry)
+            except StoreError:
+                raise  # the store, not this capture (full, locked, read-only): every capture waits
             except (ValueError, TypeError, LookupError, AgentctxError, sqlite3.IntegrityError) as exc:  # this capture
                 conn.execute("ROLLBACK TO agentctx_capture")
                 log.error("spool", exc)
@@ -98,9 +112,11 @@ def flush_quietly(store: Store, event: str) -> int:
     """`flush`, but a failure is logged and the hook goes on (the captures wait for the next)."""
     import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
 
+    from agentctx_store.errors import StoreError
+
     try:
         return flush(store)
-    except (sqlite3.Error, OSError) as exc:
+    except (sqlite3.Error, StoreError, OSError) as exc:
         log.error(event, exc)
         return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from agentctx_store.bounded import read_regular
 from agentctx_store.jsontext import is_array, is_object, loads
 from agentctx_store.tokens import estimate_tokens
 from agentctx_store.transcripts import LIMITS, TOOL_ERROR_CHARS
@@ -31,14 +32,13 @@ def scan(transcript_path: str, data: dict[str, Any]) -> int:
     tokens = progress.get("tokens")
     tokens = tokens if isinstance(tokens, int) else 0
     try:
-        size = os.path.getsize(transcript_path)
-        if size < offset:
-            offset, tokens = 0, 0
-        with open(transcript_path, "rb") as handle:
-            handle.seek(offset)
-            chunk = handle.read(min(size - offset, MAX_SCAN_BYTES))
-    except OSError:
-        chunk = b""
+        size = os.path.getsize(transcript_path)  # a stat: never blocks, whatever the path names
+    except (OSError, ValueError):
+        size = 0
+    if size < offset:
+        offset, tokens = 0, 0
+    # A regular file only (a FIFO would block the open, a device never end the read), bounded.
+    chunk = read_regular(transcript_path, limit=min(size - offset, MAX_SCAN_BYTES), offset=offset) or b""
     end = chunk.rfind(b"\n") + 1
     for line in chunk[:end].splitlines():
         tokens += rendered_tokens(line)

@@ -21,6 +21,7 @@ import stat
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from collections.abc import Generator
     from os import PathLike
 
     StrPath = str | PathLike[str]
@@ -34,26 +35,69 @@ class Refused(Exception):
     """A file agentctx will not read or write; `str()` is the one line to show the user."""
 
 
-def read_regular(path: str, *, limit: int, from_end: bool = False) -> bytes | None:
-    """At most `limit` bytes of the regular file `path` (its first, or with `from_end` its
-    last ones), or None when it is missing, unreadable or not a regular file."""
-    if not path:
+def read_regular(path: str, *, limit: int, from_end: bool = False, offset: int = 0) -> bytes | None:
+    """At most `limit` bytes of the regular file `path` (its first, from `offset` on, or with
+    `from_end` its last ones), or None when it is missing, unreadable or not a regular file."""
+    descriptor = _open_regular(path)
+    if descriptor is None:
         return None
     try:
-        descriptor = os.open(path, _FLAGS)
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        return None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        if from_end and info.st_size > limit:
-            os.lseek(descriptor, info.st_size - limit, os.SEEK_SET)
+        if from_end:
+            size = os.fstat(descriptor).st_size
+            if size > limit:
+                os.lseek(descriptor, size - limit, os.SEEK_SET)
+        elif offset > 0:
+            os.lseek(descriptor, offset, os.SEEK_SET)
         return _read(descriptor, limit)
     except OSError:
         return None
     finally:
         os.close(descriptor)
+
+
+def regular_lines(path: str, *, limit: int, line_limit: int) -> Generator[bytes, None, None]:
+    """The lines of the regular file `path` (each with its newline, the last maybe without),
+    reading at most `limit` bytes in all. A line longer than `line_limit` is skipped to its end
+    and yields its first `line_limit` bytes without a newline (it cannot be a whole record).
+
+    Raises:
+        Refused: missing, unreadable or not a regular file (raised on the first `next()`).
+    """
+    descriptor = _open_regular(path)
+    if descriptor is None:
+        raise Refused(f"{path!r}: skipped, missing, unreadable or not a regular file")
+    with os.fdopen(descriptor, "rb") as handle:
+        left = limit
+        while left > 0:
+            line = handle.readline(min(line_limit, left))
+            if not line:
+                return
+            left -= len(line)
+            if len(line) == line_limit and not line.endswith(b"\n"):
+                while left > 0:  # the rest of an over-long line: read past it, keep nothing
+                    rest = handle.readline(min(1 << 20, left))
+                    left -= len(rest)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+            yield line
+
+
+def _open_regular(path: str) -> int | None:
+    """A descriptor of the regular file `path` opened without blocking (a FIFO would wait for
+    a writer), or None when it is missing, unreadable, not a regular file or not a path."""
+    if not path:
+        return None
+    try:
+        descriptor = os.open(path, _FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL or a lone surrogate in the path
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return descriptor
+    except OSError:
+        pass
+    os.close(descriptor)
+    return None
 
 
 def _read(descriptor: int, limit: int) -> bytes:

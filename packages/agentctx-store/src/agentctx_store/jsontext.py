@@ -53,8 +53,12 @@ def loads(text: str | bytes) -> Any:
         start = len(text) - len(text.lstrip(_WHITESPACE))
         try:
             value, end = _scan(text, start)
-        except StopIteration:
-            pass  # not a value: json raises its own error below
+        except (StopIteration, SystemError):
+            # StopIteration: not a value. SystemError: CPython 3.11's scanner finds
+            # `json.decoder.JSONDecodeError` in `sys.modules` only, so in a process that never
+            # imported `json` an error like `{"a": 1` leaves it with no exception to raise. Either
+            # way json raises its own error below (and is imported from then on).
+            pass
         else:
             if not text[end:].strip(_WHITESPACE):
                 return value
