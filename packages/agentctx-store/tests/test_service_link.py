@@ -34,3 +34,64 @@ def test_a_shared_folder_someone_else_could_write_is_never_used(tmp_path: Path) 
         assert service_link.socket_path(home) == os.path.join(home, service_link.SOCKET_NAME)
     finally:
         os.chmod(folder, mode)
+
+
+def test_a_full_listen_queue_is_waited_for_not_taken_for_no_service(tmp_path: Path) -> None:
+    import socket
+    import threading
+    import time
+
+    path = str(tmp_path / "s.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    queued: list[socket.socket] = []
+    try:
+        while True:  # fill the queue: a Unix socket then refuses at once (EAGAIN) instead of waiting
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.setblocking(False)
+            try:
+                client.connect(path)
+            except BlockingIOError:
+                client.close()
+                break
+            queued.append(client)
+            assert len(queued) < 100
+
+        def answer_later() -> None:
+            time.sleep(0.2)  # the client meanwhile finds the queue full
+            for _ in queued:
+                server.accept()[0].close()
+            conn, _ = server.accept()
+            with conn:
+                conn.settimeout(5)
+                while conn.recv(65536):
+                    pass
+                conn.sendall(b'{"ok": true}')
+
+        answering = threading.Thread(target=answer_later)
+        answering.start()
+        try:
+            assert service_link.exchange(b'{"v": 1, "op": "ping"}', timeout=5, path=path) == b'{"ok": true}'
+        finally:
+            answering.join(10)
+    finally:
+        for client in queued:
+            client.close()
+        server.close()
+
+
+def test_nobody_listening_still_fails_at_once(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    import pytest
+
+    path = str(tmp_path / "s.sock")
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(path)
+    dead.close()  # a socket file left by a killed service
+    began = time.monotonic()
+    with pytest.raises(service_link.ServiceUnavailable, match="ConnectionRefusedError"):
+        service_link.exchange(b"{}", timeout=2, path=path)
+    assert time.monotonic() - began < 0.5

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from agentctx_ui.app import create_app
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from conftest import Seeded
 
@@ -188,3 +188,51 @@ def test_a_get_does_not_even_create_a_missing_store(tmp_path: Path) -> None:
         response = client.get("/api/records")
     assert response.status_code == 503 and "No store" in response.json()["error"]
     assert not Path(paths.db_path()).exists()
+
+
+@pytest.fixture
+def live_port(seeded: Seeded) -> Iterator[int]:
+    """The dashboard served by uvicorn in a thread, as `agentctx ui` serves it: its port."""
+    import threading
+    import time
+
+    from agentctx_ui.server import bind, make_server
+
+    sock = bind(0)
+    server = make_server(seeded.project, sock)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+def raw_request(port: int, request: bytes) -> bytes:
+    """Send `request` as it is over a new connection and read the whole answer (the server closes)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        chunks: list[bytes] = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.mark.parametrize("path", [b"/api/projects", b"/"])
+def test_a_request_without_a_host_header_is_refused_by_the_real_server(live_port: int, path: bytes) -> None:
+    # HTTP/1.0 allows leaving `Host` out; a rebinding page cannot be told apart from it, so it is refused
+    answer = raw_request(live_port, b"GET " + path + b" HTTP/1.0\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 403"), answer[:200]
+    assert b"only answers requests addressed to localhost" in answer
+    assert b"agentctx-token" not in answer.lower()  # the page (and its token) is not served
+
+
+def test_the_real_server_serves_a_request_with_its_own_host(live_port: int) -> None:
+    answer = raw_request(live_port, b"GET /api/projects HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n" % live_port)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 from agentctx_store import paths
-from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, try_lock
+from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, socket_problem, try_lock
 
 from agentctx_embed.hybrid import _namespaces, hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
@@ -51,8 +51,11 @@ from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
 
 logger = logging.getLogger("agentctx.service")
 
+# The socket's limits (docs/adr-008-warm-service.md, The socket's limits)
 MAX_REQUEST_BYTES = 256 * 1024
-REQUEST_READ_S = 2.0
+REQUEST_READ_S = 2.0  # a whole request must arrive within this, however slowly it trickles in
+MAX_CONNECTIONS = 64  # handled at once; more wait in the listen queue
+LISTEN_BACKLOG = 1024  # connections the kernel queues (capped by its somaxconn): a burst of prompts
 HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
 MODEL_RETRY_S = 300.0  # after a failed model load
 EMBED_CHUNK = 32
@@ -100,6 +103,10 @@ class Election:
             with contextlib.suppress(OSError):
                 os.close(self.fd)  # closing drops the flock
             self.fd = None
+
+
+class SocketUnusable(Exception):
+    """The service cannot listen on its socket; `str()` is the one line to show."""
 
 
 def holder(home: str | None = None) -> dict[str, Any]:
@@ -564,12 +571,20 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         sock: socket.socket = self.request
-        sock.settimeout(REQUEST_READ_S)
+        end = time.monotonic() + REQUEST_READ_S
         chunks: list[bytes] = []
         size = 0
         try:
             while True:
-                chunk = sock.recv(65536)
+                left = end - time.monotonic()
+                if left <= 0:  # a client trickling bytes in keeps no thread beyond the deadline
+                    self._reply({"error": f"the request did not arrive within {REQUEST_READ_S:g} s"})
+                    return
+                sock.settimeout(left)
+                try:
+                    chunk = sock.recv(65536)
+                except TimeoutError:
+                    continue
                 if not chunk:
                     break
                 size += len(chunk)
@@ -581,6 +596,10 @@ class _Handler(socketserver.BaseRequestHandler):
                 request = json.loads(b"".join(chunks) or b"{}")
             except ValueError:
                 self._reply({"error": "not JSON"})
+                return
+            except RecursionError:  # the decoder recurses once per level: a deep frame is refused
+                logger.warning("refused a request nested too deeply to decode (%d bytes)", size)
+                self._reply({"error": "the request is nested too deeply"})
                 return
             if not isinstance(request, dict):
                 self._reply({"error": "not a JSON object"})
@@ -600,29 +619,68 @@ class _Handler(socketserver.BaseRequestHandler):
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """One thread per connection, at most `MAX_CONNECTIONS` at once: while all are busy the
+    accepting thread waits and new connections wait in the listen queue (`LISTEN_BACKLOG`), so
+    slow clients hold a thread for `REQUEST_READ_S` at most and never all of them for long."""
+
     daemon_threads = True
     allow_reuse_address = False
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, path: str, service: Service) -> None:
         self.service = service
         self.final_path = path
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(path, _Handler, bind_and_activate=False)
 
     def server_bind(self) -> None:
         """Bind under a temporary name, make it private, then move it into place: the socket
-        is never reachable with wider permissions."""
+        is never reachable with wider permissions. The temporary name is no longer than the
+        final one (`.<pid>.tmp` beside it), so it fits wherever the final path does.
+
+        Raises:
+            SocketUnusable: the socket cannot be bound (the line says which path and why).
+        """
         directory = os.path.dirname(self.final_path)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        temp = f"{self.final_path}.{os.getpid()}.tmp"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        self.socket.bind(temp)
-        os.chmod(temp, 0o600)
-        os.replace(temp, self.final_path)  # we hold the lock: an existing socket file is stale
+        temp = os.path.join(directory, f".{os.getpid()}.tmp")
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            self.socket.bind(temp)
+            os.chmod(temp, 0o600)
+            os.replace(temp, self.final_path)  # we hold the lock: an existing socket file is stale
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            reason = socket_problem(self.service.home) or f"cannot listen on {self.final_path} ({exc})"
+            raise SocketUnusable(reason) from None
         self.server_address = self.final_path
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
         return peer_is_us(request)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        while not self.slots.acquire(timeout=0.25):
+            if self.service.stop.is_set():
+                self.shutdown_request(request)
+                return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One log line, not socketserver's traceback on stderr."""
+        exc = sys.exc_info()[1]
+        logger.warning("a connection failed: %s: %s", type(exc).__name__, exc)
 
 
 def peer_is_us(sock: socket.socket) -> bool:
@@ -648,7 +706,11 @@ class Running:
         self.election = election
         self.path = socket_path(service.home)
         self.server = _Server(self.path, service)
-        self.server.server_bind()
+        try:
+            self.server.server_bind()
+        except SocketUnusable:
+            self.server.server_close()
+            raise
         self.server.server_activate()
         self.threads = [
             threading.Thread(
@@ -681,11 +743,16 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
 
     Raises:
         ModelUnavailable: the model cannot be loaded (the lock is released first).
+        SocketUnusable: the socket cannot be bound (checked before the model loads; the lock is
+            released first).
     """
     election = Election(home, lock_fd)
     if not election.try_acquire():
         return None
     try:
+        problem = socket_problem(home)
+        if problem is not None:
+            raise SocketUnusable(problem)
         embedder = loader() if loader else load_model()
         service = Service(home, embedder)
         service.load_stored_vectors()
@@ -723,13 +790,13 @@ def load_model() -> Embedder:
 def serve_hosted(lock_fd: int) -> int:
     """`python -m agentctx_embed.service --hosted FD`: the service `agentctx mcp` starts for its
     data dir, holding the lock it inherited; it ends when the MCP server does (its stdin, a pipe
-    from the server, closes) or on SIGTERM. Exit 3: the model cannot be loaded (noted in the
-    lock file, so MCP servers do not retry for `MODEL_RETRY_S`)."""
+    from the server, closes) or on SIGTERM. Exit 3: the model cannot be loaded, or the socket
+    cannot be bound (noted in the lock file, so MCP servers do not retry for `MODEL_RETRY_S`)."""
     configure_logging()
     home = paths.home()
     try:
         running = start(home, lock_fd=lock_fd)
-    except ModelUnavailable as exc:
+    except (ModelUnavailable, SocketUnusable) as exc:
         logger.info("warm search service not started: %s", exc)
         fd = try_lock(home)  # the inherited lock was released by start(); note why for the others
         if fd is not None:
@@ -766,6 +833,9 @@ def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], Non
         running = start(home)
     except ModelUnavailable as exc:
         say(f"agentctx serve: {exc}")
+        return 1
+    except SocketUnusable as exc:
+        say(f"agentctx serve: not started: {exc}")
         return 1
     if running is None:
         other = holder(home)
@@ -814,4 +884,4 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     raise SystemExit(main())
 
-__all__ = ["Election", "Running", "Service", "holder", "serve_foreground", "start"]
+__all__ = ["Election", "Running", "Service", "SocketUnusable", "holder", "serve_foreground", "start"]

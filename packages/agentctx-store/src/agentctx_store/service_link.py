@@ -55,28 +55,61 @@ def socket_path(home: str | None = None) -> str:
     import hashlib
 
     digest = hashlib.sha256(os.path.abspath(base).encode("utf-8")).hexdigest()[:20]
-    folder = os.path.join("/tmp" if os.path.isdir("/tmp") else "/var/tmp", f"agentctx-svc-{os.getuid()}")
-    if not _private_folder(folder):
+    folder = short_folder()
+    if _folder_problem(folder) is not None:
         return direct  # too long to bind: the service stays down and prompts take the keyword path
     return os.path.join(folder, f"{digest}.sock")
 
 
-def _private_folder(folder: str) -> bool:
-    """`folder` exists (made now if missing), is a real directory of ours, and no one else may
-    write or list it: a folder another user made in /tmp first is never used."""
+def short_folder() -> str:
+    """The per-user folder for the sockets of data dirs whose own path is too long to bind."""
+    return os.path.join("/tmp" if os.path.isdir("/tmp") else "/var/tmp", f"agentctx-svc-{os.getuid()}")
+
+
+def socket_problem(home: str | None = None) -> str | None:
+    """Why the service of this data dir cannot listen, as one line; None when its socket path
+    can be bound. A data dir path too long for a Unix socket whose short folder is refused
+    (another user's, or one others may write or list) has no usable socket."""
+    from agentctx_store import paths
+
+    base = home or paths.home()
+    direct = os.path.join(base, SOCKET_NAME)
+    if len(direct.encode("utf-8")) <= MAX_SOCKET_PATH or not hasattr(os, "getuid"):
+        return None
+    folder = short_folder()
+    problem = _folder_problem(folder)
+    if problem is None:
+        return None
+    return (
+        f"the socket path {direct} is too long for a Unix socket ({len(direct.encode('utf-8'))} bytes, "
+        f"at most {MAX_SOCKET_PATH}) and the short folder used instead, {folder}, {problem}; "
+        "remove that folder, or set AGENTCTX_HOME to a shorter path"
+    )
+
+
+def _folder_problem(folder: str) -> str | None:
+    """None when `folder` exists (made now if missing), is a real directory of ours, and no one
+    else may write or list it; else what is wrong with it (a folder another user made in /tmp
+    first, or a link, is never used)."""
     try:
         os.mkdir(folder, 0o700)
     except FileExistsError:
         pass
-    except OSError:
-        return False
+    except OSError as exc:
+        return f"cannot be made ({exc.strerror})"
     try:
         info = os.lstat(folder)
-    except OSError:
-        return False
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
     import stat
 
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a directory"
+    if info.st_uid != os.getuid():
+        return f"belongs to uid {info.st_uid}"
+    if info.st_mode & 0o077:
+        return f"is open to others (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
 
 
 def lock_path(home: str | None = None) -> str:
@@ -133,7 +166,7 @@ def exchange(request: bytes, *, timeout: float, path: str | None = None) -> byte
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(max(0.001, timeout))
-        sock.connect(path or socket_path())
+        _connect(sock, path or socket_path(), end)
         sock.sendall(request)
         sock.shutdown(socket.SHUT_WR)
         chunks: list[bytes] = []
@@ -157,6 +190,27 @@ def exchange(request: bytes, *, timeout: float, path: str | None = None) -> byte
     if not chunks:
         raise ServiceUnavailable("the service closed the connection without an answer")
     return b"".join(chunks)
+
+
+def _connect(sock: Any, path: str, end: float) -> None:
+    """Connect, waiting while the service's listen queue is full: a Unix socket refuses a
+    connection at once then (EAGAIN) instead of waiting, so a burst of prompts would each fall
+    back to the keyword path. Tried again every few milliseconds until `end`.
+
+    Raises:
+        OSError: no socket, nobody listening, or the queue still full at `end`.
+    """
+    pause = 0.001
+    while True:
+        try:
+            sock.connect(path)
+            return
+        except BlockingIOError:
+            left = end - time.monotonic()
+            if left <= pause:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
 
 
 def service_info(timeout: float = 1.0) -> dict[str, Any] | None:

@@ -2,7 +2,8 @@
 
 The server listens on 127.0.0.1, but a web page the user has open elsewhere can still reach it:
 - DNS rebinding: a hostile name re-resolved to 127.0.0.1 sends its own name as `Host`, so only
-  `localhost:<port>` and `127.0.0.1:<port>` are served;
+  `localhost:<port>` and `127.0.0.1:<port>` are served (a request with no `Host`, which HTTP/1.0
+  allows, is refused as well: nothing tells it apart from a rebinding page's);
 - cross-site requests (CSRF): browsers label them `Sec-Fetch-Site: cross-site`; the API also
   refuses `same-site` (another local port), because the dashboard's own page is same-origin; an
   `Origin` header (sent with every cross-origin request, and same-origin writes) must be this server;
