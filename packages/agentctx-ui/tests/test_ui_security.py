@@ -236,3 +236,13 @@ def test_a_request_without_a_host_header_is_refused_by_the_real_server(live_port
 def test_the_real_server_serves_a_request_with_its_own_host(live_port: int) -> None:
     answer = raw_request(live_port, b"GET /api/projects HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n" % live_port)
     assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+
+
+@pytest.mark.parametrize("host", ["evil.example:7327", ""])
+def test_a_websocket_from_a_foreign_or_missing_host_is_closed_before_any_route(client: TestClient, host: str) -> None:
+    """A rebinding page can open a WebSocket as well as a request: the guard refuses it the same way."""
+    from starlette.websockets import WebSocketDisconnect
+
+    with pytest.raises(WebSocketDisconnect) as closed, client.websocket_connect("/", headers={"host": host}):
+        pass
+    assert closed.value.code == 1008
