@@ -192,3 +192,20 @@ def test_nothing_learn_prints_or_logs_holds_a_secret_the_store_redacts(tmp_path:
     with closing(sqlite3.connect(home / "agentctx.db")) as conn:
         bodies = "\n".join(row[0] for row in conn.execute("SELECT body FROM records"))
     assert bodies.count("[REDACTED:") == 5  # the store holds the redacted form of each rule
+
+
+def test_when_every_file_is_passed_over_learn_says_so_and_exits_0(tmp_path: Path, isolated_home: Path) -> None:
+    root = git_repo(tmp_path / "repo")
+    (tmp_path / "shadow").write_text(SHADOW, encoding="utf-8")
+    (root / "CLAUDE.md").symlink_to(tmp_path / "shadow")
+    done = agentctx(root, isolated_home / ".agentctx", "learn", str(tmp_path))
+    assert done.stdout.splitlines() == [
+        f"{tmp_path}: skipped, it is outside the repository (learn reads only its files)",
+        "Nothing to learn from: every file found was skipped (above).",
+    ]
+    done = agentctx(root, isolated_home / ".agentctx", "learn")
+    assert done.stdout.splitlines() == [
+        "CLAUDE.md: skipped, it links outside the repository",
+        "Nothing to learn from: every file found was skipped (above).",
+    ]
+    assert "Zq8hUnLikelySaltValue" not in done.stdout + done.stderr

@@ -113,9 +113,12 @@ def _action_json(action: Action) -> dict[str, object]:
 
 
 def _print_plan(plan: LearnPlan, *, dry_run: bool, verbose: bool) -> None:
-    if not plan.sources:
+    if not plan.sources and plan.skipped:
         for line in plan.skipped:
             _echo(line)
+        _echo("Nothing to learn from: every file found was skipped (above).")
+        return
+    if not plan.sources:
         _echo(
             "Nothing to learn from: no ADR folder, CLAUDE.md, AGENTS.md, GEMINI.md, Copilot or Cursor rules, "
             "or Claude Code memory found. Pass files or folders: agentctx learn docs/decisions"
