@@ -10,6 +10,10 @@ and its monthly cap (checked before sending; the cost is recorded on a `learn-â€
 extraction records its own). Only valid answers are applied: a known type, a non-empty title
 that fits; anything else keeps the deterministic type and title. Every way this can fail ends
 in a one-line message and the deterministic plan, never an exception.
+
+It reads no file itself: the rules come from the plan, whose files `learn` read within the
+repository's tree and its size cap (`agentctx_store.upkeep.learn.discover`), already redacted;
+they are redacted once more here with the file name and draft title they are sent with.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 from agentctx_store import Project
 from agentctx_store.errors import ValidationError
+from agentctx_store.redact import redact_text, redact_value
 from agentctx_store.upkeep.learn import Action, LearnPlan, apply_plan, discover, plan_learn
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
@@ -59,11 +60,17 @@ def learn_cmd(
         }
         if llm_outcome is not None:
             out["llm"] = llm_outcome
-        print_json(out)
+        print_json(redact_value(out))
         return
     _print_plan(plan, dry_run=dry_run, verbose=verbose or dry_run)
     if llm_outcome is not None:
-        typer.echo(llm_outcome["message"])
+        _echo(str(llm_outcome["message"]))
+
+
+def _echo(line: str) -> None:
+    """One line of output, redacted as the store redacts what it keeps: a title learned from a
+    file (or a file's name) may hold a secret, and what learn prints must not."""
+    typer.echo(redact_text(line))
 
 
 def run_learn(
@@ -106,8 +113,13 @@ def _action_json(action: Action) -> dict[str, object]:
 
 
 def _print_plan(plan: LearnPlan, *, dry_run: bool, verbose: bool) -> None:
+    if not plan.sources and plan.skipped:
+        for line in plan.skipped:
+            _echo(line)
+        _echo("Nothing to learn from: every file found was skipped (above).")
+        return
     if not plan.sources:
-        typer.echo(
+        _echo(
             "Nothing to learn from: no ADR folder, CLAUDE.md, AGENTS.md, GEMINI.md, Copilot or Cursor rules, "
             "or Claude Code memory found. Pass files or folders: agentctx learn docs/decisions"
         )
@@ -119,11 +131,11 @@ def _print_plan(plan: LearnPlan, *, dry_run: bool, verbose: bool) -> None:
         item, record = action.item, action.record
         if item is not None:
             where = f"{item.anchor.path}:{item.anchor.line_start}-{item.anchor.line_end}"
-            typer.echo(f"{action.action:<9} {item.type:<10} {item.title}  ({where})")
+            _echo(f"{action.action:<9} {item.type:<10} {item.title}  ({where})")
         elif record is not None:
-            typer.echo(f"{action.action:<9} {record.type:<10} {record.title}  ({record.record_id})")
+            _echo(f"{action.action:<9} {record.type:<10} {record.title}  ({record.record_id})")
     for line in plan.skipped:
-        typer.echo(f"skipped   {line}")
+        _echo(line)
     summary = plan.summary()
     parts = [
         f"{summary[name]} {_VERBS[name]}"
@@ -131,9 +143,7 @@ def _print_plan(plan: LearnPlan, *, dry_run: bool, verbose: bool) -> None:
         if summary[name]
     ]
     verb = "Would learn" if dry_run else "Learned"
-    typer.echo(
-        f"{verb} from {summary['files']} file{'s' * (summary['files'] != 1)}: {', '.join(parts) or 'nothing new'}."
-    )
+    _echo(f"{verb} from {summary['files']} file{'s' * (summary['files'] != 1)}: {', '.join(parts) or 'nothing new'}.")
 
 
 def offer_learn(target: Project, choice: bool | None, *, dry_run: bool = False) -> None:

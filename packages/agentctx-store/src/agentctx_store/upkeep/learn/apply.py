@@ -21,13 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store.bounded import Refused, read_repo_text
 from agentctx_store.projects import Project
 from agentctx_store.records import MAX_BODY_CHARS, NewRecord, Record
+from agentctx_store.redact import redact_text
 from agentctx_store.store import Store
 from agentctx_store.upkeep.anchors import Anchor, add_anchors, anchored_records, content_hash, replace_anchors
 from agentctx_store.upkeep.drift_text import terms_of
 from agentctx_store.upkeep.learn.adr import Adr, parse_adr, resolve_links
-from agentctx_store.upkeep.learn.discover import MEMORY_PREFIX, Source, discover
+from agentctx_store.upkeep.learn.discover import MEMORY_PREFIX, Source, find
 from agentctx_store.upkeep.learn.rules import clean_inline, front_matter, rule_title, rule_type, split_rules, trim
 from agentctx_store.upkeep.retire import retire
 
@@ -65,7 +67,7 @@ class Action:
 class LearnPlan:
     sources: list[Source] = field(default_factory=list[Source])
     actions: list[Action] = field(default_factory=list[Action])
-    skipped: list[str] = field(default_factory=list[str])  # rejected ADRs, unreadable files
+    skipped: list[str] = field(default_factory=list[str])  # one line each: links out, unreadable files, rejected ADRs
 
     def count(self, action: str) -> int:
         return sum(1 for planned in self.actions if planned.action == action)
@@ -78,23 +80,29 @@ class LearnPlan:
 # -- reading sources ----------------------------------------------------------------------
 
 
-def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str]]:
-    """The records the sources state, and what was skipped (with why)."""
+def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str], list[Source]]:
+    """The records the sources state (titles and bodies redacted as the store would redact
+    them, so nothing printed or sent holds a secret), what was skipped (one line each), and the
+    sources that were read. Each file is read with `bounded.read_repo_text` within its tree:
+    a FIFO, device, socket, a file over `bounded.MAX_REPO_FILE` bytes or one that is not UTF-8
+    is skipped with the line that says so."""
     items: list[Item] = []
     skipped: list[str] = []
+    read: list[Source] = []
     adrs: list[tuple[Source, Adr]] = []
     for source in sources:
         try:
-            text = source.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            skipped.append(f"{source.rel}: cannot read ({exc.__class__.__name__})")
+            text = read_repo_text(source.base, source.path)
+        except Refused as exc:
+            skipped.append(MEMORY_PREFIX + str(exc) if source.kind == "memory" else str(exc))
             continue
+        read.append(source)
         if source.kind == "adr":
             adr = parse_adr(source.path, text)
             if adr is None or not adr.body:
-                skipped.append(f"{source.rel}: no heading or no text")
+                skipped.append(f"{source.rel}: skipped, no heading or no text")
             elif adr.state == "rejected":
-                skipped.append(f"{source.rel}: rejected ADR")
+                skipped.append(f"{source.rel}: skipped, a rejected ADR")
             else:
                 adrs.append((source, adr))
         elif source.kind == "memory":
@@ -107,8 +115,8 @@ def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str]]:
         items.append(
             Item(
                 type="decision",
-                title=adr.title,
-                body=adr.body,
+                title=redact_text(adr.title),
+                body=redact_text(adr.body),
                 anchor=Anchor(path=source.rel, content_hash=content_hash(adr.raw), line_start=1, line_end=adr.line_end),
                 kind="adr",
                 valid_from=adr.valid_from,
@@ -116,17 +124,18 @@ def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str]]:
                 successor=rel_of.get(links[adr.path]) if adr.path in links else None,
             )
         )
-    return items, skipped
+    return items, skipped, read
 
 
 def _rule_items(source: Source, text: str) -> list[Item]:
     items: list[Item] = []
     for rule in split_rules(text):
+        body = redact_text(rule.body)
         items.append(
             Item(
-                type=rule_type(rule.body, rule.headings),
-                title=rule_title(rule.body, rule.headings),
-                body=rule.body,
+                type=rule_type(body, rule.headings),
+                title=redact_text(rule_title(body, rule.headings)),
+                body=body,
                 anchor=Anchor(
                     path=source.rel,
                     content_hash=content_hash(rule.raw),
@@ -146,14 +155,14 @@ def _memory_items(source: Source, text: str) -> list[Item]:
     """A Claude Code memory file: front matter (`name`, `description`, `type`) and its text."""
     lines = text.replace("\r\n", "\n").split("\n")
     front, start = front_matter(lines, within=30)
-    body = "\n".join(clean_inline(line) for line in lines[start:] if line.strip())
+    body = redact_text("\n".join(clean_inline(line) for line in lines[start:] if line.strip()))
     if not body.strip():
         return []
     title = front.get("description") or front.get("name") or rule_title(body)
     return [
         Item(
             type=_MEMORY_TYPES.get(front.get("type", "").lower(), rule_type(body)),
-            title=trim(title, 120).replace("\n", " "),
+            title=redact_text(trim(title, 120).replace("\n", " ")),
             body=trim(body, MAX_BODY_CHARS),
             anchor=Anchor(path=source.rel, content_hash=content_hash(text), line_start=1, line_end=len(lines)),
             kind="memory",
@@ -185,8 +194,9 @@ def plan_learn(
     Raises:
         FileNotFoundError: a given path does not exist.
     """
-    sources = discover(root, paths, home=home)
-    items, skipped = read_items(sources)
+    found = find(root, paths, home=home)
+    items, skipped, sources = read_items(found.sources)
+    skipped = found.skipped + skipped
     learned = [
         (record, anchors[0])
         for record, anchors in anchored_records(store, project, include_superseded=True)
@@ -202,7 +212,7 @@ def plan_learn(
         r for r in store.list_records(project, limit=None) if r.source != SOURCE and r.project_id == project.project_id
     ]
     actions: list[Action] = []
-    scanned = {source.rel for source in sources}
+    scanned = {source.rel for source in sources}  # a file skipped this time keeps its records
     for path in sorted(set(items_by_path) | (scanned & set(by_path))):  # a file read but now empty of rules too
         actions += _plan_file(items_by_path.get(path, []), by_path.get(path, []), others)
     for path, records in by_path.items():
