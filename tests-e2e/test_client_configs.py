@@ -116,6 +116,12 @@ def test_linked_configs_are_edited_through_the_link_and_restored_byte_for_byte(
     assert targets["gemini-settings"].read_text(encoding="utf-8").startswith('{\n\t"ui"')  # its tab
     assert str(targets["claude-settings"]) in done.stdout  # init says where the link leads
 
+    installed = {name: target.read_bytes() for name, target in targets.items()}
+    dry = agentctx(env, project, "uninstall", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert {name: target.read_bytes() for name, target in targets.items()} == installed
+    assert '-    "SessionStart": [' in dry.stdout and '+  "tips": "caf\\u00e9"' in dry.stdout  # the exact bytes
+
     done = agentctx(env, project, "uninstall")
     assert done.returncode == 0, done.stderr
     for name, path in paths.items():

@@ -2,9 +2,11 @@
 `uninstall`, `status` and `doctor`; never imported by a hook).
 
 Every change is planned first as a `Change` (path, text before, text after) so `--dry-run` can
-print the exact diff, then written with a backup beside the file. A malformed file (JSON or
-TOML) is refused with its path and line, and nothing is written. What init created is
-remembered in the install manifest, so uninstall puts every file back as it was.
+print the exact diff, then written with a backup beside the file, through any symlink
+(`_config_file`). A malformed file (JSON or TOML, not UTF-8, a key twice) or one that cannot be
+written is refused with its path, and nothing is written. What init found and created is
+remembered in the install manifest, so uninstall puts every file back as it was (byte for byte
+when it is unchanged since).
 
 - Codex: hooks in `$CODEX_HOME/hooks.json` (the same shape as Claude Code's settings), the MCP
   server and the hooks' trust in `$CODEX_HOME/config.toml`. Codex skips hooks it has not been

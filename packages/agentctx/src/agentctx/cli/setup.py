@@ -2,8 +2,10 @@
 
 init registers the hooks in `~/.claude/settings.json` (or the repository's
 `.claude/settings.json` with `--project`), registers the MCP server at user scope and detects
-the project profile. Every edit is surgical and idempotent, with a backup beside the file;
-`--dry-run` prints the exact diff instead. uninstall removes exactly what init added. The
+the project profile. Every edit is surgical and idempotent, with a backup beside the file, and
+goes through `_config_file` (through a symlink, atomically, refusing what it cannot change safely);
+`--dry-run` prints the exact diff instead. uninstall removes exactly what init added, byte for byte
+when the file is unchanged since. The
 planning lives in `_registration` and the JSON surgery in `agentctx.cli._hook_settings` (both unit-tested).
 """
 
@@ -365,8 +367,10 @@ def uninstall(
 ) -> None:
     """Remove what `agentctx init` added: our hook entries, the MCP server, and with --purge the data.
 
-    Other tools' hooks and every other setting stay as they are; a file or key init created is
-    removed again when nothing else is left in it. --purge deletes only files agentctx created.
+    A file still exactly as init left it gets back the bytes init found (a file init created is
+    removed); in a file edited since, only our entries come out and other tools' hooks and every
+    other setting stay as they are. A symlinked config is edited through the link, and a link is
+    never removed. --purge deletes only files agentctx created.
 
     \b
     Example:
