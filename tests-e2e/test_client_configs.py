@@ -265,3 +265,16 @@ def test_uninstall_refuses_a_read_only_file_in_one_line(
         next(guard, None)
     assert agentctx(env, project, "uninstall", "--client", "gemini").returncode == 0
     assert not path.exists()
+
+
+def test_the_manifest_holding_the_original_text_is_the_users_alone(
+    env: dict[str, str], project: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    link_all(isolated_home, tmp_path / "dotfiles")
+    manifest = Path(env["AGENTCTX_HOME"]) / "install.json"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text('{"settings": {}, "mcp": null}\n', encoding="utf-8")
+    manifest.chmod(0o644)  # as an older version left it
+    assert agentctx(env, project, *ALL).returncode == 0
+    assert json.loads(manifest.read_text(encoding="utf-8"))["mcp"]["restore"]["before"] == ORIGINALS["claude-json"]
+    assert manifest.stat().st_mode & 0o777 == 0o600

@@ -152,3 +152,7 @@ def test_a_dangling_link_gets_its_target_or_a_refusal(tmp_path: Path) -> None:
     assert link.is_symlink() and (tmp_path / "dotfiles" / "settings.json").read_text(encoding="utf-8") == "{}"
     files.delete(link)
     assert link.is_symlink() and not link.exists()
+    through = tmp_path / "home-link"  # a home reached through a link: missing folders below it are made
+    through.symlink_to(tmp_path / "dotfiles")
+    install.write_with_backup(through / ".claude" / "settings.json", "{}", had_file=False)
+    assert (tmp_path / "dotfiles" / ".claude" / "settings.json").read_text(encoding="utf-8") == "{}"

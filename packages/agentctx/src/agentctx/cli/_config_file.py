@@ -42,14 +42,17 @@ def real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def is_linked(path: Path) -> bool:
-    """Whether `path`, or a folder on the way to it, is a symbolic link."""
-    return real(path) != Path(os.path.abspath(path))
+def _anchor(path: Path) -> Path:
+    """The nearest of `path` and its folders that is there (a dangling link counts)."""
+    anchor = Path(os.path.abspath(path))
+    while not os.path.lexists(anchor) and anchor.parent != anchor:
+        anchor = anchor.parent
+    return anchor
 
 
 def shown(path: Path) -> str:
-    """`path` for a message, with where it leads when that is through a link."""
-    return f"{path} (-> {real(path)})" if is_linked(path) else str(path)
+    """`path` for a message, with where it leads when it (or its folder) is a symbolic link."""
+    return f"{path} (-> {real(path)})" if os.path.islink(path) or os.path.islink(path.parent) else str(path)
 
 
 def read_text(path: Path) -> str | None:
@@ -99,17 +102,15 @@ def check_writable(path: Path) -> None:
                 f"{path}: read-only; make it writable (`chmod u+w {target}`) or add the entries by hand. {UNCHANGED}"
             )
         folder = target.parent
-    elif is_linked(path):
+    elif os.path.islink(anchor := _anchor(path)) and not anchor.exists():  # dangling: write where it points
         if not target.parent.is_dir():
             raise ConfigFileError(
                 f"{path}: links to {target}, whose folder does not exist; create {target.parent} "
                 f"or remove the link, then run again. {UNCHANGED}"
             )
         folder = target.parent
-    else:
-        folder = target.parent
-        while not folder.exists() and folder.parent != folder:
-            folder = folder.parent
+    else:  # missing folders below one that is there are created, as init always did
+        folder = real(_anchor(path))
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ConfigFileError(
             f"{path}: its folder {folder} cannot be written; fix its permissions, then run again. {UNCHANGED}"
@@ -125,11 +126,10 @@ def write_text(path: Path, text: str, *, backup: bool) -> Path | None:
     """
     check_writable(path)
     target = real(path)
-    if not is_linked(path):
-        target.parent.mkdir(parents=True, exist_ok=True)
     temp = target.with_name(f".{target.name}.agentctx-{os.getpid()}-{secrets.token_hex(4)}.tmp")
     saved = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)  # check_writable: only below a real folder
         info = os.stat(target) if target.exists() else None
         if backup and info is not None:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
