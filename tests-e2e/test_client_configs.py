@@ -278,3 +278,27 @@ def test_the_manifest_holding_the_original_text_is_the_users_alone(
     assert agentctx(env, project, *ALL).returncode == 0
     assert json.loads(manifest.read_text(encoding="utf-8"))["mcp"]["restore"]["before"] == ORIGINALS["claude-json"]
     assert manifest.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_link_committed_in_a_repository_is_never_followed(
+    env: dict[str, str], project: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    """With --project the file is the repository's, and anyone can commit a link there: following
+    it would edit the user's own settings, or copy them into the repository."""
+    mine = locations(isolated_home)["claude-settings"]
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(ORIGINALS["claude-settings"].encode("utf-8"))
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").symlink_to(mine)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".gemini").symlink_to(elsewhere)
+    for args in (("init", "--project", "--no-mcp"), ("init", "--project", "--client", "gemini")):
+        done = agentctx(env, project, *args, "--no-learn")
+        assert done.returncode == 1, done.stdout
+        assert "refused, it is a symbolic link" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert mine.read_bytes() == ORIGINALS["claude-settings"].encode("utf-8")
+    assert (project / ".claude" / "settings.json").is_symlink() and list(elsewhere.iterdir()) == []
+    done = agentctx(env, project, "uninstall", "--project", "--client", "all")
+    assert done.returncode == 1 and "refused, it is a symbolic link" in done.stderr
+    assert mine.read_bytes() == ORIGINALS["claude-settings"].encode("utf-8")

@@ -162,14 +162,19 @@ def _plan_gemini(
     base: list[str], record: dict[str, Any], *, no_mcp: bool, project_root: Path | None
 ) -> tuple[list[Any], dict[str, Any]]:
     from agentctx.cli import _client_setup as setup
+    from agentctx.cli import _config_file as config_file
 
     path = setup.gemini_settings(project_root)
+    if project_root is not None:
+        config_file.in_repository(project_root, path)  # a link committed there is never followed
     mcp = None
     if not no_mcp and project_root is None:
         mcp = {**_mcp_entry(base, "gemini"), "timeout": 30_000}
     files = dict(record.get("files") or {})
     change, remembered = setup.add_json_entries(path, setup.gemini_groups(base), mcp, files.get(str(path)) or {})
     setup.check([change])
+    if project_root is not None:
+        remembered["repository"] = str(project_root)
     files[str(path)] = remembered
     return [change], {"files": files}
 
@@ -192,6 +197,7 @@ def plan_only(client: str, *, base: list[str], no_mcp: bool, project_root: Path 
 
 def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, project_root: Path | None) -> None:
     from agentctx.cli import _client_setup as setup
+    from agentctx.cli import _config_file as config_file
 
     clients = manifest.setdefault("clients", {})
     record = clients.get(client) or {}
@@ -211,6 +217,12 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
             targets = [setup.gemini_settings(project_root)] if project_root else [setup.gemini_settings()]
             if project_root is None:
                 targets += [Path(name) for name in files if Path(name) not in targets]
+            for target in targets:
+                repository = project_root or (files.get(str(target)) or {}).get("repository")
+                if target == setup.gemini_settings(project_root) and project_root is None:
+                    repository = None  # the user's own ~/.gemini/settings.json: links are followed
+                if repository:
+                    config_file.in_repository(Path(repository), target)
             changes = [setup.remove_json_entries(target, files.get(str(target))) for target in targets]
         setup.check(changes)  # a read-only file refuses before anything is written
     except setup.ConfigError as exc:

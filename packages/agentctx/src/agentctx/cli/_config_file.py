@@ -55,6 +55,23 @@ def shown(path: Path) -> str:
     return f"{path} (-> {real(path)})" if os.path.islink(path) or os.path.islink(path.parent) else str(path)
 
 
+def in_repository(root: Path, path: Path) -> Path:
+    """`path`, a config inside the repository at `root` (`--project`), when no part of it below the
+    root is a symbolic link: anyone can commit one, and following it would edit (or copy into the
+    repository) a file outside it, such as your own `~/.claude/settings.json`.
+
+    Raises:
+        ConfigFileError: a part of the path is a link.
+    """
+    try:
+        bounded.refuse_links(root, os.path.relpath(path, root))
+    except bounded.Refused as exc:
+        raise ConfigFileError(
+            f"{root}: {exc}; --project edits only a real file in the repository. {UNCHANGED}"
+        ) from None
+    return path
+
+
 def read_text(path: Path) -> str | None:
     """The text of a client config file (through any link), or None when there is none yet (a
     dangling link counts as none).

@@ -139,6 +139,9 @@ def init(
     events = _registration.events_for(version)
     base = _registration.agentctx_command()
     target = settings_path(project, directory)
+    repository = Path(project_for(directory).root) if project else None
+    if repository is not None:
+        files.in_repository(repository, target)  # a link committed there is never followed
     data_home = Path(paths.home())
     try:
         current, original = install.read_json(target)
@@ -189,6 +192,8 @@ def init(
             "created_events": sorted(set(record.get("created_events", [])) | set(created_events)),
             "restore": files.remember(record.get("restore"), original, new_text, first=not record),
         }
+        if repository is not None:
+            record["repository"] = str(repository)
         typer.echo(
             f"Hooks: registered {len(events)} events in {files.shown(target)}"
             + (f" (backup: {backup})" if backup else "")
@@ -392,7 +397,8 @@ def uninstall(
         if not project:
             targets += [Path(name) for name in manifest["settings"] if Path(name) not in targets]
         for target in targets:
-            _unhook(target, manifest, dry_run=dry_run)
+            repository = Path(project_for(directory).root) if project else None
+            _unhook(target, manifest, dry_run=dry_run, repository=repository)
         if not project:
             _unregister_mcp(manifest, dry_run=dry_run)
     for name in chosen:
@@ -408,13 +414,17 @@ def uninstall(
         typer.echo("Dry run: nothing was written.")
 
 
-def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
+def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool, repository: Path | None = None) -> None:
     """Our hooks out of one settings file: the exact text init found when the file is still what
-    init wrote, else only our entries removed (the rest kept, in the file's own style)."""
+    init wrote, else only our entries removed (the rest kept, in the file's own style). A file in
+    a repository (`--project`, or recorded so by init) is never reached through a link."""
     from agentctx.cli import _config_file as files
     from agentctx.cli import _hook_settings as install
 
     record = manifest["settings"].get(str(target))
+    repository = repository or (Path(record["repository"]) if record and record.get("repository") else None)
+    if repository is not None:
+        files.in_repository(repository, target)
     try:
         current, original = install.read_json(target)
     except install.SettingsError as exc:
