@@ -5,12 +5,14 @@ Whether Codex accepts the trust init records is proven by tests-e2e/test_codex_c
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from agentctx.cli import _client_setup as setup
+from agentctx.cli import _config_file as files
 
 BASE = ["/opt/agentctx/bin/agentctx"]
 USER_CONFIG = '# mine\nmodel = "gpt-5.1-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
@@ -136,3 +138,54 @@ def test_the_mcp_server_env_names_its_client(monkeypatch: pytest.MonkeyPatch) ->
     assert setup.mcp_env("codex") == {"AGENTCTX_CLIENT": "codex"}
     monkeypatch.setenv("AGENTCTX_HOME", "/data/agentctx")  # Codex passes a server only HOME and PATH
     assert setup.mcp_env("gemini") == {"AGENTCTX_CLIENT": "gemini", "AGENTCTX_HOME": "/data/agentctx"}
+
+
+def test_codex_config_unchanged_since_init_comes_back_byte_for_byte(tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "config.toml"
+    target.parent.mkdir()
+    original = '# ✓ mine\nmodel = "m"'  # no final newline: removing our block alone would leave one
+    target.write_text(original, encoding="utf-8")
+    link = tmp_path / "config.toml"
+    link.symlink_to(target)
+    change = setup.codex_config_change(link, None, {"k": "sha256:1"})
+    restore = files.remember(None, change.before, change.after, first=True)
+    setup.apply(change)
+    assert link.is_symlink() and "sha256:1" in target.read_text(encoding="utf-8")
+    removal = setup.codex_config_removal(link, created_file=False, restore=restore)
+    assert removal.restored and removal.after == original
+    setup.apply(removal)
+    assert link.is_symlink() and target.read_bytes() == original.encode("utf-8")
+
+
+def test_json_config_edited_since_init_loses_only_our_entries(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text('{\n\t"ui": {"theme": "a"}\n}', encoding="utf-8")
+    change, record = setup.add_json_entries(path, setup.gemini_groups(BASE), None, {})
+    setup.apply(change)
+    exact = setup.remove_json_entries(path, record)
+    assert exact.restored and exact.after == '{\n\t"ui": {"theme": "a"}\n}'
+    path.write_text(path.read_text(encoding="utf-8").replace('"a"', '"b"'), encoding="utf-8")  # the user edits
+    edited = setup.remove_json_entries(path, record)
+    assert not edited.restored and edited.after == '{\n\t"ui": {\n\t\t"theme": "b"\n\t}\n}'
+
+
+def test_a_file_that_cannot_be_written_is_refused_before_any_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks_path = tmp_path / "hooks.json"
+    config_path = tmp_path / "config.toml"
+    config_path.write_text('model = "m"\n', encoding="utf-8")
+    change, _ = setup.add_json_entries(hooks_path, setup.codex_groups(BASE), None, {})
+    config_change = setup.codex_config_change(config_path, None, {"k": "sha256:1"})
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda name, mode: Path(name) != config_path and real_access(name, mode))
+    with pytest.raises(setup.ConfigError, match=rf"^{config_path}: read-only"):
+        setup.check([change, config_change])
+    assert not hooks_path.exists()
+
+
+def test_a_latin1_config_toml_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes('model = "café"\n'.encode("latin-1"))
+    with pytest.raises(setup.ConfigError, match=rf"^{path}: not UTF-8 text \(byte 12 is not\); save it as UTF-8"):
+        setup.read_toml(path)

@@ -7,6 +7,7 @@ import copy
 
 import pytest
 
+from agentctx.cli import _config_file as files
 from agentctx.cli import _hook_settings as install
 from agentctx.cli import _registration
 
@@ -115,3 +116,15 @@ def test_inputs_are_never_mutated() -> None:
     installed, _ = install.apply_hooks(REALISTIC, _registration.desired_groups(BASE, ["Stop"]))
     install.remove_hooks(installed, drop_events=None, drop_hooks_key=None)
     assert snapshot == REALISTIC
+
+
+def test_a_restore_point_carries_over_only_while_the_file_is_what_init_wrote() -> None:
+    first = files.remember(None, "original", "with ours", first=True)
+    assert files.restore_point(first, "with ours") == (True, "original")
+    assert files.restore_point(first, "with ours, edited") == (False, None)
+    again = files.remember(first, "with ours", "with ours v2", first=False)  # init again, nothing edited
+    assert files.restore_point(again, "with ours v2") == (True, "original")
+    assert files.remember(again, "edited by hand", "with ours v3", first=False) is None  # edited between: none
+    created = files.remember(None, None, "ours only", first=True)
+    assert files.restore_point(created, "ours only") == (True, None)  # None: init created it, remove it
+    assert files.restore_point(None, "anything") == (False, None)  # a manifest from before: surgery

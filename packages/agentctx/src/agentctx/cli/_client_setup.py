@@ -2,9 +2,11 @@
 `uninstall`, `status` and `doctor`; never imported by a hook).
 
 Every change is planned first as a `Change` (path, text before, text after) so `--dry-run` can
-print the exact diff, then written with a backup beside the file. A malformed file (JSON or
-TOML) is refused with its path and line, and nothing is written. What init created is
-remembered in the install manifest, so uninstall puts every file back as it was.
+print the exact diff, then written with a backup beside the file, through any symlink
+(`_config_file`). A malformed file (JSON or TOML, not UTF-8, a key twice) or one that cannot be
+written is refused with its path, and nothing is written. What init found and created is
+remembered in the install manifest, so uninstall puts every file back as it was (byte for byte
+when it is unchanged since).
 
 - Codex: hooks in `$CODEX_HOME/hooks.json` (the same shape as Claude Code's settings), the MCP
   server and the hooks' trust in `$CODEX_HOME/config.toml`. Codex skips hooks it has not been
@@ -30,6 +32,7 @@ from typing import Any
 
 from agentctx_store.jsontext import is_object
 
+from agentctx.cli import _config_file as files
 from agentctx.cli import _hook_settings as install
 
 MCP_NAME = install.MCP_NAME
@@ -48,6 +51,7 @@ class Change:
     path: Path
     before: str | None  # None: the file does not exist
     after: str | None  # None: delete the file
+    restored: bool = False  # uninstall: the text init found, put back byte for byte
 
     @property
     def changed(self) -> bool:
@@ -130,17 +134,15 @@ def mcp_env(client: str) -> dict[str, str]:
 
 
 def _read_config(path: Path) -> str | None:
-    """A client config file's text, or None when there is none yet.
+    """A client config file's text (through any link), or None when there is none yet.
 
     Raises:
-        ConfigError: the file exists but cannot be read.
+        ConfigError: the file exists but cannot be read, or is not UTF-8 text.
     """
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path} ({exc.strerror}); check its permissions.") from None
+        return files.read_text(path)
+    except files.ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
@@ -169,14 +171,22 @@ def add_json_entries(
         "created_hooks_key": record.get("created_hooks_key", False) or "hooks" not in current,
         "created_events": sorted(set(record.get("created_events", [])) | set(created_events)),
         "created_servers_key": record.get("created_servers_key", False) or created_servers,
+        "restore": record.get("restore"),
     }
+    if after != original:
+        remembered["restore"] = files.remember(record.get("restore"), original, after, first=not record)
     return Change(path=path, before=original, after=after), remembered
 
 
 def remove_json_entries(path: Path, record: dict[str, Any] | None) -> Change:
+    """The file as init found it when it is still exactly what init wrote; else without our
+    entries (the rest in the file's own style), removed when init created it and nothing else is left."""
     current, original = read_json(path)
     if original is None:
         return Change(path=path, before=None, after=None)
+    exact, before = files.restore_point((record or {}).get("restore"), original)
+    if exact:
+        return Change(path=path, before=original, after=before, restored=True)
     drop_events = set(record.get("created_events", [])) if record else None
     drop_hooks_key = bool(record.get("created_hooks_key")) if record else None
     updated = install.remove_hooks(current, drop_events=drop_events, drop_hooks_key=drop_hooks_key)
@@ -330,10 +340,14 @@ def codex_config_change(path: Path, mcp: dict[str, Any] | None, trust: dict[str,
     return Change(path=path, before=original, after=after)
 
 
-def codex_config_removal(path: Path, *, created_file: bool) -> Change:
+def codex_config_removal(path: Path, *, created_file: bool, restore: Any = None) -> Change:
+    """config.toml as init found it when it is still exactly what init wrote; else without our block."""
     _, original = read_toml(path)
     if original is None:
         return Change(path=path, before=None, after=None)
+    exact, before = files.restore_point(restore, original)
+    if exact:
+        return Change(path=path, before=original, after=before, restored=True)
     after = without_region(original)
     if created_file and not after.strip():
         return Change(path=path, before=original, after=None)
@@ -362,12 +376,29 @@ def codex_trust_state(path: Path | None = None) -> tuple[int, int]:
 # -- writing -----------------------------------------------------------------------------------
 
 
+def check(changes: list[Change]) -> None:
+    """Refuse, before anything is written, a change to a file that cannot be written.
+
+    Raises:
+        ConfigError: read-only, its folder cannot be written, or a link whose target's folder is missing.
+    """
+    for change in changes:
+        if change.changed:
+            try:
+                files.check_writable(change.path)
+            except files.ConfigFileError as exc:
+                raise ConfigError(str(exc)) from None
+
+
 def apply(change: Change) -> Path | None:
-    """Write one planned change (backup beside the file first). Returns the backup."""
+    """Write one planned change through any link (backup beside the file first). Returns the backup.
+
+    Raises:
+        ConfigFileError: the file cannot be written; it is left as it was.
+    """
     if not change.changed:
         return None
     if change.after is None:
-        if change.path.exists():
-            change.path.unlink()
+        files.delete(change.path)
         return None
     return install.write_with_backup(change.path, change.after, had_file=change.before is not None)

@@ -93,6 +93,7 @@ def init_client(
 ) -> None:
     """Plan and (unless dry_run) write one client's registration; updates `manifest`."""
     from agentctx.cli import _client_setup as setup
+    from agentctx.cli import _config_file as files
 
     require_installed(client)
     clients = manifest.setdefault("clients", {})
@@ -111,7 +112,9 @@ def init_client(
     for change in changes:
         backup = setup.apply(change)
         if change.changed:
-            typer.echo(f"{LABELS[client]}: wrote {change.path}" + (f" (backup: {backup})" if backup else ""))
+            typer.echo(
+                f"{LABELS[client]}: wrote {files.shown(change.path)}" + (f" (backup: {backup})" if backup else "")
+            )
         else:
             typer.echo(f"{LABELS[client]}: {change.path} already up to date")
     clients[client] = record
@@ -130,6 +133,7 @@ def init_client(
 
 def _plan_codex(base: list[str], record: dict[str, Any], *, no_mcp: bool) -> tuple[list[Any], dict[str, Any]]:
     from agentctx.cli import _client_setup as setup
+    from agentctx.cli import _config_file as files
 
     home = setup.codex_home()
     hooks_path, config_path = home / "hooks.json", home / "config.toml"
@@ -140,12 +144,17 @@ def _plan_codex(base: list[str], record: dict[str, Any], *, no_mcp: bool) -> tup
     trust = setup.trust_entries(hooks_path, hooks_change.after)
     mcp = None if no_mcp else _mcp_entry(base, "codex")
     config_change = setup.codex_config_change(config_path, mcp, trust)
+    setup.check([hooks_change, config_change])
     created_config = record.get("created_config", config_change.before is None)
+    restore = record.get("config_restore")
+    if config_change.changed:
+        restore = files.remember(restore, config_change.before, config_change.after, first=not record)
     return [hooks_change, config_change], {
         "hooks_path": str(hooks_path),
         "hooks": hooks_record,
         "config_path": str(config_path),
         "created_config": created_config,
+        "config_restore": restore,
     }
 
 
@@ -153,13 +162,19 @@ def _plan_gemini(
     base: list[str], record: dict[str, Any], *, no_mcp: bool, project_root: Path | None
 ) -> tuple[list[Any], dict[str, Any]]:
     from agentctx.cli import _client_setup as setup
+    from agentctx.cli import _config_file as config_file
 
     path = setup.gemini_settings(project_root)
+    if project_root is not None:
+        config_file.in_repository(project_root, path)  # a link committed there is never followed
     mcp = None
     if not no_mcp and project_root is None:
         mcp = {**_mcp_entry(base, "gemini"), "timeout": 30_000}
     files = dict(record.get("files") or {})
     change, remembered = setup.add_json_entries(path, setup.gemini_groups(base), mcp, files.get(str(path)) or {})
+    setup.check([change])
+    if project_root is not None:
+        remembered["repository"] = str(project_root)
     files[str(path)] = remembered
     return [change], {"files": files}
 
@@ -182,6 +197,7 @@ def plan_only(client: str, *, base: list[str], no_mcp: bool, project_root: Path 
 
 def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, project_root: Path | None) -> None:
     from agentctx.cli import _client_setup as setup
+    from agentctx.cli import _config_file as config_file
 
     clients = manifest.setdefault("clients", {})
     record = clients.get(client) or {}
@@ -192,14 +208,23 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
             config_path = Path(record.get("config_path") or home / "config.toml")
             changes = [
                 setup.remove_json_entries(hooks_path, record.get("hooks")),
-                setup.codex_config_removal(config_path, created_file=bool(record.get("created_config"))),
+                setup.codex_config_removal(
+                    config_path, created_file=bool(record.get("created_config")), restore=record.get("config_restore")
+                ),
             ]
         else:
             files = dict(record.get("files") or {})
             targets = [setup.gemini_settings(project_root)] if project_root else [setup.gemini_settings()]
             if project_root is None:
                 targets += [Path(name) for name in files if Path(name) not in targets]
+            for target in targets:
+                repository = project_root or (files.get(str(target)) or {}).get("repository")
+                if target == setup.gemini_settings(project_root) and project_root is None:
+                    repository = None  # the user's own ~/.gemini/settings.json: links are followed
+                if repository:
+                    config_file.in_repository(Path(repository), target)
             changes = [setup.remove_json_entries(target, files.get(str(target))) for target in targets]
+        setup.check(changes)  # a read-only file refuses before anything is written
     except setup.ConfigError as exc:
         raise _fail(exc) from None
     for change in changes:
@@ -210,8 +235,7 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
             typer.echo(f"{LABELS[client]}: nothing of ours in {change.path}")
             continue
         backup = setup.apply(change)
-        what = "removed (init had created it)" if change.after is None else "removed ours from"
-        typer.echo(f"{LABELS[client]}: {what} {change.path}" + (f" (backup: {backup})" if backup else ""))
+        typer.echo(f"{LABELS[client]}: {_removal(change)}" + (f" (backup: {backup})" if backup else ""))
     if dry_run:
         return
     if client == "gemini" and project_root is not None:
@@ -221,6 +245,20 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
             clients[client] = {"files": files}
             return
     clients.pop(client, None)
+
+
+def _removal(change: Any) -> str:
+    """What uninstall did to one file, in words."""
+    from agentctx.cli import _config_file as files
+
+    where = files.shown(change.path)
+    if change.restored and change.after is None:
+        return f"removed {where} (init had created it, unchanged since)"
+    if change.restored:
+        return f"restored {where} byte for byte (unchanged since init)"
+    if change.after is None:
+        return f"removed {where} (init had created it; nothing else is in it)"
+    return f"removed ours from {where} (changed since init, or not recorded: only our entries removed)"
 
 
 # -- status and doctor -----------------------------------------------------------------------------

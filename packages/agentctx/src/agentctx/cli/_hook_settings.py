@@ -17,8 +17,6 @@ import json
 import os
 import re
 import shlex
-import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -173,13 +171,22 @@ def remove_mcp(config: dict[str, Any], *, drop_servers_key: bool) -> dict[str, A
 
 
 def dump_json(data: dict[str, Any], original: str | None) -> str:
-    """JSON in the file's own indentation (2 spaces for a new file), so a diff shows only our change."""
-    indent: str | int = 2
-    if original:
-        match = re.search(r"^\{\s*\n([ \t]+)\S", original)
-        if match:
-            indent = match.group(1)
-    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+    """JSON in the file's own style, so a diff shows only our change: its indentation (2 spaces
+    for a new file), one line when it was one line, its line ends, its final newline or none, and
+    `\\u` escapes when it used them instead of the characters themselves."""
+    if not original or original.strip() in ("", "{}"):
+        return json.dumps(data, indent=2, ensure_ascii=False) + (
+            "\n" if not original or original.endswith("\n") else ""
+        )
+    escaped = original.isascii() and "\\u" in original
+    if "\n" not in original.strip():
+        text = json.dumps(data, ensure_ascii=escaped)
+    else:
+        match = re.search(r"^([ \t]+)\S", original, re.MULTILINE)
+        text = json.dumps(data, indent=match.group(1) if match else 2, ensure_ascii=escaped)
+    if original.endswith("\n"):
+        text += "\n"
+    return text.replace("\n", "\r\n") if "\r\n" in original else text
 
 
 def diff(path: Path, before: str | None, after: str | None) -> str:
@@ -193,44 +200,71 @@ def diff(path: Path, before: str | None, after: str | None) -> str:
 
 
 def write_with_backup(path: Path, text: str, *, had_file: bool) -> Path | None:
-    """Copy the current file aside (same mode), then replace it atomically. Returns the backup."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    mode = None
-    if had_file and path.exists():
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        backup = path.with_name(f"{path.name}.agentctx-backup-{stamp}")
-        shutil.copy2(path, backup)
-        mode = path.stat().st_mode & 0o777
-    temp = path.with_name(f".{path.name}.agentctx-{os.getpid()}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    if mode is not None:
-        os.chmod(temp, mode)
-    os.replace(temp, path)
-    return backup
-
-
-def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
-    """(parsed object, original text) of a client's JSON settings; ({}, None) when the file
-    does not exist yet.
+    """`_config_file.write_text`: through any link, atomically, keeping the mode, with a backup
+    beside the file when there was one. Returns the backup.
 
     Raises:
-        SettingsError: it cannot be read, or is not a JSON object (the message names the line).
+        ConfigFileError: the file cannot be written (read-only, its folder, a dangling link).
+    """
+    from agentctx.cli import _config_file as files
+
+    return files.write_text(path, text, backup=had_file)
+
+
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Duplicate(key)
+        result[key] = value
+    return result
+
+
+def parse_json(path: Path, text: str) -> dict[str, Any]:
+    """The JSON object in `text` (the file `path`'s), refusing duplicate keys: a JSON reader keeps
+    only one of them, so rewriting the file would silently drop the other.
+
+    Raises:
+        SettingsError: not valid JSON, not an object, or a key twice in one object.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, None
-    except OSError as exc:
-        raise SettingsError(f"Cannot read {path} ({exc.strerror}); check its permissions.") from None
-    if not text.strip():
-        return {}, text
-    try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except _Duplicate as exc:
+        raise SettingsError(
+            f"{path}: the key {exc.key!r} appears twice in one object (only one of them counts); "
+            "remove one by hand, then run again. Nothing was changed."
+        ) from None
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}); fix it by hand, then run again. Nothing was changed."
         ) from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}, line 1: not a JSON object; fix it by hand, then run again. Nothing was changed.")
-    return data, text
+    return data
+
+
+def read_json(path: Path) -> tuple[dict[str, Any], str | None]:
+    """(parsed object, original text) of a client's JSON settings (through any link); ({}, None)
+    when the file does not exist yet.
+
+    Raises:
+        SettingsError: it cannot be read, is not UTF-8, or is not a JSON object with each key
+            once (the message names the file, and the line when there is one).
+    """
+    from agentctx.cli import _config_file as files
+
+    try:
+        text = files.read_text(path)
+    except files.ConfigFileError as exc:
+        raise SettingsError(str(exc)) from None
+    if text is None:
+        return {}, None
+    if not text.strip():
+        return {}, text
+    return parse_json(path, text), text

@@ -129,8 +129,10 @@ def load_manifest(data_home: Path) -> dict[str, Any]:
 
 
 def save_manifest(data_home: Path, manifest: dict[str, Any]) -> None:
+    """Write the manifest, readable by the user alone; remove it when it records nothing."""
     data_home.mkdir(parents=True, exist_ok=True)
     if not manifest.get("settings") and not manifest.get("mcp") and not manifest.get("clients"):
         manifest_path(data_home).unlink(missing_ok=True)
         return
     manifest_path(data_home).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    manifest_path(data_home).chmod(0o600)  # it holds the config text init found, ~/.claude.json's too

@@ -2,8 +2,10 @@
 
 init registers the hooks in `~/.claude/settings.json` (or the repository's
 `.claude/settings.json` with `--project`), registers the MCP server at user scope and detects
-the project profile. Every edit is surgical and idempotent, with a backup beside the file;
-`--dry-run` prints the exact diff instead. uninstall removes exactly what init added. The
+the project profile. Every edit is surgical and idempotent, with a backup beside the file, and
+goes through `_config_file` (through a symlink, atomically, refusing what it cannot change safely);
+`--dry-run` prints the exact diff instead. uninstall removes exactly what init added, byte for byte
+when the file is unchanged since. The
 planning lives in `_registration` and the JSON surgery in `agentctx.cli._hook_settings` (both unit-tested).
 """
 
@@ -119,6 +121,7 @@ def init(
     from agentctx_hooks.ondemand import profile
 
     from agentctx.cli import _clients, _registration
+    from agentctx.cli import _config_file as files
     from agentctx.cli import _hook_settings as install
 
     if directory is not None and not directory.is_dir():
@@ -136,6 +139,9 @@ def init(
     events = _registration.events_for(version)
     base = _registration.agentctx_command()
     target = settings_path(project, directory)
+    repository = Path(project_for(directory).root) if project else None
+    if repository is not None:
+        files.in_repository(repository, target)  # a link committed there is never followed
     data_home = Path(paths.home())
     try:
         current, original = install.read_json(target)
@@ -144,6 +150,8 @@ def init(
         raise _fail(exc) from None
     new_text = install.dump_json(updated, original) if updated != current or original is None else original
     settings_changed = updated != current or original is None
+    if settings_changed:
+        files.check_writable(target)  # a read-only file or a dangling link's missing folder: refused, dry run too
     mcp_plan = None if no_mcp else _plan_mcp(base, always_load=mcp_always_load)
     detected = profile.detect(str(project_for(directory).root))
 
@@ -182,8 +190,14 @@ def init(
             "created_file": record.get("created_file", False) or original is None,
             "created_hooks_key": record.get("created_hooks_key", False) or "hooks" not in current,
             "created_events": sorted(set(record.get("created_events", [])) | set(created_events)),
+            "restore": files.remember(record.get("restore"), original, new_text, first=not record),
         }
-        typer.echo(f"Hooks: registered {len(events)} events in {target}" + (f" (backup: {backup})" if backup else ""))
+        if repository is not None:
+            record["repository"] = str(repository)
+        typer.echo(
+            f"Hooks: registered {len(events)} events in {files.shown(target)}"
+            + (f" (backup: {backup})" if backup else "")
+        )
     else:
         typer.echo(f"Hooks: already registered in {target}")
     manifest["settings"][str(target)] = record
@@ -268,6 +282,10 @@ def _plan_mcp(base: list[str], *, always_load: bool) -> dict[str, Any]:
         config.get("mcpServers", {}).get(install.MCP_NAME) if isinstance(config.get("mcpServers"), dict) else None
     )
     claude = _registration.claude_executable()
+    if existing != entry and (not claude or always_load):
+        from agentctx.cli import _config_file as files
+
+        files.check_writable(path)
     plan: dict[str, Any] = {
         "entry": entry,
         "path": path,
@@ -300,9 +318,11 @@ def _mcp_add_args(entry: dict[str, Any]) -> list[str]:
 
 
 def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
+    from agentctx.cli import _config_file as files
     from agentctx.cli import _hook_settings as install
 
     record = dict(previous or {})
+    first = not record
     record.setdefault("created_key", plan["created_key"])
     record.setdefault("created_file", plan["created_file"])
     if plan["unchanged"]:
@@ -314,13 +334,18 @@ def _apply_mcp_plan(plan: dict[str, Any], previous: dict[str, Any] | None) -> di
             _run_claude(plan["claude"], "mcp", "remove", "--scope", "user", install.MCP_NAME)
         _run_claude(plan["claude"], *_mcp_add_args(entry))
         if entry.get("alwaysLoad"):
-            config, original = install.read_json(plan["path"])
-            patched, _ = install.apply_mcp(config, entry)
+            try:
+                config, original = install.read_json(plan["path"])
+                patched, _ = install.apply_mcp(config, entry)
+            except install.SettingsError as exc:
+                raise _fail(exc) from None
             install.write_with_backup(plan["path"], install.dump_json(patched, original), had_file=original is not None)
         record["via"] = "claude"
+        record.pop("restore", None)  # Claude Code wrote the file: uninstall asks it to undo its change
     else:
         install.write_with_backup(plan["path"], plan["text"], had_file=plan["original"] is not None)
         record["via"] = "file"
+        record["restore"] = files.remember(record.get("restore"), plan["original"], plan["text"], first=first)
     typer.echo(f"MCP: registered {install.MCP_NAME!r} ({entry['command']} {' '.join(entry['args'])})")
     return record
 
@@ -347,8 +372,10 @@ def uninstall(
 ) -> None:
     """Remove what `agentctx init` added: our hook entries, the MCP server, and with --purge the data.
 
-    Other tools' hooks and every other setting stay as they are; a file or key init created is
-    removed again when nothing else is left in it. --purge deletes only files agentctx created.
+    A file still exactly as init left it gets back the bytes init found (a file init created is
+    removed); in a file edited since, only our entries come out and other tools' hooks and every
+    other setting stay as they are. A symlinked config is edited through the link, and a link is
+    never removed. --purge deletes only files agentctx created.
 
     \b
     Example:
@@ -370,7 +397,8 @@ def uninstall(
         if not project:
             targets += [Path(name) for name in manifest["settings"] if Path(name) not in targets]
         for target in targets:
-            _unhook(target, manifest, dry_run=dry_run)
+            repository = Path(project_for(directory).root) if project else None
+            _unhook(target, manifest, dry_run=dry_run, repository=repository)
         if not project:
             _unregister_mcp(manifest, dry_run=dry_run)
     for name in chosen:
@@ -386,15 +414,35 @@ def uninstall(
         typer.echo("Dry run: nothing was written.")
 
 
-def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
+def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool, repository: Path | None = None) -> None:
+    """Our hooks out of one settings file: the exact text init found when the file is still what
+    init wrote, else only our entries removed (the rest kept, in the file's own style). A file in
+    a repository (`--project`, or recorded so by init) is never reached through a link."""
+    from agentctx.cli import _config_file as files
     from agentctx.cli import _hook_settings as install
 
     record = manifest["settings"].get(str(target))
+    repository = repository or (Path(record["repository"]) if record and record.get("repository") else None)
+    if repository is not None:
+        files.in_repository(repository, target)
     try:
         current, original = install.read_json(target)
     except install.SettingsError as exc:
         raise _fail(exc) from None
-    if original is None:
+    if original is None:  # no file, or a dangling link: nothing of ours, and the link stays
+        manifest["settings"].pop(str(target), None)
+        return
+    exact, before = files.restore_point((record or {}).get("restore"), original)
+    if exact:
+        if dry_run:
+            typer.echo(install.diff(target, original, before))
+            return
+        if before is None:
+            files.delete(target)
+            typer.echo(f"Hooks: removed {files.shown(target)} (init had created it, unchanged since)")
+        else:
+            backup = install.write_with_backup(target, before, had_file=True)
+            typer.echo(f"Hooks: restored {files.shown(target)} byte for byte (unchanged since init; backup: {backup})")
         manifest["settings"].pop(str(target), None)
         return
     drop_events = set(record.get("created_events", [])) if record else None
@@ -406,16 +454,18 @@ def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool) -> None:
     elif dry_run:
         typer.echo(install.diff(target, original, None if remove_file else install.dump_json(updated, original)))
     elif remove_file:
-        target.unlink()
-        typer.echo(f"Hooks: removed {target} (init had created it)")
+        files.delete(target)
+        typer.echo(f"Hooks: removed {files.shown(target)} (init had created it; nothing else is in it)")
     else:
         backup = install.write_with_backup(target, install.dump_json(updated, original), had_file=True)
-        typer.echo(f"Hooks: removed ours from {target} (backup: {backup})")
+        edited = " (edited since init: only our entries removed)" if record and record.get("restore") else ""
+        typer.echo(f"Hooks: removed ours from {files.shown(target)}{edited} (backup: {backup})")
     if not dry_run:
         manifest["settings"].pop(str(target), None)
 
 
 def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
+    from agentctx.cli import _config_file as files
     from agentctx.cli import _hook_settings as install
     from agentctx.cli import _registration
 
@@ -425,6 +475,20 @@ def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
         config, original = install.read_json(path)
     except install.SettingsError as exc:
         raise _fail(exc) from None
+    exact, before = files.restore_point(record.get("restore"), original)
+    if exact:  # still exactly what init wrote: put back what was there
+        if dry_run:
+            typer.echo(install.diff(path, original, before))
+            return
+        if before is None:
+            files.delete(path)
+        else:
+            install.write_with_backup(path, before, had_file=True)
+        typer.echo(
+            f"MCP: removed {install.MCP_NAME!r}; {files.shown(path)} restored byte for byte (unchanged since init)"
+        )
+        manifest["mcp"] = None
+        return
     servers = config.get("mcpServers")
     if not (isinstance(servers, dict) and install.is_our_mcp(servers.get(install.MCP_NAME))):
         typer.echo("MCP: no agentctx server registered")
@@ -443,7 +507,7 @@ def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
     else:
         updated = install.remove_mcp(config, drop_servers_key=bool(record.get("created_key")))
         if updated == {} and record.get("created_file"):
-            path.unlink()
+            files.delete(path)
         else:
             install.write_with_backup(path, install.dump_json(updated, original), had_file=True)
     typer.echo(f"MCP: removed {install.MCP_NAME!r}")
