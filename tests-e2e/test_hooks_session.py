@@ -118,7 +118,10 @@ def test_a_write_in_a_hook_process_marks_the_full_digest_stale(tmp_path: Path, r
     root = tmp_path / "stale"
     root.mkdir()
     project = resolve_project(root)
-    digest.write(project.project_id, "## Project: stale\n- written by consolidation", kind="full")
+    from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN
+
+    text = f"{DIGEST_OPEN}\n## Project: stale\n- written by consolidation\n{DIGEST_CLOSE}"
+    digest.write(project.project_id, text, kind="full")
     common = {"session_id": "w", "transcript_path": str(root / "t.jsonl"), "cwd": str(root)}
     failure = {
         **common,
