@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from agentctx_store.inject import unfence as _unfence
+from agentctx_store.fence import unfence as _unfence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -454,7 +454,16 @@ _CHAIN_STEPS = 50
 
 def _for_review(store: Store, project: Project, block: TeamBlock, target: str, report: TeamReport) -> None:
     """A block that would change a private record: its text kept as a new unconfirmed record
-    (`agentctx review` lists it), the record itself untouched."""
+    (`agentctx review` lists it), the record itself untouched; once, however often the same
+    file is imported."""
+    row = store.conn.execute(
+        """SELECT id FROM records WHERE project_id = ? AND type = ? AND title = ? AND body = ?
+           AND source = 'import' AND confidence = 'inferred' AND superseded_at IS NULL LIMIT 1""",
+        (project.project_id, block.type, block.title, block.body),
+    ).fetchone()
+    if row is not None:
+        report.review.append((target, row[0]))
+        return
     new_id = new_ulid()
     import_items(store, project, [_item(block, new_id, confidence="inferred", valid_from=False)])
     report.review.append((target, new_id))
