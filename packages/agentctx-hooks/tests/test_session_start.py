@@ -75,6 +75,7 @@ def test_over_budget_digest_file_is_cut(
     text = context(hook("SessionStart", payload("SessionStart", project_dir)))
     assert SESSION_START.allows(text)
     assert text.startswith(f"{DIGEST_OPEN}\n## Project: big")
+    assert text.count(DIGEST_CLOSE) == 1  # cut inside the fence: it still closes
 
 
 def test_compact_carries_the_pre_compact_snapshot(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctx_store import digest_file, paths
-from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections, truncate
+from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections
 from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN, unfence
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, hash_id
 from agentctx_store.records import Record, trust_mark, utc_now
@@ -219,7 +219,10 @@ def read(project_id: str) -> tuple[str, DigestInfo] | None:
         tokens=int(meta.get("tokens", 0)),
         sha256=str(meta.get("sha256", "")),
     )
-    return truncate(text, SESSION_START), info
+    if not SESSION_START.allows(text):  # cut inside the fence, so its closing line stays
+        inner, ours = split_fence(text)
+        text = fenced([("records", inner, SESSION_START.tokens)], [("ours", ours, MCP_HINT_TOKENS)], SESSION_START)
+    return text, info
 
 
 def write(project_id: str, text: str, *, kind: str) -> DigestInfo:
