@@ -222,6 +222,7 @@ def test_what_team_import_and_export_refuse_in_one_line(tmp_path: Path, isolated
     (outside / "context.md").write_text(synced, encoding="utf-8")
     refused(run(repo, "team", "import"), ".agentctx", "symbolic link")
     refused(run(repo, "team", "export"), ".agentctx", "symbolic link")
+    assert "symbolic link" in run(repo, "team", "status").stdout  # not "in step"
     assert (outside / "context.md").read_text(encoding="utf-8") == synced
     (repo / ".agentctx").unlink()
     (repo / ".agentctx").mkdir()

@@ -150,12 +150,20 @@ def resolve_cmd(
 
 
 def team_lines(store: Any, target: Project, root: Path) -> dict[str, Any]:
+    from agentctx_store.bounded import Refused, refuse_links
+
     path = root / team.TEAM_FILE
     exists = path.exists()
     changed = exists and team_state.changed(str(root), target.project_id)
     conflicts = team.heads_conflicts(store, target)
+    try:
+        refuse_links(root, team.TEAM_FILE)
+        linked = ""
+    except Refused as exc:  # never read through: say why, not "in step"
+        linked = str(exc)
     lines = [
-        f"{path}: "
+        linked
+        or f"{path}: "
         + (
             "absent (`agentctx team export` writes it)"
             if not exists
