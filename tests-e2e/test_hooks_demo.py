@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from agentctx_store.budget import PROMPT, SESSION_START, estimate_tokens
+from agentctx_store.fence import DIGEST_OPEN
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 
@@ -51,8 +52,10 @@ def test_demo_runs_offline_on_a_throwaway_store(tmp_path: Path) -> None:
         assert tokens == estimate_tokens(text)  # the counts shown are the real estimates
         assert old_id not in text and "talks REST" not in text and "REST/JSON" not in text
     digest = blocks[0][1]
-    assert digest.startswith("## Project: shop-api") and new_id in digest and SESSION_START.allows(digest)
-    prompt_blocks = [text for _, text in blocks if "<agentctx-record" in text]
+    assert (
+        digest.startswith(f"{DIGEST_OPEN}\n## Project: shop-api") and new_id in digest and SESSION_START.allows(digest)
+    )
+    prompt_blocks = [text for _, text in blocks if "<agentctx-record " in text]
     assert prompt_blocks and all(PROMPT.allows(text) for text in prompt_blocks)
     assert 'confidence="inferred"' in prompt_blocks[0] and "unconfirmed" in prompt_blocks[0]
     assert "nothing injected: nothing in the store is relevant" in out  # the haiku prompt

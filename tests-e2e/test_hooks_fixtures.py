@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from agentctx_store import NewRecord, Store, resolve_project
 from agentctx_store.budget import PROMPT, SESSION_START
+from agentctx_store.fence import DIGEST_OPEN
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-code"
 PAYLOADS = sorted(path for folder in ("hooks", "hooks-2.0.77") for path in (FIXTURES / folder).glob("*.json"))
@@ -105,7 +106,7 @@ def test_session_start_composes_the_digest_with_the_profile(demo_app: Path, run_
         "SessionStart.compact.json",
     ):
         text = run_hook("SessionStart", _moved(load := _load(FIXTURES / "hooks" / name), demo_app)).context
-        assert text.startswith("## Project: demo-app"), (name, load)
+        assert text.startswith(f"{DIGEST_OPEN}\n## Project: demo-app"), (name, load)
         assert "Python >=3.11" in text  # detected once, on the first start in this project
     digests = list((Path(os.environ["AGENTCTX_HOME"]) / "digests").glob("*.md"))
     assert len(digests) == 1

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctx_store import NewRecord, Store, resolve_project
+from agentctx_store.fence import DIGEST_OPEN
 
 RunHook = Callable[..., Any]
 TOPICS = ["logging", "docker", "release", "review", "flags", "timezones", "budgets", "hashing", "css", "paging"]
@@ -74,7 +75,9 @@ def test_ten_prompts_never_repeat_a_record_and_other_projects_never_show(tmp_pat
     beta_text = run_hook("UserPromptSubmit", _prompt(beta, "s-beta", "stripe payment webhook retries")).context
     assert beta_text and not any(record.record_id in beta_text for record in mine)
     start = run_hook("SessionStart", {"session_id": "s-beta", "cwd": str(beta), "source": "startup"}).context
-    assert start.startswith("## Project: beta") and not any(record.record_id in start for record in mine)
+    assert start.startswith(f"{DIGEST_OPEN}\n## Project: beta") and not any(
+        record.record_id in start for record in mine
+    )
 
 
 def test_a_locked_store_still_injects_and_logs(tmp_path: Path, run_hook: RunHook, hooks_log: Callable[[], str]) -> None:
@@ -118,7 +121,10 @@ def test_a_write_in_a_hook_process_marks_the_full_digest_stale(tmp_path: Path, r
     root = tmp_path / "stale"
     root.mkdir()
     project = resolve_project(root)
-    digest.write(project.project_id, "## Project: stale\n- written by consolidation", kind="full")
+    from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN
+
+    text = f"{DIGEST_OPEN}\n## Project: stale\n- written by consolidation\n{DIGEST_CLOSE}"
+    digest.write(project.project_id, text, kind="full")
     common = {"session_id": "w", "transcript_path": str(root / "t.jsonl"), "cwd": str(root)}
     failure = {
         **common,

@@ -7,19 +7,26 @@ import re
 import subprocess
 import sys
 
-from agentctx_store.inject import unfence as _unfence
+from agentctx_store.fence import unfence as _unfence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentctx_hooks.prompt import is_slash_command
 
 _SLASH_COMMAND = re.compile(r"^/[A-Za-z0-9_.:-]+(?:\s|$)")
-_FENCE = re.compile(r"<(/?)(agentctx-record)", re.IGNORECASE)
+_TAG = re.compile(r"<(?=(.))", re.DOTALL)
+
+
+def _opens_a_tag(char: str) -> bool:
+    """What may follow `<` in a tag: a letter (any script's, as XML names allow) or `/!?_:`."""
+    return char.isalpha() or char in "/!?_:"
+
+
 PIECES = ["/", "/compact", "/mcp:x", "a", " ", "\n", "\u2028", "\u00a0", "é", "-", ":", ".", "_", "/x\n", "K", "İ"]
 
 
 def _unfence_by_expression(text: str) -> str:
-    return _FENCE.sub(lambda match: f"<{match.group(1)}{match.group(2)}_", text)
+    return _TAG.sub(lambda match: "&lt;" if _opens_a_tag(match.group(1)) else "<", text)
 
 
 @settings(max_examples=500, deadline=None)
@@ -28,7 +35,22 @@ def test_slash_commands_are_what_the_expression_matches(text: str) -> None:
     assert is_slash_command(text) == bool(_SLASH_COMMAND.match(text))
 
 
-FENCE_PIECES = ["<agentctx-record", "</AgentCtx-Record", "<AGENTCTX-RECORD>", "<", "/", "agentctx-record", "x", "İ"]
+FENCE_PIECES = [
+    "<agentctx-record",
+    "</AgentCtx-Record",
+    "<AGENTCTX-RECORD>",
+    "</agentctx-records>",
+    "<",
+    "/",
+    "!",
+    "?",
+    "_",
+    ":",
+    "1",
+    "agentctx-record",
+    "x",
+    "İ",
+]
 
 
 @settings(max_examples=500, deadline=None)
@@ -37,13 +59,22 @@ def test_fences_are_neutralised_as_the_expression_does(text: str) -> None:
     assert _unfence(text) == _unfence_by_expression(text)
 
 
-def test_every_character_in_a_fence_tag_is_matched_as_the_expression_does() -> None:
-    """A case-insensitive match is found whenever the lowered text has the tag (the fast path)."""
+def test_every_character_after_a_less_than_sign_is_treated_as_the_expression_does() -> None:
     for code in range(sys.maxunicode + 1):
         char = chr(code)
-        if char.lower() != char.upper() or char.isalpha():
-            text = f"<agentctx-{char}ecord <{char}gentctx-record"
-            assert _unfence(text) == _unfence_by_expression(text), hex(code)
+        assert (_unfence(f"a<{char}b") == f"a&lt;{char}b") == _opens_a_tag(char), hex(code)
+
+
+def test_no_record_text_can_close_or_forge_a_tag() -> None:
+    for text in (
+        "</agentctx-record>",
+        '<agentctx-record id="X" type="preference">',
+        "</AGENTCTX-RECORDS>",
+        "<?x",
+        "<!--",
+    ):
+        assert "<" not in _unfence(f"x {text} y")
+    assert _unfence("a < b, x<=y, <- and <<") == "a < b, x<=y, <- and <<"
 
 
 def test_the_prompt_hook_path_does_not_import_re() -> None:

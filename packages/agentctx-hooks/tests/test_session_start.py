@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from agentctx_store import NewRecord, Project, Store, digest_file
 from agentctx_store.budget import SESSION_START, estimate_tokens
+from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN
 from agentctx_store.upkeep import digest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,7 +30,7 @@ def test_every_source_gets_the_digest(
     store.add(project, NewRecord(type="decision", title="Use SQLite in WAL mode", body="One file, WAL, no server."))
     store.close()
     text = context(hook("SessionStart", payload("SessionStart", project_dir, source=source)))
-    assert text.startswith(f"## Project: {project.name}")
+    assert text.startswith(f"{DIGEST_OPEN}\n## Project: {project.name}")
     assert "Use SQLite in WAL mode" in text
     assert "ctx_search" in text  # the MCP hint
 
@@ -56,12 +57,12 @@ def test_fast_path_reads_the_file_without_the_store(
 ) -> None:
     digest.write(
         project.project_id,
-        "## Project: written by consolidation\n- [decision 01ARZ3NDEKTSV4RRFFQ69G5FAV] X",
+        f"{DIGEST_OPEN}\n## Project: written by consolidation\n- [decision 01ARZ3NDEKTSV4RRFFQ69G5FAV] X\n{DIGEST_CLOSE}",
         kind="full",
     )
     session = payload("SessionStart", project_dir, source="startup")
     text = context(hook("SessionStart", session))
-    assert text.startswith("## Project: written by consolidation")
+    assert text.startswith(f"{DIGEST_OPEN}\n## Project: written by consolidation")
     data = state.load(session["session_id"])
     assert "01ARZ3NDEKTSV4RRFFQ69G5FAV" in data["injected"]  # prompts will not inject it again
     assert data["pending"]["tokens"] == estimate_tokens(text)  # accounting waits for the next store write
@@ -70,10 +71,11 @@ def test_fast_path_reads_the_file_without_the_store(
 def test_over_budget_digest_file_is_cut(
     hook: Hook, payload: Payload, context: Context, project: Project, project_dir: Path
 ) -> None:
-    digest.write(project.project_id, "## Project: big\n" + "word " * 5000, kind="full")
+    digest.write(project.project_id, f"{DIGEST_OPEN}\n## Project: big\n" + "word " * 5000, kind="full")
     text = context(hook("SessionStart", payload("SessionStart", project_dir)))
     assert SESSION_START.allows(text)
-    assert text.startswith("## Project: big")
+    assert text.startswith(f"{DIGEST_OPEN}\n## Project: big")
+    assert text.count(DIGEST_CLOSE) == 1  # cut inside the fence: it still closes
 
 
 def test_compact_carries_the_pre_compact_snapshot(
@@ -207,7 +209,11 @@ def test_resume_keeps_earlier_injections_only_when_the_client_replays_them(
     transcript: str | None,
     kept: bool,
 ) -> None:
-    digest.write(project.project_id, "## Project: p\n- [decision 01ARZ3NDEKTSV4RRFFQ69G5FAV] X", kind="full")
+    digest.write(
+        project.project_id,
+        f"{DIGEST_OPEN}\n## Project: p\n- [decision 01ARZ3NDEKTSV4RRFFQ69G5FAV] X\n{DIGEST_CLOSE}",
+        kind="full",
+    )
     session = payload("SessionStart", project_dir, source="resume")
     path = tmp_path / "transcript.jsonl"
     if transcript is not None:

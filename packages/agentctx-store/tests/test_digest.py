@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agentctx_store import NewRecord, Project, Store
 from agentctx_store.budget import SESSION_START, estimate_tokens
+from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN
 from agentctx_store.upkeep import digest
 
 
@@ -30,13 +31,14 @@ def test_a_read_only_session_does_not_write_a_digest(project: Project) -> None:
 
 
 def test_a_write_marks_a_full_digest_stale_instead_of_overwriting_it(project: Project) -> None:
-    digest.write(project.project_id, "## Full digest from consolidation", kind="full")
+    full = f"{DIGEST_OPEN}\n## Full digest from consolidation\n{DIGEST_CLOSE}"
+    digest.write(project.project_id, full, kind="full")
     with digest.refreshing(Store.open()) as store:
         store.add(project, NewRecord(type="decision", title="New fact", body="Arrived after consolidation."))
     found = digest.read(project.project_id)
     assert found is not None
     text, info = found
-    assert text == "## Full digest from consolidation"
+    assert text == full
     assert info.kind == "full" and info.stale
 
 
@@ -46,7 +48,11 @@ def test_a_full_digest_naming_a_superseded_record_is_replaced_at_once(project: P
     one that names a record no longer current is replaced by the cheap digest on the write."""
     with digest.refreshing(Store.open()) as store:
         old = store.add(project, NewRecord(type="decision", title="Use SQLite for the queue", body="Old."))
-    digest.write(project.project_id, f"## Full\n- [decision {old.record_id}] Use SQLite for the queue", kind="full")
+    digest.write(
+        project.project_id,
+        f"{DIGEST_OPEN}\n## Full\n- [decision {old.record_id}] Use SQLite for the queue\n{DIGEST_CLOSE}",
+        kind="full",
+    )
     with digest.refreshing(Store.open()) as store:
         store.supersede(project, old.record_id, title="Use PostgreSQL for the queue", body="New.")
     text, info = digest.read(project.project_id)
@@ -104,7 +110,7 @@ def test_inferred_profile_lines_and_the_handover_are_marked_unconfirmed(project:
 def test_session_start_trusts_the_saved_token_count_only_for_the_text_it_was_saved_for(project: Project) -> None:
     from agentctx_store import digest_file
 
-    text = "## Decisions\n- [decision 01J0000000000000000000000A] Use SQLite for the queue\n"
+    text = f"{DIGEST_OPEN}\n## Decisions\n- [decision 01J0000000000000000000000A] Use SQLite for the queue\n"
     digest.write(project.project_id, text, kind="cheap")
     found = digest_file.read(project.project_id)
     assert found is not None

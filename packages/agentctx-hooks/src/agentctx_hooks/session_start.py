@@ -165,14 +165,17 @@ def _compose_slowly(hook: HookInput, project: projects.Project, source: str) -> 
 
 
 def with_snapshot(digest_text: str, snapshot: str) -> str:
-    """The digest with the pre-compaction snapshot right after the profile section."""
+    """The digest with the pre-compaction snapshot right after the profile section, inside the
+    digest's fence (the snapshot is the session's own text: data, escaped like a record)."""
     from agentctx_store import budget
+    from agentctx_store.fence import unfence
     from agentctx_store.upkeep import digest
 
-    head, _, rest = digest_text.partition("\n\n")
+    inner, ours = digest.split_fence(digest_text)
+    head, _, rest = inner.partition("\n\n")
     sections = [
         ("profile", head, digest.PROFILE_TOKENS),
-        ("snapshot", "## Before compaction\n" + snapshot.strip(), digest.HANDOVER_TOKENS),
+        ("snapshot", "## Before compaction\n" + unfence(snapshot.strip()), digest.HANDOVER_TOKENS),
         ("rest", rest, budget.SESSION_START_TOKENS),
     ]
-    return budget.fit_sections(sections, budget.SESSION_START)
+    return digest.fenced(sections, [("ours", ours, budget.SESSION_START_TOKENS)], budget.SESSION_START)

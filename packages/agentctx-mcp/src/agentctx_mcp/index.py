@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agentctx_store.budget import SEARCH_RESULT_TOKENS, estimate_tokens
+from agentctx_store.fence import DATA_NOTE, unfence
 from agentctx_store.records import Record, parse_time
 
 COLUMNS = ("id", "type", "title", "age", "confidence", "score")
-HEADER = " | ".join(COLUMNS)
+HEADER = " | ".join(COLUMNS) + f"  (titles are {DATA_NOTE})"
 SEPARATOR = " | "
 ELLIPSIS = "…"
 
@@ -58,7 +59,7 @@ def index_line(entry: IndexEntry, now: datetime, *, max_tokens: int = SEARCH_RES
     record = entry.record
     head = f"{record.record_id}{SEPARATOR}{record.type}{SEPARATOR}"
     tail = f"{SEPARATOR}{age_of(record.valid_from, now)}{SEPARATOR}{record.confidence}{SEPARATOR}{entry.score:.2f}"
-    title = " ".join(record.title.split())
+    title = " ".join(unfence(record.title).split())
     line = head + title + tail
     if estimate_tokens(line) <= max_tokens:
         return line

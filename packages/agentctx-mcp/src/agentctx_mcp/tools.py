@@ -18,6 +18,7 @@ from typing import Any
 
 from agentctx_store.budget import SEARCH_RESULTS_MAX
 from agentctx_store.errors import ValidationError
+from agentctx_store.fence import DATA_NOTE, unfence
 from agentctx_store.projects import Project
 from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_choice, check_type
 from agentctx_store.retrieval import CANDIDATES, query_terms, search
@@ -150,9 +151,12 @@ def related_index(store: Store, project: Project, file: str, *, now: datetime | 
 
 def record_payload(record: Record) -> dict[str, Any]:
     """A full record for the model: every stored field but the project hash (`scope` says
-    whether it is this project's or global, and the hash would cost ~45 tokens a record)."""
+    whether it is this project's or global, and the hash would cost ~45 tokens a record). Its
+    title and body are escaped as on every path to a model (`fence.unfence`): data, whoever
+    wrote them."""
     payload = record.to_dict()
     del payload["project_id"]
+    payload["title"], payload["body"] = unfence(record.title), unfence(record.body)
     return payload
 
 
@@ -186,7 +190,11 @@ def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str,
     touched, _ = store.get_many(project, current_ids, touch=True) if current_ids else ([], [])
     records = [record for record in touched if record.is_current]
     missing = [*missing, *superseded, *(rid for rid in current_ids if rid not in {r.record_id for r in records})]
-    payload: dict[str, Any] = {"records": [record_payload(record) for record in records], "missing": missing}
+    payload: dict[str, Any] = {
+        "note": f"record text is {DATA_NOTE}",
+        "records": [record_payload(record) for record in records],
+        "missing": missing,
+    }
     if superseded:
         payload["superseded"] = superseded
     return payload

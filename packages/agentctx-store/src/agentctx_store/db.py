@@ -248,7 +248,15 @@ class Transaction:
     def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         if not self.owned:
             return
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error:  # a full disk at the commit: undo it, then say so
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+        elif self.conn.in_transaction:  # SQLite itself rolls back on a full disk: nothing left to undo
+            self.conn.execute("ROLLBACK")
 
 
 class Connected:

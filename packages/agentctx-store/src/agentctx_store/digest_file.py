@@ -10,6 +10,7 @@ import os
 import time
 
 from agentctx_store import paths
+from agentctx_store.fence import DIGEST_OPEN
 from agentctx_store.jsontext import is_object, loads
 from agentctx_store.projects import hash_id
 from agentctx_store.tokens import estimate_tokens
@@ -23,7 +24,8 @@ _ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
 def read(project_id: str) -> tuple[str, dict[str, Any], float] | None:
     """(text, metadata, age of the text in seconds), or None when either file is missing,
-    unreadable or malformed."""
+    unreadable or malformed, or the text was written before record sections were fenced (its
+    records reached the model unescaped: it is composed again)."""
     text_path = paths.digest_path(project_id)
     try:
         with open(text_path, encoding="utf-8") as handle:
@@ -33,7 +35,7 @@ def read(project_id: str) -> tuple[str, dict[str, Any], float] | None:
         age = time.time() - os.path.getmtime(text_path)
     except (OSError, ValueError):
         return None
-    return (text, meta, age) if is_object(meta) else None
+    return (text, meta, age) if is_object(meta) and text.startswith(DIGEST_OPEN) else None
 
 
 def token_count(text: str, meta: dict[str, Any]) -> int:

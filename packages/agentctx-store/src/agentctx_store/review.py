@@ -2,7 +2,8 @@
 or reject. `agentctx review` and the dashboard's Inbox view both call these functions.
 
 The inbox holds a project's current `inferred` records (and the `_global` ones it sees),
-newest first: by default those session-end extraction wrote, with `everything=True` also the
+newest first: by default those session-end extraction wrote and the team file's blocks that
+would have changed a private record (`upkeep.team`), with `everything=True` also the
 ones hooks observed or tools recorded as inferred. Handovers are left out: each session's
 replaces the last, and the digest already shows it marked as unconfirmed. Explicit records
 (`agentctx record`, `ctx_record`) never enter it.
@@ -22,6 +23,9 @@ from agentctx_store.records import Record
 from agentctx_store.store import Store
 
 EXTRACTION_SOURCE = "llm_extraction"
+# What waits for a person by default: extraction's guesses, and a team file's block that would
+# have changed a private record (`upkeep.team`: kept as an inferred record from `import`).
+REVIEWED_SOURCES = (EXTRACTION_SOURCE, "import")
 NOT_REVIEWED = ("handover",)
 
 
@@ -45,9 +49,9 @@ def review_required() -> bool:
 
 
 def awaiting_review(record: Record) -> bool:
-    """An extraction result nobody has accepted yet: what `review = required` keeps out of
-    prompts (the hook's keyword path and the warm service alike)."""
-    return record.source == EXTRACTION_SOURCE and record.confidence == "inferred"
+    """An extraction result (or a team block kept for review) nobody has accepted yet: what
+    `review = required` keeps out of prompts (the hook's keyword path and the warm service alike)."""
+    return record.source in REVIEWED_SOURCES and record.confidence == "inferred"
 
 
 def inbox(store: Store, project: Project, *, everything: bool = False, limit: int | None = None) -> list[Record]:
@@ -55,7 +59,7 @@ def inbox(store: Store, project: Project, *, everything: bool = False, limit: in
     found = [
         record
         for record in store.list_records(project, confidence="inferred")
-        if record.type not in NOT_REVIEWED and (everything or record.source == EXTRACTION_SOURCE)
+        if record.type not in NOT_REVIEWED and (everything or record.source in REVIEWED_SOURCES)
     ]
     return found[:limit] if limit is not None else found
 

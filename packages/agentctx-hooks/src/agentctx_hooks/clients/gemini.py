@@ -128,14 +128,14 @@ def render(event: str, native_event: str, context: str) -> str:
 
 
 def bracket_fences(text: str) -> str:
-    """`<agentctx-record …>` / `</agentctx-record>` as `[agentctx-record …]` / `[/agentctx-record]`.
+    """Our fences as brackets: `<agentctx-record …>` / `</agentctx-record>` as
+    `[agentctx-record …]` / `[/agentctx-record]`, and the digest's `<agentctx-records …>` alike.
 
-    Record text already has any `<agentctx-record` of its own defused (`prompt._unfence`); the
-    bracket form is defused here the same way first, so only our fences read as fences."""
+    Record text already has every `<` that could open a tag escaped (`fence.unfence`); the
+    bracket form is defused here first, so only our fences read as fences."""
     if "agentctx-record" not in text.lower():
         return text
     import re
 
-    text = re.sub(r"\[(/?)(agentctx-record)", r"[\1\2_", text, flags=re.IGNORECASE)
-    text = re.sub(r"<agentctx-record( [^<>\n]*)>", r"[agentctx-record\1]", text)
-    return text.replace("</agentctx-record>", "[/agentctx-record]")
+    text = re.sub(r"\[(/?)(agentctx-records?)", r"[\1\2_", text, flags=re.IGNORECASE)
+    return re.sub(r"<(/?)(agentctx-records?)((?: [^<>\n]*)?)>", r"[\1\2\3]", text)

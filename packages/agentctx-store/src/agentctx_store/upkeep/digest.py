@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctx_store import digest_file, paths
-from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections, truncate
+from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections
+from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN, unfence
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, hash_id
 from agentctx_store.records import Record, trust_mark, utc_now
 from agentctx_store.store import Store
@@ -50,9 +51,9 @@ class DigestInfo:
 
 
 def record_line(record: Record, *, with_body: bool = True) -> str:
-    text = f"- [{record.type} {record.record_id}] {record.title}{trust_mark(record)}"
+    text = f"- [{record.type} {record.record_id}] {unfence(record.title)}{trust_mark(record)}"
     if with_body and record.body.strip() and record.body.strip() != record.title:
-        body = " ".join(record.body.split())
+        body = " ".join(unfence(record.body).split())
         if len(body) > RECORD_LINE_CHARS:
             body = body[: RECORD_LINE_CHARS - 1].rsplit(" ", 1)[0] + "…"
         text += f": {body}"
@@ -64,7 +65,7 @@ def profile_section(project_name: str, profile: Sequence[Record]) -> str:
     carries the same unconfirmed mark as an inferred handover."""
     lines = [f"## Project: {project_name}"]
     for record in sorted(profile, key=lambda item: item.key or item.title):
-        lines.append(f"- {record.title}{trust_mark(record)}: {' '.join(record.body.split())}")
+        lines.append(f"- {unfence(record.title)}{trust_mark(record)}: {' '.join(unfence(record.body).split())}")
     return "\n".join(lines)
 
 
@@ -95,27 +96,55 @@ def compose(
         ("profile", profile_section(project.name, profile), PROFILE_TOKENS),
     ]
     if snapshot:
-        sections.append(("snapshot", "## Before compaction\n" + snapshot, HANDOVER_TOKENS))
+        sections.append(("snapshot", "## Before compaction\n" + unfence(snapshot), HANDOVER_TOKENS))
     if decisions:
         sections.append(
             ("decisions", _list_section("Current decisions and conventions", decisions, stale_marks), DECISIONS_TOKENS)
         )
     if handover is not None:
-        sections.append(("handover", f"## Last handover{trust_mark(handover)}\n{handover.body}", HANDOVER_TOKENS))
+        sections.append(
+            ("handover", f"## Last handover{trust_mark(handover)}\n{unfence(handover.body)}", HANDOVER_TOKENS)
+        )
     if preferences:
         sections.append(("preferences", _list_section("Developer preferences", preferences), PREFERENCES_TOKENS))
-    sections.append(("mcp", MCP_HINT, MCP_HINT_TOKENS))
+    ours: list[tuple[str, str, int]] = [("mcp", MCP_HINT, MCP_HINT_TOKENS)]
     if stale_line:
-        sections.append(("stale", stale_line, DRIFT_TOKENS))
+        ours.append(("stale", stale_line, DRIFT_TOKENS))
     if drift_candidates >= 2:
-        sections.append(
+        ours.append(
             (
                 "drift",
                 f"CLAUDE.md is behind the store on {drift_candidates} points: `agentctx sync` shows the diff.",
                 DRIFT_TOKENS,
             )
         )
-    return fit_sections(sections, budget)
+    return fenced(sections, ours, budget)
+
+
+def fenced(data: Sequence[tuple[str, str, int]], ours: Sequence[tuple[str, str, int]], budget: Budget) -> str:
+    """The digest's text: the sections made of records (`data`, their text already escaped by
+    `fence.unfence`) inside one `DIGEST_OPEN` … `DIGEST_CLOSE` element that says they are data,
+    then agentctx's own lines (`ours`), each section held to its cap and the whole to `budget`.
+    Records come first, as before: what does not fit is cut from the bottom, and the fence is
+    never cut (its two lines are counted before the sections are fitted)."""
+    frame = f"{DIGEST_OPEN}\n\n{DIGEST_CLOSE}"
+    inner = fit_sections(
+        data, Budget(tokens=budget.tokens - estimate_tokens(frame) - 4, chars=budget.chars - len(frame))
+    )
+    text = f"{DIGEST_OPEN}\n{inner}\n{DIGEST_CLOSE}"
+    room = Budget(tokens=budget.tokens - estimate_tokens(text) - 4, chars=budget.chars - len(text) - 2)
+    rest = fit_sections(ours, room) if room.tokens > 40 and room.chars > 100 else ""
+    joined = f"{text}\n\n{rest}" if rest else text
+    return joined if budget.allows(joined) else text
+
+
+def split_fence(text: str) -> tuple[str, str]:
+    """(the record sections inside a digest's fence, the lines after it); a digest written
+    before the fence existed is all records."""
+    if not text.startswith(DIGEST_OPEN):
+        return text, ""
+    inner, _, rest = text[len(DIGEST_OPEN) :].partition(DIGEST_CLOSE)
+    return inner.strip("\n"), rest.strip("\n")
 
 
 def cheap_ranking(store: Store, project: Project, *, limit: int = 40) -> list[Record]:
@@ -190,7 +219,10 @@ def read(project_id: str) -> tuple[str, DigestInfo] | None:
         tokens=int(meta.get("tokens", 0)),
         sha256=str(meta.get("sha256", "")),
     )
-    return truncate(text, SESSION_START), info
+    if not SESSION_START.allows(text):  # cut inside the fence, so its closing line stays
+        inner, ours = split_fence(text)
+        text = fenced([("records", inner, SESSION_START.tokens)], [("ours", ours, MCP_HINT_TOKENS)], SESSION_START)
+    return text, info
 
 
 def write(project_id: str, text: str, *, kind: str) -> DigestInfo:

@@ -12,6 +12,16 @@ clone shares it), a changed block supersedes the record it names, a deleted bloc
 record. When two people supersede the same record on two branches, both successors stay
 current: two heads (`heads_conflicts`), shown by `agentctx status` and `agentctx team status`
 until someone keeps one (`resolve_heads`).
+
+The file is a repository's, so anyone's: an import may change only records that came from the
+team file or that this user exported to it (`_may_change`: listed in the last sync, or written
+by an import; current, explicit, not pinned, of a team type). A block that names any other
+record — a preference, a pinned or inferred record, another project's — changes nothing: it
+becomes an unconfirmed record for `agentctx review` (`TeamReport.review`). The file is read
+only when neither `.agentctx` nor `context.md` is a symbolic link, as a regular file of at
+most `MAX_TEAM_BYTES` holding at most `MAX_TEAM_BLOCKS` blocks, UTF-8 (a byte-order mark is
+accepted); a file with text but no block retires nothing. Records, the rewritten file and the
+sync are one transaction: a failure (a full disk) leaves the store as it was.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store.bounded import Refused, read_repo_text, refuse_links
 from agentctx_store.errors import ValidationError
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.projects import Project
@@ -36,6 +47,8 @@ from agentctx_store.upkeep.team_state import TEAM_FILE, load_state, save_state
 from agentctx_store.upkeep.transfer import ImportItem, import_items
 
 __all__ = [
+    "MAX_TEAM_BLOCKS",
+    "MAX_TEAM_BYTES",
     "TEAM_FILE",
     "TEAM_TYPES",
     "TeamBlock",
@@ -50,6 +63,10 @@ __all__ = [
 ]
 
 TEAM_TYPES = ("decision", "convention", "discovery")
+# A team file is written by people, for the few hundred rules a team keeps: past these it is
+# not one (docs/team.md, "Limits").
+MAX_TEAM_BYTES = 5_000_000
+MAX_TEAM_BLOCKS = 5_000
 HEADINGS = {"decision": "Decisions", "convention": "Conventions", "discovery": "Discoveries"}
 _BY_HEADING = {heading.lower(): kind for kind, heading in HEADINGS.items()}
 HEADER = (
@@ -90,6 +107,9 @@ class TeamReport:
     retired: list[str] = field(default_factory=list[str])
     unchanged: list[str] = field(default_factory=list[str])
     conflicts: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])  # (record, second head)
+    # (the record a block would have changed, the unconfirmed record kept for review instead)
+    review: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    kept: list[str] = field(default_factory=list[str])  # deleted from the file, but not the team's to retire
     withheld: int = 0
 
 
@@ -163,23 +183,47 @@ def _predecessors(store: Store, record_ids: Sequence[str]) -> dict[str, str]:
 
 
 def export_team(store: Store, project: Project, root: Path, *, is_secret: SecretCheck | None = None) -> TeamReport:
-    """Write `<root>/.agentctx/context.md` from the store (only when its text changes)."""
+    """Write `<root>/.agentctx/context.md` from the store (only when its text changes).
+
+    Raises:
+        ValidationError: `.agentctx` or the file is a symbolic link (nothing written).
+    """
+    records, withheld = _write_team(store, project, root, is_secret=is_secret)
+    save_state(project.project_id, str(root), [record.record_id for record in records])
+    return TeamReport(unchanged=[record.record_id for record in records], withheld=withheld)
+
+
+def _write_team(
+    store: Store, project: Project, root: Path, *, is_secret: SecretCheck | None = None
+) -> tuple[list[Record], int]:
+    """Render and write the file; (the records it holds, how many were withheld)."""
     from agentctx_store.upkeep.files import atomic_write
 
+    target = Path(_checked(root, TEAM_FILE))
+    attributes = Path(_checked(root, str(Path(TEAM_FILE).parent / ".gitattributes")))
     records, withheld = team_records(store, project, is_secret=is_secret)
     text = render_team(store, project, records)
-    target = root / TEAM_FILE
     try:
-        current = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        current = read_repo_text(root, TEAM_FILE, limit=MAX_TEAM_BYTES)
+    except Refused:
         current = None
     if current != text:
         atomic_write(target, text)
-    attributes = target.parent / ".gitattributes"
     if not attributes.exists():  # ours, beside the file: never the repository's own
         atomic_write(attributes, GITATTRIBUTES)
-    save_state(project.project_id, str(root), [record.record_id for record in records])
-    return TeamReport(unchanged=[record.record_id for record in records], withheld=withheld)
+    return records, withheld
+
+
+def _checked(root: Path, path: str) -> str:
+    """`root / path` when no part of it is a symbolic link (`bounded.refuse_links`).
+
+    Raises:
+        ValidationError: one is.
+    """
+    try:
+        return refuse_links(root, path)
+    except Refused as exc:
+        raise ValidationError(str(exc)) from None
 
 
 # -- parsing -------------------------------------------------------------------------------
@@ -279,19 +323,56 @@ def _stored(store: Store, record_id: str) -> Record | None:
     return row_to_record(row) if row is not None else None
 
 
-def import_team(store: Store, project: Project, root: Path, *, is_secret: SecretCheck | None = None) -> TeamReport:
-    """Bring the file's edits into the store (one transaction), then write the file again from
-    the store so it names the new ids (a hand-written block gets its id) and remember it as synced.
+def read_team(root: Path) -> str:
+    """The team file's text, when it is one agentctx will read.
 
     Raises:
-        ValidationError: no team file, or a damaged block (nothing written).
+        ValidationError: no file; `.agentctx` or the file is a symbolic link, not a regular
+            file, over `MAX_TEAM_BYTES`, not UTF-8, or holds more than `MAX_TEAM_BLOCKS` blocks.
     """
-    path = root / TEAM_FILE
+    path = Path(_checked(root, TEAM_FILE))
+    if not path.exists():
+        raise ValidationError(f"No {TEAM_FILE} in {root}; run `agentctx team export` first, or pull it.")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValidationError(f"No {TEAM_FILE} in {root}; run `agentctx team export` first, or pull it.") from None
+        text = read_repo_text(root, TEAM_FILE, limit=MAX_TEAM_BYTES)
+    except Refused as exc:
+        raise ValidationError(str(exc)) from None
+    blocks = text.count("\n### ") + text.startswith("### ")
+    if blocks > MAX_TEAM_BLOCKS:
+        raise ValidationError(
+            f"{TEAM_FILE}: refused, {blocks:,} blocks is over the {MAX_TEAM_BLOCKS:,}-block limit; nothing imported."
+        )
+    return text
+
+
+def _has_text(text: str) -> bool:
+    """Whether the file holds anything but what an export of no records writes (its title, the
+    header comment, section headings): text that should have parsed into blocks."""
+    for line in text.replace("\r\n", "\n").split("\n"):
+        line = line.strip()
+        if line and line not in ("# Team context", HEADER) and not line.startswith("## "):
+            return True
+    return False
+
+
+def import_team(store: Store, project: Project, root: Path, *, is_secret: SecretCheck | None = None) -> TeamReport:
+    """Bring the file's edits into the store, then write the file again from the store so it
+    names the new ids (a hand-written block gets its id) and remember it as synced — one
+    transaction: when any of it fails, the store is as it was.
+
+    A block may change only a record `_may_change` allows; one that names any other record is
+    kept as an unconfirmed record for review, and a deleted block retires only such a record.
+
+    Raises:
+        ValidationError: no team file, one agentctx will not read (`read_team`), a damaged
+            block, or text but no block at all (nothing written).
+    """
+    text = read_team(root)
     blocks = parse_team(text)
+    if not blocks and _has_text(text):
+        raise ValidationError(
+            f"{TEAM_FILE}: no agentctx block in it (is it the team file?); nothing imported, nothing retired."
+        )
     saved_ids = load_state(project.project_id).get("ids")
     synced = {str(value) for value in saved_ids} if is_array(saved_ids) else set[str]()
     report = TeamReport()
@@ -299,16 +380,16 @@ def import_team(store: Store, project: Project, root: Path, *, is_secret: Secret
     with store.transaction() as conn:
         for block in blocks:
             stored = _stored(store, block.record_id) if block.record_id else None
-            if stored is not None and stored.project_id != project.project_id:
-                raise ValidationError(f"Line {block.line}: record {stored.record_id} belongs to another project.")
             if block.record_id is not None:
                 in_file.add(block.record_id)
             if stored is None:
                 new_id = block.record_id or new_ulid()
-                _create(store, project, block, new_id, report)
+                _create(store, project, block, new_id, report, synced)
                 in_file.add(new_id)
             elif (stored.title, stored.body, stored.type) == (block.title, block.body, block.type):
                 report.unchanged.append(stored.record_id)
+            elif not _may_change(store, stored, project, synced, current=False):
+                _for_review(store, project, block, stored.record_id, report)
             elif stored.superseded_at is None:
                 new_id = new_ulid()
                 import_items(store, project, [_item(block, new_id, supersedes=stored.record_id)])
@@ -322,30 +403,87 @@ def import_team(store: Store, project: Project, root: Path, *, is_secret: Secret
                 in_file.add(new_id)
         for record_id in sorted(synced - in_file):
             stored = _stored(store, record_id)
-            if stored is not None and stored.project_id == project.project_id and stored.superseded_at is None:
+            if stored is None or stored.superseded_at is not None:
+                continue
+            if _may_change(store, stored, project, synced):
                 retire(store, project, record_id)
                 report.retired.append(record_id)
-    exported = export_team(store, project, root, is_secret=is_secret)
+            else:
+                report.kept.append(record_id)
+        records, withheld = _write_team(store, project, root, is_secret=is_secret)  # inside: all or nothing
+    save_state(project.project_id, str(root), [record.record_id for record in records])
     return TeamReport(
         created=report.created,
         superseded=report.superseded,
         retired=report.retired,
         unchanged=report.unchanged,
         conflicts=report.conflicts,
-        withheld=exported.withheld,
+        review=report.review,
+        kept=report.kept,
+        withheld=withheld,
     )
 
 
-def _create(store: Store, project: Project, block: TeamBlock, new_id: str, report: TeamReport) -> None:
+def _may_change(store: Store, stored: Record, project: Project, synced: set[str], *, current: bool = True) -> bool:
+    """Whether the team file may supersede or retire `stored`: a record of this project that
+    came from the team file (an import wrote it) or that this user exported to it (the last
+    sync listed it, or, for an earlier version, its successor), still explicit, not pinned, of
+    a team type, and (with `current`) current. Anything else is private: the user's
+    preferences, pinned and inferred records, handovers, other projects' records."""
+    if not (
+        stored.project_id == project.project_id
+        and stored.scope == "project"
+        and stored.type in TEAM_TYPES
+        and stored.confidence == "explicit"
+        and not stored.pinned
+        and (not current or stored.superseded_at is None)
+    ):
+        return False
+    record: Record | None = stored
+    for _ in range(_CHAIN_STEPS):  # an earlier version: the team had it when its successor was exported
+        if record is None:
+            return False
+        if record.record_id in synced or record.source == "import":
+            return True
+        record = _stored(store, record.superseded_by) if record.superseded_by else None
+    return False
+
+
+_CHAIN_STEPS = 50
+
+
+def _for_review(store: Store, project: Project, block: TeamBlock, target: str, report: TeamReport) -> None:
+    """A block that would change a private record: its text kept as a new unconfirmed record
+    (`agentctx review` lists it), the record itself untouched; once, however often the same
+    file is imported."""
+    row = store.conn.execute(
+        """SELECT id FROM records WHERE project_id = ? AND type = ? AND title = ? AND body = ?
+           AND source = 'import' AND confidence = 'inferred' AND superseded_at IS NULL LIMIT 1""",
+        (project.project_id, block.type, block.title, block.body),
+    ).fetchone()
+    if row is not None:
+        report.review.append((target, row[0]))
+        return
+    new_id = new_ulid()
+    import_items(store, project, [_item(block, new_id, confidence="inferred", valid_from=False)])
+    report.review.append((target, new_id))
+
+
+def _create(
+    store: Store, project: Project, block: TeamBlock, new_id: str, report: TeamReport, synced: set[str]
+) -> None:
     """A block the store does not know: a teammate's record, or one written by hand."""
     old = _stored(store, block.supersedes) if block.supersedes else None
-    if old is not None and old.project_id == project.project_id and old.superseded_at is None:
+    if old is not None and not _may_change(store, old, project, synced, current=False):
+        _for_review(store, project, block, old.record_id, report)
+        return
+    if old is not None and old.superseded_at is None:
         import_items(store, project, [_item(block, new_id, supersedes=old.record_id)])
         report.superseded.append((old.record_id, new_id))
         return
     import_items(store, project, [_item(block, new_id)])
     report.created.append(new_id)
-    if old is not None and old.project_id == project.project_id and old.superseded_by != new_id:
+    if old is not None and old.superseded_by != new_id:
         _edge(store.conn, new_id, old.record_id)  # it was already superseded by another: two heads
         report.conflicts.append((old.record_id, new_id))
 
@@ -357,7 +495,14 @@ def _edge(conn: sqlite3.Connection, from_id: str, to_id: str) -> None:
     )
 
 
-def _item(block: TeamBlock, record_id: str, *, supersedes: str | None = None) -> ImportItem:
+def _item(
+    block: TeamBlock,
+    record_id: str,
+    *,
+    supersedes: str | None = None,
+    confidence: str = "explicit",
+    valid_from: bool = True,
+) -> ImportItem:
     return ImportItem(
         line=block.line,
         ref=record_id,
@@ -365,8 +510,8 @@ def _item(block: TeamBlock, record_id: str, *, supersedes: str | None = None) ->
         type=block.type,
         title=block.title,
         body=block.body,
-        confidence="explicit",
-        valid_from=block.valid_from if supersedes is None else None,
+        confidence=confidence,
+        valid_from=block.valid_from if supersedes is None and valid_from else None,
         supersedes=(supersedes,) if supersedes else (),
         source="import",
     )

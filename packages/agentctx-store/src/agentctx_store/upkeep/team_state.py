@@ -42,14 +42,31 @@ def load_state(project_id: str) -> dict[str, object]:
     return data if is_object(data) else {}
 
 
+# The most `file_hash` reads: the import's own cap (`team.MAX_TEAM_BYTES`), and a byte more.
+MAX_HASHED_BYTES = 5_000_001
+
+
 def file_hash(path: str) -> str | None:
+    """The sha256 of a regular file (never a FIFO or a device: SessionStart calls this), or
+    None when it is missing, unreadable, or not a regular file."""
     import hashlib
 
+    from agentctx_store.bounded import read_regular
+
+    data = read_regular(path, limit=MAX_HASHED_BYTES)
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _linked(root: str) -> bool:
+    """Whether `.agentctx` or the team file is a symbolic link: agentctx neither reads nor
+    writes through one (`team import` says so in one line)."""
+    from agentctx_store.bounded import Refused, refuse_links
+
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
-        return None
+        refuse_links(root, TEAM_FILE)
+    except Refused:
+        return True
+    return False
 
 
 def save_state(project_id: str, root: str, ids: list[str]) -> None:
@@ -69,8 +86,11 @@ def save_state(project_id: str, root: str, ids: list[str]) -> None:
 
 
 def changed(root: str, project_id: str) -> bool:
-    """Whether the team file exists and differs from what this store last synced."""
+    """Whether the team file exists and differs from what this store last synced (a link, or
+    what is not a regular file, is never read: `team import` refuses it)."""
     path = team_path(root)
+    if _linked(root):
+        return False
     try:
         stat = os.stat(path)
     except OSError:

@@ -46,7 +46,9 @@ def _show(record: Record, index: int, total: int) -> None:
 
 def review_cmd(
     everything: bool = typer.Option(
-        False, "--all", help="Every unconfirmed record, not only what session-end extraction wrote."
+        False,
+        "--all",
+        help="Every unconfirmed record, not only what session-end extraction wrote and team blocks kept for review.",
     ),
     limit: int | None = typer.Option(
         None, "--limit", "-n", min=1, help="At most this many records.", show_default=False

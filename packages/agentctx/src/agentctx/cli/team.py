@@ -64,19 +64,44 @@ def export_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
     typer.echo("Commit it with your code; teammates run `agentctx team import` after pulling.")
 
 
+def _out_of_space(exc: BaseException) -> bool:
+    """Whether a write failed for want of room: a full disk, a quota, a file-size limit."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.Error) and ("full" in text or "disk i/o" in text)
+
+
 @team_app.command("import")
 def import_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
-    """Take the file's edits: new blocks become records, changed ones supersede, deleted ones retire."""
+    """Take the file's edits: new blocks become records, changed ones supersede, deleted ones retire.
+    A block may change only records that came from the team file or that you exported to it;
+    one that would change any other record waits in `agentctx review` instead."""
+    import sqlite3
+
     target = project_for(project)
     root = _root(target)
-    with open_store() as store:
-        report = team.import_team(store, target, root, is_secret=is_secret)  # rewrites the file with the new ids
+    try:
+        with open_store() as store:
+            report = team.import_team(store, target, root, is_secret=is_secret)  # rewrites the file with the new ids
+    except (OSError, sqlite3.Error) as exc:
+        if not _out_of_space(exc):
+            raise
+        raise AgentctxError(
+            f"team import stopped: no disk space left for the store or {team.TEAM_FILE} ({exc}); "
+            "nothing was imported. Free some space and run it again."
+        ) from None
     summary = {
         "created": len(report.created),
         "superseded": len(report.superseded),
         "retired": len(report.retired),
         "unchanged": len(report.unchanged),
         "conflicts": [{"record": old, "second_head": new} for old, new in report.conflicts],
+        "review": [{"record": old, "kept_as": new} for old, new in report.review],
+        "kept": report.kept,
     }
     if json:
         print_json(summary)
@@ -87,6 +112,13 @@ def import_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
     )
     for old, new in report.conflicts:
         typer.echo(f"Two heads: {old} was superseded twice (now also by {new}); see `agentctx team status`.")
+    for old, new in report.review:
+        typer.echo(
+            f"Not changed: a block would change your record {old}, which is not the team file's; "
+            f"kept as {new} for `agentctx review`."
+        )
+    for old in report.kept:
+        typer.echo(f"Not retired: {old} left the file but is not the team file's to retire.")
 
 
 @team_app.command("status")
@@ -118,12 +150,20 @@ def resolve_cmd(
 
 
 def team_lines(store: Any, target: Project, root: Path) -> dict[str, Any]:
+    from agentctx_store.bounded import Refused, refuse_links
+
     path = root / team.TEAM_FILE
     exists = path.exists()
     changed = exists and team_state.changed(str(root), target.project_id)
     conflicts = team.heads_conflicts(store, target)
+    try:
+        refuse_links(root, team.TEAM_FILE)
+        linked = ""
+    except Refused as exc:  # never read through: say why, not "in step"
+        linked = str(exc)
     lines = [
-        f"{path}: "
+        linked
+        or f"{path}: "
         + (
             "absent (`agentctx team export` writes it)"
             if not exists
