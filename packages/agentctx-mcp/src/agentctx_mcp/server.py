@@ -27,6 +27,7 @@ from typing import Any
 import pydantic
 from agentctx_store import paths
 from agentctx_store.errors import AgentctxError, NotHeadError, StoreError, ValidationError
+from agentctx_store.fence import unfence
 from agentctx_store.projects import Project, resolve_project
 from agentctx_store.records import RecordType, Scope, check_type
 from agentctx_store.store import Store
@@ -81,8 +82,12 @@ def note_client(store: Store, project: Project, session_id: str | None) -> None:
 
 
 def text_result(value: str | dict[str, Any]) -> CallToolResult:
+    """A tool's answer as one text block. Every answer passes through `fence.unfence` here, so no
+    field of any tool (a profile value read from the repository, a CLAUDE.md diff, a rationale, an
+    anchor) can open or close a tag in front of the model; JSON's own syntax holds no `<`, and the
+    escaping is idempotent, so fields the tools escaped already are unchanged."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)])
+    return CallToolResult(content=[TextContent(type="text", text=unfence(text))])
 
 
 def error_result(message: str, *, degraded: str | None = None, **extra: Any) -> CallToolResult:
@@ -92,7 +97,7 @@ def error_result(message: str, *, degraded: str | None = None, **extra: Any) -> 
         payload["degraded"] = degraded
     payload.update({key: value for key, value in extra.items() if value is not None})
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))], is_error=True
+        content=[TextContent(type="text", text=unfence(json.dumps(payload, ensure_ascii=False)))], is_error=True
     )
 
 
