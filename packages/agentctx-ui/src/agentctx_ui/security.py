@@ -79,10 +79,10 @@ class GuardMiddleware:
         self.hosts = allowed_hosts(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":  # no route takes one; the same Host/Origin rule refuses it first
-            if refusal(scope, self.token, self.hosts) is not None:
-                await send({"type": "websocket.close", "code": 1008})
-                return
+        # no route takes a WebSocket; the same Host/Origin rule refuses a foreign one first
+        if scope["type"] == "websocket" and refusal(scope, self.token, self.hosts) is not None:
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
