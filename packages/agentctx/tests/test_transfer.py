@@ -280,3 +280,23 @@ def test_export_scope_project_leaves_out_global_records(cli, populated, project_
     assert populated["shared"]["id"] not in team and populated["pinned"]["id"] in team
     assert populated["shared"]["id"] in mine and populated["pinned"]["id"] not in mine
     assert cli("export", "--scope", "team", "--project", str(project_dir)).code == 1
+
+
+def test_a_fifo_or_an_oversize_file_is_refused_unread(
+    cli, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file to import may be anyone's: a FIFO would block the read forever, a huge file would
+    be read whole into memory. Both are one line, before a byte is read."""
+    import os
+
+    from agentctx.cli import transfer
+
+    fifo = tmp_path / "export.md"
+    os.mkfifo(fifo)
+    result = cli("import", str(fifo), "--project", str(project_dir))
+    assert result.code == 1 and "is not a regular file" in result.err and len(result.err.strip().splitlines()) == 1
+    monkeypatch.setattr(transfer, "MAX_IMPORT_BYTES", 1_000)
+    big = write_jsonl(tmp_path / "big.jsonl", ADR_LINES * 20)
+    result = cli("import", str(big), "--project", str(project_dir))
+    assert result.code == 1 and "over the 1,000-byte limit" in result.err
+    assert count(cli, project_dir) == 0

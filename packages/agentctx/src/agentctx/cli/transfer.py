@@ -115,19 +115,44 @@ def import_cmd(
     )
 
 
+MAX_IMPORT_BYTES = 50_000_000  # an export of ~25,000 full records; a larger file is refused unread
+
+
 def _read(file: Path) -> str:
-    try:
-        if str(file) == "-":
-            stdin = sys.stdin
-            data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
-        else:
-            data = file.expanduser().read_bytes()
-    except FileNotFoundError:
-        raise ValidationError(f"No such file {str(file)!r}; pass an `agentctx export` file or a JSONL file.") from None
-    except IsADirectoryError:
-        raise ValidationError(f"{str(file)!r} is a directory; pass a Markdown or JSONL file.") from None
-    except OSError as exc:
-        raise ValidationError(f"Cannot read {str(file)!r} ({exc.strerror}).") from None
+    """The text of the file to import, read bounded: a FIFO, a device or a file over
+    `MAX_IMPORT_BYTES` is refused in one line before it is read (docs/threat-model.md)."""
+    import stat
+
+    from agentctx_store.bounded import read_regular
+
+    if str(file) == "-":
+        stdin = sys.stdin
+        data = stdin.buffer.read(MAX_IMPORT_BYTES + 1) if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
+    else:
+        path = file.expanduser()
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            raise ValidationError(
+                f"No such file {str(file)!r}; pass an `agentctx export` file or a JSONL file."
+            ) from None
+        except OSError as exc:
+            raise ValidationError(f"Cannot read {str(file)!r} ({exc.strerror}).") from None
+        if stat.S_ISDIR(info.st_mode):
+            raise ValidationError(f"{str(file)!r} is a directory; pass a Markdown or JSONL file.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ValidationError(f"{str(file)!r} is not a regular file (a FIFO, socket or device); pass a file.")
+        if info.st_size > MAX_IMPORT_BYTES:
+            raise ValidationError(
+                f"{str(file)!r} is {info.st_size:,} bytes, over the {MAX_IMPORT_BYTES:,}-byte limit of one import; "
+                "split it."
+            )
+        read = read_regular(str(path), limit=MAX_IMPORT_BYTES + 1)
+        if read is None:
+            raise ValidationError(f"Cannot read {str(file)!r}; check that it is a file you may read.")
+        data = read
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ValidationError(f"{str(file)!r} is over the {MAX_IMPORT_BYTES:,}-byte limit of one import; split it.")
     try:
         return data.decode("utf-8-sig")  # bytes, not text mode: bodies keep their exact line endings
     except UnicodeDecodeError as exc:
