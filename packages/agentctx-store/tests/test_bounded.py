@@ -128,3 +128,24 @@ def test_regular_lines_of_a_sparse_2_gb_file_stop_at_the_limit(tmp_path: Path) -
         handle.truncate(2 << 30)
     lines = list(regular_lines(str(huge), limit=4 << 20, line_limit=1 << 20))
     assert lines == [b"\x00" * (1 << 20)]  # one over-long line of NULs, cut; 4 MB read, not 2 GB
+
+
+def test_read_file_says_why_it_refuses(repo: Path) -> None:
+    from agentctx_store.bounded import Unreadable, read_file
+
+    os.mkfifo(repo / "fifo")
+    (repo / "big").write_bytes(b"x" * 11)
+    (repo / "link").symlink_to("AGENTS.md")
+    assert read_file(repo / "AGENTS.md", limit=100) == b"rules\n"
+    assert read_file(repo / "link", limit=100) == b"rules\n"
+    cases = {"missing": repo / "nope", "folder": repo / "docs", "special": repo / "fifo", "too large": repo / "big"}
+    for why, path in cases.items():
+        with pytest.raises(Unreadable) as refused:
+            read_file(path, limit=10)
+        assert refused.value.why == why
+    with pytest.raises(Unreadable) as refused:
+        read_file(repo / "big", limit=10)
+    assert refused.value.size == 11
+    with pytest.raises(Unreadable) as refused:
+        read_file(repo / "link", limit=100, follow=False)
+    assert refused.value.why == "unreadable"

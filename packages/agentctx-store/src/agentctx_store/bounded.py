@@ -126,6 +126,50 @@ def real_path(root: StrPath, path: StrPath) -> str:
     return full
 
 
+class Unreadable(Refused):
+    """`read_file`'s refusal: `why` is `missing`, `folder`, `special` (a FIFO, socket or
+    device), `too large` (`size` then says how large, when known) or `unreadable` (`detail`
+    then says why); each caller words the line for its own file."""
+
+    def __init__(self, path: str, why: str, *, size: int = 0, detail: str = "") -> None:
+        super().__init__(f"{path}: {why}{f' ({detail})' if detail else ''}")
+        self.why, self.size, self.detail = why, size, detail
+
+
+def read_file(path: StrPath, *, limit: int, follow: bool = True) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them: opened without blocking
+    (a FIFO would wait for a writer), checked with `fstat` before a byte is read, a larger file
+    refused unread. `follow=False` refuses a link in the last part of the path.
+
+    Raises:
+        Unreadable: missing, a folder, not a regular file, over `limit`, or unreadable.
+    """
+    text = os.fspath(path)
+    try:
+        descriptor = os.open(text, _FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0)))
+    except FileNotFoundError:
+        raise Unreadable(text, "missing") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise Unreadable(text, "unreadable", detail=detail) from None
+    try:
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise Unreadable(text, "folder")
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable(text, "special")
+        if info.st_size > limit:
+            raise Unreadable(text, "too large", size=info.st_size)
+        data = _read(descriptor, limit + 1)
+    except OSError as exc:
+        raise Unreadable(text, "unreadable", detail=exc.strerror or str(exc)) from None
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:  # it grew while we read it
+        raise Unreadable(text, "too large")
+    return data
+
+
 def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE) -> bytes:
     """The bytes of a file of the repository at `root`: a regular file of at most `limit` bytes
     whose real path is inside the repository.
@@ -134,27 +178,18 @@ def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE)
         Refused: outside the tree, not a regular file, over `limit`, or unreadable.
     """
     shown = _shown(root, path)
-    full = real_path(root, path)
     try:
-        descriptor = os.open(full, _FLAGS | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        raise Refused(f"{shown}: skipped, it does not exist") from None
-    except OSError as exc:
-        raise Refused(f"{shown}: skipped, cannot be read ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"{shown}: skipped, not a regular file")
-        if info.st_size > limit:
-            raise Refused(f"{shown}: skipped, {info.st_size:,} bytes is over the {limit:,}-byte limit")
-        data = _read(descriptor, limit + 1)
-    except OSError as exc:
-        raise Refused(f"{shown}: skipped, cannot be read ({exc.strerror or exc})") from None
-    finally:
-        os.close(descriptor)
-    if len(data) > limit:  # it grew while we read it
-        raise Refused(f"{shown}: skipped, over the {limit:,}-byte limit")
-    return data
+        return read_file(real_path(root, path), limit=limit, follow=False)
+    except Unreadable as exc:
+        reason = {
+            "missing": "it does not exist",
+            "folder": "not a regular file",
+            "special": "not a regular file",
+            "too large": f"{exc.size:,} bytes is over the {limit:,}-byte limit"
+            if exc.size
+            else f"over the {limit:,}-byte limit",
+        }.get(exc.why, f"cannot be read ({exc.detail})")
+        raise Refused(f"{shown}: skipped, {reason}") from None
 
 
 def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE) -> str:

@@ -81,22 +81,18 @@ def read_text(path: Path) -> str | None:
     """
     target = real(path)
     try:
-        info = os.stat(target)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ConfigFileError(f"{path}: cannot be read ({exc.strerror}); check its permissions. {UNCHANGED}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ConfigFileError(f"{path}: is a folder, not a file; move it aside, then run again. {UNCHANGED}")
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigFileError(f"{path}: not a regular file; replace it with a file, then run again. {UNCHANGED}")
-    if info.st_size > MAX_CONFIG:
-        raise ConfigFileError(f"{path}: {info.st_size:,} bytes is over the {MAX_CONFIG:,}-byte limit. {UNCHANGED}")
-    data = bounded.read_regular(str(target), limit=MAX_CONFIG + 1)
-    if data is None:
-        raise ConfigFileError(f"{path}: cannot be read; check its permissions (`chmod u+r {target}`). {UNCHANGED}")
-    if len(data) > MAX_CONFIG:
-        raise ConfigFileError(f"{path}: over the {MAX_CONFIG:,}-byte limit. {UNCHANGED}")
+        data = bounded.read_file(target, limit=MAX_CONFIG)
+    except bounded.Unreadable as exc:
+        if exc.why == "missing":
+            return None
+        reason = {
+            "folder": "is a folder, not a file; move it aside, then run again.",
+            "special": "not a regular file; replace it with a file, then run again.",
+            "too large": f"{exc.size:,} bytes is over the {MAX_CONFIG:,}-byte limit."
+            if exc.size
+            else f"over the {MAX_CONFIG:,}-byte limit.",
+        }.get(exc.why, f"cannot be read ({exc.detail}); check its permissions (`chmod u+r {target}`).")
+        raise ConfigFileError(f"{path}: {reason} {UNCHANGED}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -121,36 +121,24 @@ MAX_IMPORT_BYTES = 50_000_000  # an export of ~25,000 full records; a larger fil
 def _read(file: Path) -> str:
     """The text of the file to import, read bounded: a FIFO, a device or a file over
     `MAX_IMPORT_BYTES` is refused in one line before it is read (docs/threat-model.md)."""
-    import stat
-
-    from agentctx_store.bounded import read_regular
+    from agentctx_store import bounded
 
     if str(file) == "-":
         stdin = sys.stdin
         data = stdin.buffer.read(MAX_IMPORT_BYTES + 1) if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
     else:
-        path = file.expanduser()
         try:
-            info = path.stat()
-        except FileNotFoundError:
-            raise ValidationError(
-                f"No such file {str(file)!r}; pass an `agentctx export` file or a JSONL file."
-            ) from None
-        except OSError as exc:
-            raise ValidationError(f"Cannot read {str(file)!r} ({exc.strerror}).") from None
-        if stat.S_ISDIR(info.st_mode):
-            raise ValidationError(f"{str(file)!r} is a directory; pass a Markdown or JSONL file.")
-        if not stat.S_ISREG(info.st_mode):
-            raise ValidationError(f"{str(file)!r} is not a regular file (a FIFO, socket or device); pass a file.")
-        if info.st_size > MAX_IMPORT_BYTES:
-            raise ValidationError(
-                f"{str(file)!r} is {info.st_size:,} bytes, over the {MAX_IMPORT_BYTES:,}-byte limit of one import; "
-                "split it."
-            )
-        read = read_regular(str(path), limit=MAX_IMPORT_BYTES + 1)
-        if read is None:
-            raise ValidationError(f"Cannot read {str(file)!r}; check that it is a file you may read.")
-        data = read
+            data = bounded.read_file(file.expanduser(), limit=MAX_IMPORT_BYTES)
+        except bounded.Unreadable as exc:
+            name = repr(str(file))
+            size = f"{exc.size:,} bytes, " if exc.size else ""
+            reason = {
+                "missing": f"No such file {name}; pass an `agentctx export` file or a JSONL file.",
+                "folder": f"{name} is a directory; pass a Markdown or JSONL file.",
+                "special": f"{name} is not a regular file (a FIFO, socket or device); pass a file.",
+                "too large": f"{name} is {size}over the {MAX_IMPORT_BYTES:,}-byte limit of one import; split it.",
+            }.get(exc.why, f"Cannot read {name} ({exc.detail}).")
+            raise ValidationError(reason) from None
     if len(data) > MAX_IMPORT_BYTES:
         raise ValidationError(f"{str(file)!r} is over the {MAX_IMPORT_BYTES:,}-byte limit of one import; split it.")
     try:
