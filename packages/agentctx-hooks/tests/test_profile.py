@@ -84,3 +84,18 @@ def test_refresh_adds_keeps_and_supersedes_by_key(store: Store, project: Project
     history = store.history(project, current.record_id)
     assert [record.body.split(" ")[1] for record in history] == ["1.21", "1.22"]
     assert len(store.list_records(project, types=["profile"])) == 2
+
+
+def test_a_manifest_that_is_a_fifo_or_links_out_is_passed_over(tmp_path: Path) -> None:
+    """Detection reads the repository's manifests: a FIFO `pyproject.toml` would block the read,
+    a `package.json` linked out of the tree would read another file. Both are passed over."""
+    import os
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    os.mkfifo(root / "pyproject.toml")
+    outside = tmp_path / "package.json"
+    outside.write_text(json.dumps({"scripts": {"test": "outside-the-repo"}}), encoding="utf-8")
+    (root / "package.json").symlink_to(outside)
+    entries = detect(str(root))
+    assert "outside-the-repo" not in json.dumps([entry.body for entry in entries])

@@ -307,3 +307,26 @@ def test_write_scores_stores_the_derived_drift_score(store: Store, tmp_path: Pat
     assert score[ids["sentry"]] > 1 - drift.STATED_THRESHOLD
     assert score[ids["pnpm"]] <= 1 - drift.STATED_THRESHOLD
     assert score[ids["inferred"]] == 0.0
+
+
+def test_a_claude_md_linked_out_of_the_repository_is_not_read_and_never_written_through(
+    tmp_path: Path,
+) -> None:
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    secret = tmp_path / "id_rsa"
+    secret.write_text("- Use PRIVATE KEY material from outside\n", encoding="utf-8")
+    (root / "CLAUDE.md").symlink_to(secret)
+    assert drift.read_claude_files(root) == {}
+    (root / "CLAUDE.md").unlink()
+    (root / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
+    (root / "CLAUDE.md").symlink_to("AGENTS.md")  # inside the tree: read by its target
+    assert list(drift.read_claude_files(root).values()) == ["# Rules\n"]
+    report = drift.DriftReport(
+        project_id="p", root=root, files={root / "CLAUDE.md": "# Rules\n"}, target=root / "CLAUDE.md"
+    )
+    report.proposed[root / "CLAUDE.md"] = "# Rules\n\n- new\n"
+    with pytest.raises(ValidationError, match="symbolic link"):
+        drift.apply(report)
+    assert (root / "AGENTS.md").read_text(encoding="utf-8") == "# Rules\n"

@@ -329,3 +329,29 @@ def test_a_root_that_is_not_a_folder_checks_nothing(store: Store, project: Proje
     for elsewhere in (Project(project_id=project.project_id, root=".", name="x"),
                       Project(project_id=project.project_id, root=str(root / "gone"), name="x")):  # fmt: skip
         assert check(store, elsewhere, [fact.record_id]) == {} and scan(store, elsewhere) == []
+
+
+def test_an_anchored_file_swapped_for_a_fifo_or_a_link_out_is_never_read(
+    store: Store, project: Project, add: AddRecord, root: Path, tmp_path: Path
+) -> None:
+    """A checkout is anyone's: the file an anchor points at may become a FIFO (reading it would
+    hang the prompt hook) or a link to a file outside the repository (its text would be hashed,
+    and re-verification would send it to a model). Neither is opened; neither counts as fresh."""
+    from agentctx_store.upkeep.reverify import evidence
+    from agentctx_store.upkeep.stale import scan
+
+    fifo = add("Retries live in worker/retry.py")
+    linked = add("Tests run with make test")
+    anchor_record(store, project, fifo.record_id, ["worker/retry.py:retry"])
+    anchor_record(store, project, linked.record_id, ["Makefile"])
+    secret = tmp_path / "outside-secret"
+    secret.write_text("AWS_SECRET=outside the repository\n")
+    (root / "worker" / "retry.py").unlink()
+    os.mkfifo(root / "worker" / "retry.py")
+    (root / "Makefile").unlink()
+    (root / "Makefile").symlink_to(secret)
+    found = check(store, project, [fifo.record_id, linked.record_id])  # returns: the FIFO is not opened
+    assert linked.record_id in found and found[linked.record_id].changed == ["Makefile"]
+    for item in scan(store, project):
+        for shown in evidence(project, item):
+            assert shown.text is None or "outside the repository" not in shown.text

@@ -27,12 +27,14 @@ if TYPE_CHECKING:
     StrPath = str | PathLike[str]
 
 MAX_REPO_FILE = 1_000_000  # bytes: one ADR, one instruction file (docs/threat-model.md)
+MAX_SOURCE_FILE = 8_000_000  # bytes: a source file an anchor points into (a range of a large file)
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _BOM = b"\xef\xbb\xbf"
 
 
-class Refused(Exception):
-    """A file agentctx will not read or write; `str()` is the one line to show the user."""
+class Refused(OSError):
+    """A file agentctx will not read or write; `str()` is the one line to show the user. An
+    `OSError`, so a reader that already passes over a file it cannot read passes over this one."""
 
 
 def read_regular(path: str, *, limit: int, from_end: bool = False, offset: int = 0) -> bytes | None:
@@ -135,6 +137,9 @@ class Unreadable(Refused):
         super().__init__(f"{path}: {why}{f' ({detail})' if detail else ''}")
         self.why, self.size, self.detail = why, size, detail
 
+    def __str__(self) -> str:
+        return str(self.args[0])
+
 
 def read_file(path: StrPath, *, limit: int, follow: bool = True) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them: opened without blocking
@@ -161,6 +166,8 @@ def read_file(path: StrPath, *, limit: int, follow: bool = True) -> bytes:
         if info.st_size > limit:
             raise Unreadable(text, "too large", size=info.st_size)
         data = _read(descriptor, limit + 1)
+    except Unreadable:
+        raise
     except OSError as exc:
         raise Unreadable(text, "unreadable", detail=exc.strerror or str(exc)) from None
     finally:
@@ -192,8 +199,9 @@ def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE)
         raise Refused(f"{shown}: skipped, {reason}") from None
 
 
-def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE) -> str:
-    """`read_repo_bytes` decoded as UTF-8 (a leading byte-order mark is dropped).
+def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE, errors: str = "strict") -> str:
+    """`read_repo_bytes` decoded as UTF-8 (a leading byte-order mark is dropped); `errors` as
+    for `bytes.decode` (`replace` for source files whose text is only hashed or shown).
 
     Raises:
         Refused: as `read_repo_bytes`, or the bytes are not UTF-8.
@@ -202,7 +210,7 @@ def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE) 
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
         raise Refused(f"{_shown(root, path)}: skipped, not UTF-8 text (byte {exc.start:,} is not)") from None
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store.bounded import Refused
 from agentctx_store.errors import ValidationError
 
 TYPE_CHECKING = False
@@ -191,15 +192,23 @@ def anchored_text(text: str, line_start: int | None, line_end: int | None, symbo
     return text
 
 
-def _read(full: str) -> str:
-    with open(full, encoding="utf-8", errors="replace") as handle:
-        return handle.read()
+def _read(root: str, path: str) -> str:
+    """An anchored file's text: a regular file inside the project's real tree, bounded
+    (`bounded.read_repo_text`): a FIFO or a link out of the repository is an unreadable anchor,
+    never a hung prompt or another file's content.
+
+    Raises:
+        OSError: missing, unreadable, or refused (`bounded.Refused`).
+    """
+    from agentctx_store.bounded import MAX_SOURCE_FILE, read_repo_text
+
+    return read_repo_text(root, path, limit=MAX_SOURCE_FILE, errors="replace")
 
 
-def _digest(full: str, line_start: int | None, line_end: int | None, symbol: str | None) -> str | None:
+def _digest(root: str, path: str, line_start: int | None, line_end: int | None, symbol: str | None) -> str | None:
     from agentctx_store.upkeep.anchors import content_hash
 
-    covered = anchored_text(_read(full), line_start, line_end, symbol)
+    covered = anchored_text(_read(root, path), line_start, line_end, symbol)
     return None if covered is None else content_hash(covered)
 
 
@@ -225,7 +234,7 @@ def capture(root: str, spec: str) -> tuple[Anchor, int, int]:
     full = os.path.join(root, path)
     try:
         info = os.stat(full)
-        text = _read(full)
+        text = _read(root, path)
     except OSError as exc:
         raise ValidationError(
             f"Anchor {spec!r}: cannot read {path!r} under {root} ({exc.strerror or exc}); give a file of the project."
@@ -341,9 +350,11 @@ def anchor_state(
     if row.size == info.st_size and row.mtime_ns == info.st_mtime_ns:
         return None, info
     try:
-        digest = _digest(os.path.join(root, row.path), row.line_start, row.line_end, row.symbol)
+        digest = _digest(root, row.path, row.line_start, row.line_end, row.symbol)
     except (FileNotFoundError, NotADirectoryError):
         return MISSING, None
+    except Refused:  # now a FIFO, a link out of the tree, too large: not the text it was
+        return CHANGED, None
     except (OSError, UnicodeError):
         return None, None
     return (None if digest == row.content_hash else CHANGED), info

@@ -34,10 +34,13 @@ class ProfileEntry:
 
 
 def _read(root: str, name: str) -> str | None:
+    """A manifest of the repository (`pyproject.toml`, `package.json`, …), read bounded and only
+    inside its real tree (a FIFO or a link out of it is passed over)."""
+    from agentctx_store.bounded import read_repo_text
+
     try:
-        with open(os.path.join(root, name), encoding="utf-8") as handle:
-            return handle.read(512_000)
-    except (OSError, UnicodeDecodeError):
+        return read_repo_text(root, name, limit=512_000)
+    except OSError:  # missing, unreadable, over 512 KB, not UTF-8, or refused
         return None
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.bounded import Refused, read_repo_text, refuse_links
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
@@ -242,13 +243,15 @@ def _contradicted(
 
 
 def read_claude_files(root: Path) -> dict[Path, str]:
-    """The project's CLAUDE.md files that exist, root one first, with their text."""
+    """The project's CLAUDE.md files that exist, root one first, with their text: read bounded,
+    only inside the repository's real tree (a `CLAUDE.md` linked out of it is not read; `apply`
+    never writes through a link)."""
     files: dict[Path, str] = {}
     for name in CLAUDE_FILES:
         path = root / name
         try:
-            files[path] = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            files[path] = read_repo_text(root, name)
+        except OSError:  # missing, unreadable, not UTF-8, or refused (bounded.Refused)
             continue
     return files
 
@@ -331,8 +334,12 @@ def apply(drift: DriftReport) -> list[Path]:
     """
     for path in drift.proposed:
         try:
-            now = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            refuse_links(drift.root, path)
+        except Refused as exc:
+            raise ValidationError(f"{exc}; agentctx writes CLAUDE.md only as a file of its own.") from None
+        try:
+            now = read_repo_text(drift.root, path)
+        except OSError:
             now = None
         if now != drift.files.get(path):
             raise ValidationError(f"{str(path)!r} changed since the drift report was made; run `agentctx sync` again.")

@@ -91,15 +91,19 @@ class ReverifyReport:
 
 def evidence(project: Project, item: StaleRecord) -> list[Evidence]:
     """Each anchor of a stale record with its text now (cut to ANCHOR_TEXT_CHARS)."""
-    import os
+    from agentctx_store.bounded import MAX_SOURCE_FILE, read_repo_text
 
     root = project.root
     found: list[Evidence] = []
     for anchor in item.anchors:
-        try:
-            with open(os.path.join(root, anchor.path), encoding="utf-8", errors="replace") as handle:
-                text = anchored_text(handle.read(), anchor.line_start, anchor.line_end, anchor.symbol)
-        except OSError:
+        try:  # bounded, inside the project's tree: this text is sent to a model
+            text = anchored_text(
+                read_repo_text(root, anchor.path, limit=MAX_SOURCE_FILE, errors="replace"),
+                anchor.line_start,
+                anchor.line_end,
+                anchor.symbol,
+            )
+        except OSError:  # missing, unreadable, or refused (bounded.Refused)
             text = None
         if text is not None and len(text) > ANCHOR_TEXT_CHARS:
             text = text[:ANCHOR_TEXT_CHARS] + "\n… (cut)"

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from agentctx_store.bounded import MAX_SOURCE_FILE, read_repo_bytes, read_repo_text
 from agentctx_store.errors import ValidationError
 from agentctx_store.freshness import (
     MISSING,
@@ -160,9 +161,8 @@ def anchor_from_mentions(store: Store, project: Project, record_ids: Iterable[st
             if name not in text and not (base != name and "." in base and len(base) >= 6 and base in text):
                 continue
             try:
-                with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
-                    content = handle.read()
-            except OSError:
+                content = read_repo_text(root, name, limit=MAX_SOURCE_FILE, errors="replace")
+            except OSError:  # missing, unreadable, or refused (a FIFO, a link out of the tree)
                 continue
             defined = [symbol for symbol in sorted(symbols) if symbol_block(content, symbol) is not None]
             specs += [f"{name}:{symbol}" for symbol in defined]
@@ -190,11 +190,8 @@ def find_symbol(root: str, symbol: str, *, skip: str | None = None) -> list[str]
             if relative == skip:
                 continue
             try:
-                if os.path.getsize(full) > 4 * WHOLE_FILE_BYTES:
-                    continue
-                with open(full, "rb") as handle:
-                    data = handle.read()
-            except OSError:
+                data = read_repo_bytes(root, full, limit=4 * WHOLE_FILE_BYTES)
+            except OSError:  # too large, unreadable, or refused (a FIFO, a link out of the tree)
                 continue
             if b"\0" in data[:1024] or name.encode() not in data:
                 continue
