@@ -78,7 +78,7 @@ def test_a_request_trickling_in_is_closed_at_the_deadline(
                 break
         closed_after = time.monotonic() - began
     assert b"did not arrive within" in answer
-    assert closed_after < 2.0
+    assert closed_after < 4.5  # the 0.6 s deadline, with a loaded machine's margin; unbounded it trickles 5 s
 
 
 def test_connection_threads_are_bounded_and_a_real_request_is_served_after_the_deadline(
@@ -91,7 +91,7 @@ def test_connection_threads_are_bounded_and_a_real_request_is_served_after_the_d
         began = time.monotonic()
         reply = ask(running.path, b'{"v": 1, "op": "ping"}')  # waits in the listen queue for a free thread
         assert reply.get("ok") is True
-        assert time.monotonic() - began < service.REQUEST_READ_S + 3
+        assert time.monotonic() - began < service.REQUEST_READ_S + 8
     finally:
         for sock in idle:
             sock.close()

@@ -94,4 +94,4 @@ def test_nobody_listening_still_fails_at_once(tmp_path: Path) -> None:
     began = time.monotonic()
     with pytest.raises(service_link.ServiceUnavailable, match="ConnectionRefusedError"):
         service_link.exchange(b"{}", timeout=2, path=path)
-    assert time.monotonic() - began < 0.5
+    assert time.monotonic() - began < 1.5  # at once: retrying would wait out the 2 s timeout
