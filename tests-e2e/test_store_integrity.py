@@ -431,11 +431,10 @@ def test_a_full_disk_is_one_line_that_says_so_and_loses_nothing(small_disk: Path
         assert done.returncode == 0, done.stderr
         kept[json.loads(done.stdout)["id"]] = f"Kept {n}"
     filler = small_disk / "filler"
-    with open(filler, "wb") as handle:  # fill the disk to the last byte
+    with open(filler, "wb", buffering=0) as handle:  # fill the disk to the last byte
         try:
             while True:
                 handle.write(b"\0" * 65536)
-                handle.flush()
         except OSError:
             pass
     failed = 0
@@ -458,3 +457,64 @@ def test_a_full_disk_is_one_line_that_says_so_and_loses_nothing(small_disk: Path
     finally:
         conn.close()
     assert all(titles.get(record_id) == title for record_id, title in kept.items())
+
+
+def _hook(env: dict[str, str], event: str, payload: dict[str, object]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(AGENTCTX), "hook", event],
+        input=json.dumps({**payload, "hook_event_name": event}),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and not done.stderr.strip(), done
+    return done
+
+
+def _captures(home: Path) -> list[str]:
+    folder = home / "spool"
+    return sorted(path.name for path in folder.glob("*.json*")) if folder.exists() else []
+
+
+def test_a_capture_made_on_a_disk_with_no_byte_left_waits_in_the_spool(small_disk: Path, env: dict[str, str]) -> None:
+    """The spool keeps a reserve: on a disk filled to the last byte, a PostToolUse capture gives
+    back a slice of it, waits, and reaches the store once there is room; the reserve is refilled."""
+    home = small_disk / "home"
+    project = small_disk / "proj"
+    (project / "src").mkdir(parents=True)
+    env = {**env, "AGENTCTX_HOME": str(home), "AGENTCTX_NO_SERVICE": "1"}
+    base = {"session_id": "full", "cwd": str(project), "transcript_path": ""}
+    edit = {
+        **base,
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(project / "src" / "a.py"), "content": "x = 1\n"},
+        "tool_response": {},
+    }
+    prompt = {**base, "prompt": "how is the cache configured"}
+    _hook(env, "SessionStart", {**base, "source": "startup"})
+    _hook(env, "PostToolUse", {**edit, "tool_input": {**edit["tool_input"], "file_path": str(project / "b.py")}})
+    _hook(env, "UserPromptSubmit", prompt)  # flushes: the store takes it, and the reserve is made
+    reserve = home / "spool" / ".reserve"
+    assert reserve.stat().st_size > 0 and _captures(home) == []
+    filler = small_disk / "filler"
+    with open(filler, "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 4096)
+        except OSError:
+            pass
+    _hook(env, "PostToolUse", edit)
+    assert len(_captures(home)) == 1  # written into the room the reserve gave back
+    assert "used the spool's reserve" in (home / "logs" / "hooks.log").read_text(encoding="utf-8", errors="replace")
+    filler.unlink()
+    _hook(env, "UserPromptSubmit", prompt)
+    assert _captures(home) == []
+    conn = sqlite3.connect(home / "agentctx.db")
+    try:
+        meta = json.loads(conn.execute("SELECT meta FROM sessions WHERE session_id = 'full'").fetchone()[0])
+    finally:
+        conn.close()
+    assert "src/a.py" in meta.get("files", [])
+    assert reserve.stat().st_size == 256 * 1024  # refilled

@@ -14,6 +14,7 @@ Applying a capture twice is harmless anyway: nodes, edges and stubs are keyed.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 
@@ -38,16 +39,36 @@ def spool_dir() -> str:
     return os.path.join(paths.home(), "spool")
 
 
+RESERVE_NAME = ".reserve"  # room kept for captures made while the disk is full
+RESERVE_BYTES = 256 * 1024  # a capture is well under 4 KB: about a hundred of them
+RESERVE_STEP = 16 * 1024  # what one capture on a full disk gives back of it
+_NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
 def add(entry: dict[str, Any]) -> None:
-    """Write one capture atomically (temp file, then rename into place)."""
+    """Write one capture atomically (temp file, then rename into place). When the disk is full,
+    a slice of the spool's reserve (`RESERVE_NAME`, refilled by the next flush that finds room)
+    is given back and the write tried once more, so a capture made on a full disk still waits
+    here for the store to take it."""
     directory = spool_dir()
     os.makedirs(directory, 0o700, exist_ok=True)
     _counter[0] += 1
     name = f"{time.time_ns():020d}-{os.getpid()}-{_counter[0]}"
+    text = dumps(entry)
+    try:
+        _write(directory, name, text)
+    except OSError as exc:
+        if exc.errno not in _NO_SPACE or not _give_back(directory):
+            raise
+        log.write("spool", "the disk is full: this capture used the spool's reserve")
+        _write(directory, name, text)
+
+
+def _write(directory: str, name: str, text: str) -> None:
     temp = os.path.join(directory, f".{name}.tmp")
     try:
         with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as handle:
-            handle.write(dumps(entry))
+            handle.write(text)
         os.replace(temp, os.path.join(directory, name + ".json"))
     except BaseException:
         try:  # a full disk: no half-written file is left behind
@@ -55,6 +76,45 @@ def add(entry: dict[str, Any]) -> None:
         except OSError:
             pass
         raise
+
+
+def _give_back(directory: str) -> bool:
+    """Shrink the reserve by one step; False when there is none left to give."""
+    reserve = os.path.join(directory, RESERVE_NAME)
+    try:
+        size = os.stat(reserve).st_size
+        if size <= 0:
+            return False
+        os.truncate(reserve, max(0, size - RESERVE_STEP))
+    except OSError:
+        return False
+    return True
+
+
+def refill_reserve() -> None:
+    """Bring the reserve back to `RESERVE_BYTES` (really allocated, not a sparse file) when there
+    is room again: after a flush, which has just written to the store. Costs a `stat` when full."""
+    reserve = os.path.join(spool_dir(), RESERVE_NAME)
+    try:
+        if os.stat(reserve).st_size >= RESERVE_BYTES:
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    try:
+        descriptor = os.open(reserve, os.O_WRONLY | os.O_CREAT, 0o600)
+    except OSError:
+        return
+    try:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(descriptor, 0, RESERVE_BYTES)
+        else:  # pragma: no cover - macOS, Windows: zeros written
+            os.pwrite(descriptor, b"\0" * RESERVE_BYTES, 0)
+    except OSError:  # still no room: the next flush tries again
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def pending() -> list[str]:
@@ -105,6 +165,7 @@ def flush(store: Store) -> int:
             os.unlink(path)
         except FileNotFoundError:
             pass
+    refill_reserve()  # the store took a write: there is room again
     return len(claimed)
 
 

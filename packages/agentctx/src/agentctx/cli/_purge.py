@@ -55,7 +55,11 @@ FOLDERS: dict[str, list[Rule]] = {
         (rf"\.{_PROJECT}\.(?:md|json)\.[A-Za-z0-9_]+", None, False),
     ],
     "logs": [(r"(?:hooks|mcp)\.log(?:\.1)?|background\.log|extract\.log", None, False)],
-    "spool": [(r"\d{20}-\d+-\d+\.json(?:\.\d+\.claim)?", None, False), (r"\.\d{20}-\d+-\d+\.tmp", None, False)],
+    "spool": [
+        (r"\d{20}-\d+-\d+\.json(?:\.\d+\.claim)?", None, False),
+        (r"\.\d{20}-\d+-\d+\.tmp", None, False),
+        (r"\.reserve", None, False),  # room kept for captures made on a full disk (agentctx_hooks.spool)
+    ],
     "state": [
         (r"[A-Za-z0-9_.~-]+\.json", _is_state_file, False),
         (r"[A-Za-z0-9_.~-]+\.lock", _is_lock_file, False),
