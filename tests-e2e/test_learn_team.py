@@ -243,3 +243,19 @@ def test_init_learns_when_asked_and_not_when_told_not_to(tmp_path: Path) -> None
     out = agentctx(repo, home, "init", "--no-mcp", "--claude-version", "2.1.100", "--dir", str(repo), "--learn").stdout
     assert "Learn: " in out and " new records from 2 files" in out
     assert any("NEVER pip" in title or "uv" in title for title in records(repo, home).values())
+
+
+def test_inits_offer_counts_only_files_learn_would_read(tmp_path: Path) -> None:
+    """A FIFO or an oversize instruction file is passed over by `learn`; the offer does not count it."""
+    import os
+
+    repo = tmp_path / "hostile"
+    repo.mkdir()
+    git(repo, "init", "-b", "main")
+    (repo / "AGENTS.md").write_text("# Rules\n\n- Run the tests with `make test`.\n", encoding="utf-8")
+    os.mkfifo(repo / "CLAUDE.md")
+    with open(repo / "GEMINI.md", "wb") as handle:
+        handle.truncate(2_000_000)  # sparse: over the 1 MB cap at no cost
+    home = tmp_path / "home-o"
+    out = agentctx(repo, home, "init", "--no-mcp", "--claude-version", "2.1.100", "--dir", str(repo)).stdout
+    assert "found 1 file agentctx can learn from" in out, out

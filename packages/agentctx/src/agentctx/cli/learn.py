@@ -152,7 +152,7 @@ def offer_learn(target: Project, choice: bool | None, *, dry_run: bool = False) 
     if choice is False:
         return
     root = Path(target.root)
-    sources = discover(root)
+    sources = [source for source in discover(root) if _readable(source.path)]
     if not sources:
         return
     what = f"{len(sources)} file{'s' * (len(sources) != 1)} agentctx can learn from (ADRs, agent instructions, memory)"
@@ -172,6 +172,20 @@ def offer_learn(target: Project, choice: bool | None, *, dry_run: bool = False) 
         f"Learn: {summary['add']} new record{'s' * (summary['add'] != 1)} from {summary['files']} files "
         f"({summary['supersede']} updated, {summary['retire']} retired, {summary['duplicate']} already known)."
     )
+
+
+def _readable(path: Path) -> bool:
+    """Whether `learn` would read the file (a regular file within the size cap): the offer counts
+    only those, not the FIFOs or oversize files the read passes over."""
+    import stat
+
+    from agentctx_store.bounded import MAX_REPO_FILE
+
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size <= MAX_REPO_FILE
 
 
 def register(app: typer.Typer) -> None:
