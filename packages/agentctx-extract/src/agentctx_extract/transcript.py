@@ -81,9 +81,9 @@ def _entries(path: Path) -> Iterator[dict[str, Any] | None]:
     (a FIFO or a device never is), and only its first `MAX_TRANSCRIPT_BYTES`.
 
     Raises:
-        OSError: missing, unreadable or not a regular file.
+        OSError: missing, unreadable or not a regular file (`bounded.Unreadable`).
     """
-    from agentctx_store.bounded import Refused, regular_lines
+    from agentctx_store.bounded import regular_lines
 
     lines = regular_lines(str(path), limit=MAX_TRANSCRIPT_BYTES, line_limit=MAX_LINE_BYTES)
     try:
@@ -96,8 +96,6 @@ def _entries(path: Path) -> Iterator[dict[str, Any] | None]:
                 yield None
                 continue
             yield value if isinstance(value, dict) else None
-    except Refused as exc:
-        raise OSError(str(exc)) from None
     finally:
         lines.close()
 

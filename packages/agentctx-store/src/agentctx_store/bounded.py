@@ -37,17 +37,57 @@ class Refused(OSError):
     `OSError`, so a reader that already passes over a file it cannot read passes over this one."""
 
 
+class Unreadable(Refused):
+    """The refusal of `read_file` and `regular_lines`: `why` is `missing`, `folder`, `special` (a FIFO, socket or
+    device), `too large` (`size` then says how large, when known) or `unreadable` (`detail`
+    then says why); each caller words the line for its own file."""
+
+    def __init__(self, path: str, why: str, *, size: int = 0, detail: str = "", line: str = "") -> None:
+        super().__init__(line or f"{path}: {why}{f' ({detail})' if detail else ''}")
+        self.why, self.size, self.detail = why, size, detail
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _open(path: StrPath, *, follow: bool = True) -> tuple[int, os.stat_result]:
+    """A descriptor of the regular file `path` and its `fstat`, opened without blocking (a FIFO
+    would wait for a writer) and checked before a byte is read. `follow=False` refuses a link in
+    the last part of the path. The caller closes the descriptor.
+
+    Raises:
+        Unreadable: missing, a folder, not a regular file, or unreadable (or not a path).
+    """
+    text = os.fspath(path)
+    try:
+        descriptor = os.open(text, _FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0)))
+    except FileNotFoundError:
+        raise Unreadable(text, "missing") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or a lone surrogate in the path
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise Unreadable(text, "unreadable", detail=detail) from None
+    try:
+        info = os.fstat(descriptor)
+    except OSError as exc:
+        os.close(descriptor)
+        raise Unreadable(text, "unreadable", detail=exc.strerror or str(exc)) from None
+    if stat.S_ISREG(info.st_mode):
+        return descriptor, info
+    os.close(descriptor)
+    raise Unreadable(text, "folder" if stat.S_ISDIR(info.st_mode) else "special")
+
+
 def read_regular(path: str, *, limit: int, from_end: bool = False, offset: int = 0) -> bytes | None:
     """At most `limit` bytes of the regular file `path` (its first, from `offset` on, or with
     `from_end` its last ones), or None when it is missing, unreadable or not a regular file."""
-    descriptor = _open_regular(path)
-    if descriptor is None:
+    try:
+        descriptor, info = _open(path)
+    except Unreadable:
         return None
     try:
         if from_end:
-            size = os.fstat(descriptor).st_size
-            if size > limit:
-                os.lseek(descriptor, size - limit, os.SEEK_SET)
+            if info.st_size > limit:
+                os.lseek(descriptor, info.st_size - limit, os.SEEK_SET)
         elif offset > 0:
             os.lseek(descriptor, offset, os.SEEK_SET)
         return _read(descriptor, limit)
@@ -63,11 +103,13 @@ def regular_lines(path: str, *, limit: int, line_limit: int) -> Generator[bytes,
     and yields its first `line_limit` bytes without a newline (it cannot be a whole record).
 
     Raises:
-        Refused: missing, unreadable or not a regular file (raised on the first `next()`).
+        Unreadable: missing, unreadable or not a regular file (raised on the first `next()`).
     """
-    descriptor = _open_regular(path)
-    if descriptor is None:
-        raise Refused(f"{path!r}: skipped, missing, unreadable or not a regular file")
+    try:
+        descriptor, _info = _open(path)
+    except Unreadable as exc:
+        line = f"{path!r}: skipped, missing, unreadable or not a regular file"
+        raise Unreadable(path, exc.why, detail=exc.detail, line=line) from None
     with os.fdopen(descriptor, "rb") as handle:
         left = limit
         while left > 0:
@@ -82,24 +124,6 @@ def regular_lines(path: str, *, limit: int, line_limit: int) -> Generator[bytes,
                     if not rest or rest.endswith(b"\n"):
                         break
             yield line
-
-
-def _open_regular(path: str) -> int | None:
-    """A descriptor of the regular file `path` opened without blocking (a FIFO would wait for
-    a writer), or None when it is missing, unreadable, not a regular file or not a path."""
-    if not path:
-        return None
-    try:
-        descriptor = os.open(path, _FLAGS)
-    except (OSError, ValueError):  # ValueError: a NUL or a lone surrogate in the path
-        return None
-    try:
-        if stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return descriptor
-    except OSError:
-        pass
-    os.close(descriptor)
-    return None
 
 
 def _read(descriptor: int, limit: int) -> bytes:
@@ -128,19 +152,6 @@ def real_path(root: StrPath, path: StrPath) -> str:
     return full
 
 
-class Unreadable(Refused):
-    """`read_file`'s refusal: `why` is `missing`, `folder`, `special` (a FIFO, socket or
-    device), `too large` (`size` then says how large, when known) or `unreadable` (`detail`
-    then says why); each caller words the line for its own file."""
-
-    def __init__(self, path: str, why: str, *, size: int = 0, detail: str = "") -> None:
-        super().__init__(f"{path}: {why}{f' ({detail})' if detail else ''}")
-        self.why, self.size, self.detail = why, size, detail
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
 def read_file(path: StrPath, *, limit: int, follow: bool = True) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them: opened without blocking
     (a FIFO would wait for a writer), checked with `fstat` before a byte is read, a larger file
@@ -150,25 +161,14 @@ def read_file(path: StrPath, *, limit: int, follow: bool = True) -> bytes:
         Unreadable: missing, a folder, not a regular file, over `limit`, or unreadable.
     """
     text = os.fspath(path)
+    descriptor, info = _open(text, follow=follow)
     try:
-        descriptor = os.open(text, _FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0)))
-    except FileNotFoundError:
-        raise Unreadable(text, "missing") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise Unreadable(text, "unreadable", detail=detail) from None
-    try:
-        info = os.fstat(descriptor)
-        if stat.S_ISDIR(info.st_mode):
-            raise Unreadable(text, "folder")
-        if not stat.S_ISREG(info.st_mode):
-            raise Unreadable(text, "special")
         if info.st_size > limit:
             raise Unreadable(text, "too large", size=info.st_size)
         data = _read(descriptor, limit + 1)
-    except Unreadable:
-        raise
     except OSError as exc:
+        if isinstance(exc, Unreadable):
+            raise
         raise Unreadable(text, "unreadable", detail=exc.strerror or str(exc)) from None
     finally:
         os.close(descriptor)
@@ -182,7 +182,8 @@ def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE)
     whose real path is inside the repository.
 
     Raises:
-        Refused: outside the tree, not a regular file, over `limit`, or unreadable.
+        Refused: outside the tree; `Unreadable` (with its `why`) when not a regular file, over
+            `limit`, or unreadable.
     """
     shown = _shown(root, path)
     try:
@@ -196,7 +197,7 @@ def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE)
             if exc.size
             else f"over the {limit:,}-byte limit",
         }.get(exc.why, f"cannot be read ({exc.detail})")
-        raise Refused(f"{shown}: skipped, {reason}") from None
+        raise Unreadable(shown, exc.why, size=exc.size, detail=exc.detail, line=f"{shown}: skipped, {reason}") from None
 
 
 def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE, errors: str = "strict") -> str:
