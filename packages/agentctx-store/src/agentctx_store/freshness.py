@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 from agentctx_store._frozen import field, frozen
-from agentctx_store.bounded import Refused
+from agentctx_store.bounded import Refused, Unreadable
 from agentctx_store.errors import ValidationError
 
 TYPE_CHECKING = False
@@ -351,12 +351,12 @@ def anchor_state(
         return None, info
     try:
         digest = _digest(root, row.path, row.line_start, row.line_end, row.symbol)
-    except (FileNotFoundError, NotADirectoryError):
-        return MISSING, None
-    except Refused:  # now a FIFO, a link out of the tree, too large: not the text it was
-        return CHANGED, None
-    except (OSError, UnicodeError):
-        return None, None
+    except Refused as exc:  # every failed read (`bounded.read_repo_text`)
+        if not os.path.lexists(os.path.join(root, row.path)):
+            return MISSING, None  # gone since the stat
+        if isinstance(exc, Unreadable) and exc.why == "unreadable":
+            return None, None  # permissions, an I/O error: not known to have changed
+        return CHANGED, None  # now a FIFO, a link out of the tree, too large: not the text it was
     return (None if digest == row.content_hash else CHANGED), info
 
 
