@@ -43,7 +43,7 @@ from agentctx_store.rows import RECORD_COLUMNS, row_to_record
 from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid, new_ulid
 from agentctx_store.upkeep.retire import retire
-from agentctx_store.upkeep.team_state import TEAM_FILE, load_state, save_state
+from agentctx_store.upkeep.team_state import MAX_TEAM_BYTES, TEAM_FILE, load_state, save_state
 from agentctx_store.upkeep.transfer import ImportItem, import_items
 
 __all__ = [
@@ -63,10 +63,7 @@ __all__ = [
 ]
 
 TEAM_TYPES = ("decision", "convention", "discovery")
-# A team file is written by people, for the few hundred rules a team keeps: past these it is
-# not one (docs/team.md, "Limits").
-MAX_TEAM_BYTES = 5_000_000
-MAX_TEAM_BLOCKS = 5_000
+MAX_TEAM_BLOCKS = 5_000  # the block count's cap beside the size's (`team_state.MAX_TEAM_BYTES`)
 HEADINGS = {"decision": "Decisions", "convention": "Conventions", "discovery": "Discoveries"}
 _BY_HEADING = {heading.lower(): kind for kind, heading in HEADINGS.items()}
 HEADER = (

@@ -19,6 +19,9 @@ from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.projects import repo_root
 
 TEAM_FILE = os.path.join(".agentctx", "context.md")
+# A team file is written by people, for the few hundred rules a team keeps: past this it is not
+# one (docs/team.md, "Limits"). `team import` refuses a larger file; `file_hash` reads no more.
+MAX_TEAM_BYTES = 5_000_000
 NOTICE = "team context changed: run `agentctx team import` to take your team's edits"
 AUTO_NOTICE = "team context changed: importing it now (team_autoimport)"
 
@@ -42,10 +45,6 @@ def load_state(project_id: str) -> dict[str, object]:
     return data if is_object(data) else {}
 
 
-# The most `file_hash` reads: the import's own cap (`team.MAX_TEAM_BYTES`), and a byte more.
-MAX_HASHED_BYTES = 5_000_001
-
-
 def file_hash(path: str) -> str | None:
     """The sha256 of a regular file (never a FIFO or a device: SessionStart calls this), or
     None when it is missing, unreadable, or not a regular file."""
@@ -53,7 +52,7 @@ def file_hash(path: str) -> str | None:
 
     from agentctx_store.bounded import read_regular
 
-    data = read_regular(path, limit=MAX_HASHED_BYTES)
+    data = read_regular(path, limit=MAX_TEAM_BYTES + 1)  # a byte more: a larger file differs
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
