@@ -39,9 +39,8 @@ class HookInput:
         self.session_id = path_text(data, "session_id")
         self.transcript_path = path_text(data, "transcript_path")
         self.cwd = project_dir(data)
-        unusable = [
-            name for name in ("session_id", "transcript_path") if text(data, name) and not path_text(data, name)
-        ]
+        kept = {"session_id": self.session_id, "transcript_path": self.transcript_path}
+        unusable = [name for name, value in kept.items() if text(data, name) and not value]
         if unusable:
             from agentctx_hooks import log
 
