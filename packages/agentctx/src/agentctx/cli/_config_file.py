@@ -150,7 +150,9 @@ def write_text(path: Path, text: str, *, backup: bool) -> Path | None:
             shutil.copy2(target, saved)
         descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
         try:
-            os.write(descriptor, text.encode("utf-8"))
+            left = memoryview(text.encode("utf-8"))
+            while left:  # os.write may write less than it was given
+                left = left[os.write(descriptor, left) :]
             if info is not None:
                 os.fchmod(descriptor, stat.S_IMODE(info.st_mode))
                 if hasattr(os, "geteuid") and os.geteuid() == 0:  # root editing a user's file: still theirs
