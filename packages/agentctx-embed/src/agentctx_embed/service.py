@@ -41,9 +41,11 @@ from typing import Any
 
 import numpy as np
 from agentctx_store import paths
+from agentctx_store.rows import visible_namespaces
+from agentctx_store.rows import visible_namespaces as _namespaces  # the name `prompt` still calls it by
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, socket_problem, try_lock
 
-from agentctx_embed.hybrid import _namespaces, hybrid_search
+from agentctx_embed.hybrid import hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import TEXT_FORM, embedding_text
 from agentctx_embed.vector_index import VectorIndex, quantize
@@ -403,7 +405,7 @@ class Service:
             return {"error": "the directory resolves to another project here"}
         types = request.get("types") or None
         scope = request.get("scope") or None
-        job = self.queries.submit(text, namespaces=_namespaces(project, scope), types=types)
+        job = self.queries.submit(text, namespaces=visible_namespaces(project, scope), types=types)
         with self._serving_store() as store:
             self.sync_new(store)
             from agentctx_embed.hybrid import DEFAULT_FLOOR

@@ -4,7 +4,7 @@ project may read (SPEC §3.4). Shared by every module that queries `records` dir
 from __future__ import annotations
 
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
-from agentctx_store.records import Record
+from agentctx_store.records import SCOPES, Record, check_choice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,6 +51,25 @@ def like_literal(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+def visible_namespaces(project: Project, scope: str | None = None) -> tuple[str, ...]:
+    """The namespaces (owning project ids) whose records `project` may read (SPEC §3.4): the one
+    rule behind every read that filters on `records.project_id`.
+
+    Args:
+        scope: None = its own and `_global` (always these two, in this order); "project" = its
+            own only; "global" = `_global` only. Team records live in the project's own
+            namespace, so they follow "project".
+
+    Raises:
+        ValidationError: `scope` is none of these.
+    """
+    if scope is None:
+        return (project.project_id, GLOBAL_PROJECT_ID)
+    check_choice("scope", scope, SCOPES)
+    return (GLOBAL_PROJECT_ID,) if scope == "global" else (project.project_id,)
+
+
 def visible_ids(project: Project) -> tuple[str, str]:
-    """The namespaces a project may read (SPEC §3.4): its own and the global one."""
-    return (project.project_id, GLOBAL_PROJECT_ID)
+    """Its own namespace and `_global`: `visible_namespaces(project)`, as a pair."""
+    own, shared = visible_namespaces(project)
+    return own, shared

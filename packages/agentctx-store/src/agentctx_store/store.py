@@ -29,7 +29,7 @@ from agentctx_store.records import (
     utc_now,
     validate,
 )
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.sessions import Sessions
 from agentctx_store.ulid import new_ulid
 
@@ -309,7 +309,7 @@ class Store(Graph, Sessions):
         """
         row = self.conn.execute(
             f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ? AND project_id IN (?, ?)",
-            (record_id.strip().upper(), *visible_ids(project)),
+            (record_id.strip().upper(), *visible_namespaces(project)),
         ).fetchone()
         if row is None or (not include_superseded and row["superseded_at"] is not None):
             raise RecordNotFound(f"No record {record_id!r} in this project; `agentctx search` lists record ids.")
@@ -339,6 +339,38 @@ class Store(Graph, Sessions):
             found = [self.get(project, record.record_id) for record in found]
         return found, missing
 
+    def current_records(
+        self,
+        project: Project,
+        record_ids: Sequence[str],
+        *,
+        scope: str | None = None,
+        types: Sequence[str] | None = None,
+    ) -> dict[str, Record]:
+        """The current records among `record_ids` that `project` may see under `scope`
+        (`rows.visible_namespaces`), of `types` when given, by id: what a ranking made elsewhere
+        (vectors, the warm service) may show. The SQL is the guard: a stale id of a superseded
+        record or of another project's is left out.
+
+        Raises:
+            ValidationError: `scope` is not None, "project" or "global".
+        """
+        namespaces = visible_namespaces(project, scope)
+        found: dict[str, Record] = {}
+        for start in range(0, len(record_ids), 400):  # within SQLite's limit on bound parameters
+            chunk = list(record_ids[start : start + 400])
+            sql = (
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({','.join('?' * len(chunk))}) "
+                f"AND superseded_at IS NULL AND project_id IN ({','.join('?' * len(namespaces))})"
+            )
+            params: list[object] = [*chunk, *namespaces]
+            if types is not None:
+                sql += f" AND type IN ({','.join('?' * len(types))})"
+                params.extend(types)
+            for row in self.conn.execute(sql, params):
+                found[row["id"]] = row_to_record(row)
+        return found
+
     def list_records(
         self,
         project: Project,
@@ -351,20 +383,20 @@ class Store(Graph, Sessions):
         limit: int | None = None,
         order: str = "recorded_at DESC",
     ) -> list[Record]:
-        """Records of this project (and `_global`), newest first; current only by default."""
-        clauses = ["project_id IN (?, ?)"]
-        params: list[Any] = list(visible_ids(project))
+        """Records this project may see under `scope` (`rows.visible_namespaces`: its own and
+        `_global` ones by default), newest first; current only by default.
+
+        Raises:
+            ValidationError: `scope` is not None, "project" or "global".
+        """
+        namespaces = visible_namespaces(project, scope)
+        clauses = [f"project_id IN ({','.join('?' * len(namespaces))})"]
+        params: list[Any] = list(namespaces)
         if not include_superseded:
             clauses.append("superseded_at IS NULL")
         if types:
             clauses.append(f"type IN ({','.join('?' * len(types))})")
             params.extend(types)
-        if scope == "global":
-            clauses.append("project_id = ?")
-            params.append(GLOBAL_PROJECT_ID)
-        elif scope == "project":
-            clauses.append("project_id = ?")
-            params.append(project.project_id)
         if confidence:
             clauses.append("confidence = ?")
             params.append(confidence)
@@ -397,7 +429,7 @@ class Store(Graph, Sessions):
         while True:  # walk back: who did this one supersede?
             row = self.conn.execute(
                 f"SELECT {RECORD_COLUMNS} FROM records WHERE superseded_by = ? AND project_id IN (?, ?) ORDER BY recorded_at DESC LIMIT 1",
-                (current.record_id, *visible_ids(project)),
+                (current.record_id, *visible_namespaces(project)),
             ).fetchone()
             if row is None or row["id"] in seen:
                 break
@@ -423,7 +455,7 @@ class Store(Graph, Sessions):
         """What was true at `moment`: valid by then and not yet superseded then (SPEC §3.5)."""
         when = normalize_time(moment)
         clauses = ["project_id IN (?, ?)", "valid_from <= ?", "(superseded_at IS NULL OR superseded_at > ?)"]
-        params: list[Any] = [*visible_ids(project), when, when]
+        params: list[Any] = [*visible_namespaces(project), when, when]
         if types:
             clauses.append(f"type IN ({','.join('?' * len(types))})")
             params.extend(types)
@@ -434,4 +466,7 @@ class Store(Graph, Sessions):
         sql = "SELECT type, count(*) FROM records WHERE project_id IN (?, ?)"
         if not include_superseded:
             sql += " AND superseded_at IS NULL"
-        return {row[0]: row[1] for row in self.conn.execute(sql + " GROUP BY type ORDER BY type", visible_ids(project))}
+        return {
+            row[0]: row[1]
+            for row in self.conn.execute(sql + " GROUP BY type ORDER BY type", visible_namespaces(project))
+        }
