@@ -40,7 +40,7 @@ from agentctx_store.retrieval import (
     SHORT_QUERY_TERMS,
     TAIL_RATIO,
     SearchHit,
-    _apply_floor,
+    apply_relevance_floor,
     relevance_gate,
     search,
 )
@@ -206,7 +206,7 @@ def candidates(
     keyword_pass = False
     if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
-        keyword_pass = bool(_apply_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
+        keyword_pass = bool(apply_relevance_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
     pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
         keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines, pool)

@@ -29,7 +29,7 @@ from agentctx_store.bounded import Refused, regular_lines
 from agentctx_store.client_text import strip_hook_context
 from agentctx_store.jsontext import is_object
 
-from agentctx_extract.transcript import Transcript, Turn, _entries
+from agentctx_extract.transcript import Transcript, Turn, read_entries
 
 CLIENTS = ("claude", "codex", "gemini")
 HOOK_CONTEXT = "<hook_context>"
@@ -106,7 +106,7 @@ def _codex_turns(entries: list[dict[str, Any]]) -> Iterator[Turn]:
 def read_codex_rollout(path: Path) -> Transcript:
     entries: list[dict[str, Any]] = []
     bad = 0
-    for entry in _entries(path):
+    for entry in read_entries(path):
         if entry is None:
             bad += 1
         else:
@@ -131,7 +131,7 @@ def _gemini_messages(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
     order: list[str] = []
     by_id: dict[str, dict[str, Any]] = {}
     bad = 0
-    for entry in _entries(path):
+    for entry in read_entries(path):
         if entry is None:
             bad += 1
             continue

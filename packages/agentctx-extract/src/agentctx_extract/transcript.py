@@ -75,7 +75,7 @@ class Transcript:
         return [turn.text for turn in self.of_kind("developer")]
 
 
-def _entries(path: Path) -> Iterator[dict[str, Any] | None]:
+def read_entries(path: Path) -> Iterator[dict[str, Any] | None]:
     """One parsed object per line; None for a line that is not a JSON object (a torn write, or
     one over `MAX_LINE_BYTES`). The path comes from a hook payload: only a regular file is read
     (a FIFO or a device never is), and only its first `MAX_TRANSCRIPT_BYTES`.
@@ -209,7 +209,7 @@ def read_transcript(path: Path, *, with_subagents: bool = True) -> Transcript:
     """
     entries: list[dict[str, Any]] = []
     bad = 0
-    for entry in _entries(path):
+    for entry in read_entries(path):
         if entry is None:
             bad += 1
         elif entry.get("type") in CONVERSATION_TYPES:  # request blobs can be most of a long file: drop them early
@@ -219,7 +219,7 @@ def read_transcript(path: Path, *, with_subagents: bool = True) -> Transcript:
     subagent: list[Turn] = []
     if with_subagents:
         for sub_path in subagent_paths(path):
-            sub_entries = [entry for entry in _entries(sub_path) if entry is not None]
+            sub_entries = [entry for entry in read_entries(sub_path) if entry is not None]
             for turn in turns_of(sub_entries):
                 subagent.append(Turn(kind="subagent", text=turn.text, detail=sub_path.stem))
     return Transcript(
