@@ -14,7 +14,7 @@ from agentctx_store.freshness import anchor_record
 from agentctx_store.stale import reverify
 from agentctx_store.stale.reverify import Answer, Evidence
 
-from .conftest import AddRecord
+from ..conftest import AddRecord
 
 
 def still_true(record: Record, evidence: Sequence[Evidence]) -> Answer:

@@ -1,5 +1,5 @@
 """CLAUDE.md drift (ADR-013) on realistic CLAUDE.md files (written for these tests, in
-`drift_fixtures/`), including superseded decisions that are still written there."""
+`fixtures/`), including superseded decisions that are still written there."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from agentctx_store import NewRecord, Project, Store, ValidationError, drift, resolve_project
 
-FIXTURES = Path(__file__).parent / "drift_fixtures"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture
