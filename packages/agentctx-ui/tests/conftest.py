@@ -17,8 +17,8 @@ from agentctx_hooks.payload import HookInput
 from agentctx_hooks.provenance import note_injection, note_record
 from agentctx_store import NewRecord, Project, Record, Store, global_project, paths
 from agentctx_store.freshness import anchor_record
-from agentctx_store.upkeep import reverify
-from agentctx_store.upkeep.reverify import Answer, Evidence
+from agentctx_store.stale import reverify
+from agentctx_store.stale.reverify import Answer, Evidence
 from fastapi.testclient import TestClient
 
 from agentctx_ui.app import create_app
