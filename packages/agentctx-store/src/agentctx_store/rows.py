@@ -67,9 +67,3 @@ def visible_namespaces(project: Project, scope: str | None = None) -> tuple[str,
         return (project.project_id, GLOBAL_PROJECT_ID)
     check_choice("scope", scope, SCOPES)
     return (GLOBAL_PROJECT_ID,) if scope == "global" else (project.project_id,)
-
-
-def visible_ids(project: Project) -> tuple[str, str]:
-    """Its own namespace and `_global`: `visible_namespaces(project)`, as a pair."""
-    own, shared = visible_namespaces(project)
-    return own, shared

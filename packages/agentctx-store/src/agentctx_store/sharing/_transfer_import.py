@@ -26,7 +26,7 @@ from agentctx_store.records import (
     supersession_error,
     utc_now,
 )
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid, new_ulid
 
@@ -200,7 +200,7 @@ def _plan(store: Store, project: Project, items: Sequence[ImportItem]) -> list[_
             row = store.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
             if row is not None:
                 existing = row_to_record(row)
-                if existing.project_id not in visible_ids(project):
+                if existing.project_id not in visible_namespaces(project):
                     raise line_error(
                         item.line,
                         f"record {record_id} belongs to another project; import with --new-ids to copy it here "
@@ -228,7 +228,8 @@ def _by_content(store: Store, project: Project) -> dict[ContentKey, list[Record]
     (a per-line lookup made re-importing 10K lines quadratic)."""
     index: dict[ContentKey, list[Record]] = {}
     rows = store.conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE project_id IN (?, ?) ORDER BY recorded_at", visible_ids(project)
+        f"SELECT {RECORD_COLUMNS} FROM records WHERE project_id IN (?, ?) ORDER BY recorded_at",
+        visible_namespaces(project),
     )
     for row in rows:
         index.setdefault((row["project_id"], row["type"], row["title"], row["body"]), []).append(row_to_record(row))
@@ -256,7 +257,8 @@ def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]
             return ref.upper()
         if is_ulid(ref):
             row = store.conn.execute(
-                "SELECT id FROM records WHERE id = ? AND project_id IN (?, ?)", (ref.upper(), *visible_ids(project))
+                "SELECT id FROM records WHERE id = ? AND project_id IN (?, ?)",
+                (ref.upper(), *visible_namespaces(project)),
             ).fetchone()
             if row is not None:
                 return str(row[0])
