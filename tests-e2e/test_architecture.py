@@ -7,11 +7,14 @@
   `agentctx --help` stays light.
 - No module uses another module's private name (`from agentctx_store.retrieval import _x`);
   private helper modules (`_sql.py`) are imported only inside their own distribution.
+- Rows of `records` are written (INSERT, UPDATE, DELETE) by `agentctx_store/store.py` only:
+  everything else calls a `Store` method.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -255,3 +258,56 @@ def test_the_private_name_rule_catches_each_kind_of_use(tmp_path: Path) -> None:
         "agentctx_store.retrieval._filters",
         "agentctx_store.rows._private",
     ]
+
+
+# -- record writes go through Store ------------------------------------------------------------
+# The SQL that writes rows of `records` lives in one module, so supersession, the time axes and
+# the derived columns follow one set of rules; the FTS and vector tables (`records_fts`,
+# `records_vec`) are not `records`.
+RECORD_WRITES = re.compile(
+    r"\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+records(?!\w)",
+    re.IGNORECASE,
+)
+RECORD_WRITER = "agentctx_store/store.py"
+
+
+def _record_writes(path: Path) -> list[str]:
+    """The SQL in the string literals of a file (f-string parts included) that writes `records`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        match.group(0)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for match in RECORD_WRITES.finditer(node.value)
+    ]
+
+
+def test_rows_of_records_are_written_by_one_module() -> None:
+    writers = {
+        path.relative_to(ROOT / "packages" / PACKAGES[package] / "src").as_posix(): writes
+        for package in PACKAGES
+        for path in _sources(package)
+        if (writes := _record_writes(path))
+    }
+    assert set(writers) == {RECORD_WRITER}, f"record writes outside {RECORD_WRITER} (call a Store method): {writers}"
+
+
+def test_the_record_write_rule_finds_each_form_of_write(tmp_path: Path) -> None:
+    """Not vacuous: every form is found, over line breaks and in f-strings; the FTS and vector
+    tables and reads are not."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        'a = "INSERT INTO records (id) VALUES (?)"\n'
+        'b = f"UPDATE records SET {x} WHERE id = ?"\n'
+        'c = """update\n    records set score = 1"""\n'
+        'd = "INSERT OR IGNORE INTO records VALUES (1)"\n'
+        'e = "DELETE FROM records WHERE id = ?"\n'
+        "f = \"INSERT INTO records_fts(records_fts) VALUES ('rebuild')\"\n"
+        'g = "UPDATE records_vec SET x = 1; SELECT id FROM records"\n',
+        encoding="utf-8",
+    )
+    found = sorted(" ".join(write.split()).upper() for write in _record_writes(sample))
+    assert (
+        found
+        == ["DELETE FROM RECORDS", "INSERT INTO RECORDS", "INSERT OR IGNORE INTO RECORDS"] + ["UPDATE RECORDS"] * 2
+    )

@@ -82,15 +82,14 @@ def score(record: Record, now: datetime) -> float:
 def update_scores(store: Store, now: datetime) -> int:
     """Recompute `score` for every current record of the store; returns how many changed."""
     rows = store.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE superseded_at IS NULL").fetchall()
-    changes: list[tuple[float, str]] = []
+    changes: dict[str, float] = {}
     for row in rows:
         record = row_to_record(row)
         value = round(score(record, now), 6)
         if abs(value - record.score) > 1e-6:
-            changes.append((value, record.record_id))
+            changes[record.record_id] = value
     if changes:
-        with store.transaction() as conn:
-            conn.executemany("UPDATE records SET score = ? WHERE id = ?", changes)
+        store.set_scores(changes)
     return len(changes)
 
 

@@ -129,31 +129,20 @@ def import_items(store: Store, project: Project, items: Sequence[ImportItem], *,
             row = _row(planned, links.get(planned.record_id), now)
             _note_origin(conn, planned, row["session_id"], now)
             if planned.existing is None:
-                conn.execute(
-                    f"INSERT INTO records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * len(row))})", list(row.values())
-                )
+                store.insert_row(row)
                 report.created.append(planned.record_id)
             elif _differs(planned.existing, row) or _newly_superseded(planned.existing, row):
                 columns = _UPDATABLE + (("superseded_at", "superseded_by") if row["superseded_by"] else ())
-                assignments = ", ".join(f"{column} = ?" for column in columns)
-                conn.execute(
-                    f"UPDATE records SET {assignments}, updated_at = ?, pending_embedding = 1 WHERE id = ?",
-                    [*(row[column] for column in columns), now, planned.record_id],
-                )
+                store.rewrite(planned.record_id, {column: row[column] for column in columns}, when=now)
                 report.updated.append(planned.record_id)
             else:
                 report.unchanged.append(planned.record_id)
         planned_ids = {planned.record_id for planned in plan}
         for old_id, (new_id, when) in links.items():
             if old_id not in planned_ids:  # a stored record retired by a successor in the file
-                conn.execute(
-                    "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
-                    (when, new_id, old_id),
-                )
-            conn.execute(
-                "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
-                (new_ulid(), new_id, old_id),
-            )
+                store.mark_superseded(old_id, by=new_id, when=when)
+            else:  # its row above carries the supersession already
+                store.add_edge(new_id, old_id, "supersedes")
     store.dirty.update(planned.owner for planned in plan)
     if plan and project.project_id != GLOBAL_PROJECT_ID:
         store.remember_project(project)
