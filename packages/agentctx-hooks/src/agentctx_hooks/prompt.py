@@ -1,13 +1,14 @@
 """UserPromptSubmit: inject the few stored records that match what the developer just typed.
 
-SPEC §4: search the literal prompt (BM25 + rerank + relevance floor, `agentctx_store.retrieval`),
-skip records already injected in this session, and inject nothing when nothing clears the floor.
-What is injected is composed by `agentctx_store.inject.compose_injection` (the one composition
-every injecting path shares): the best record in full (long ones cut to the passages matching
-the prompt), close runners-up in full, the others by title, as fenced data within 2,000 tokens
-and 8,000 characters. Records shown by title may still be shown in full by a later prompt.
-Records whose anchored files changed are marked and rank lower; those whose anchored files are
-all gone are not injected (`agentctx_store.freshness`, docs/freshness.md).
+The literal prompt is searched (docs/hooks.md, "UserPromptSubmit"), records already injected in
+this session are skipped, and nothing is injected when nothing clears the relevance floor. The
+hook builds the `Asked` and hands it to the warm search service when it is up (`warm`), else
+answers on the keyword path itself: `agentctx_store.prompt_answer`'s rank → compose → account,
+the same compose and account the service runs. What is injected: the best record in full (long
+ones cut to the passages matching the prompt), close runners-up in full, the others by title, as
+fenced data within 2,000 tokens and 8,000 characters; records whose anchored files changed are
+marked and rank lower, those whose anchored files are all gone are not injected
+(docs/freshness.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Disposable per-session state in `$AGENTCTX_HOME/state/` (SPEC §4): injected record ids,
-token accounting not yet written to the store, and spawn locks.
+"""Disposable per-session state in `$AGENTCTX_HOME/state/` (docs/hooks.md): injected record ids,
+token accounting not yet written to the store (`prompt_answer.Pending`), and spawn locks.
 
 It lives in the data dir, not the temp dir: a session resumed under another `TMPDIR` keeps
 its dedup list, and two data dirs (`AGENTCTX_HOME`) never share state. Files untouched for
