@@ -200,8 +200,14 @@ def test_a_prompt_that_injects_loads_no_regular_expressions_or_redactor(
     assert [entry["hook"] for entry in session["meta"]["injections"]] == [event, event]
 
 
+STORE_SRC = Path(__file__).resolve().parents[1] / "packages" / "agentctx-store" / "src" / "agentctx_store"
+
+
 def offline_half(modules: set[str]) -> set[str]:
-    return {name for name in modules if name.startswith("agentctx_store.upkeep")}
+    """The modules of the store's feature subpackages (every subfolder of `agentctx_store`)."""
+    return {
+        name for name in modules if name.startswith("agentctx_store.") and (STORE_SRC / name.split(".")[1]).is_dir()
+    }
 
 
 def test_session_start_fast_path_reads_the_digest_file_without_opening_the_store(

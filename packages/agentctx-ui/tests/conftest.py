@@ -18,8 +18,8 @@ from agentctx_store import NewRecord, Project, Record, Store, global_project, pa
 from agentctx_store.freshness import anchor_record
 from agentctx_store.inject import Injection
 from agentctx_store.prompt_answer import Asked, account
-from agentctx_store.upkeep import reverify
-from agentctx_store.upkeep.reverify import Answer, Evidence
+from agentctx_store.stale import reverify
+from agentctx_store.stale.reverify import Answer, Evidence
 from fastapi.testclient import TestClient
 
 from agentctx_ui.app import create_app

@@ -11,7 +11,7 @@ Used by the warm search service (`agentctx_embed.service`) for the prompt hook, 
 3. **Fusion** (`evidence_fusion`): each candidate's keyword score in units of the store's gate
    plus a weight times its cosine's z; the values keep each signal's margin, so the composition
    of the injection can compare a runner-up to the best hit (reciprocal rank fusion,
-   `agentctx_store.upkeep.ranking.rrf`, stays as the ablation's alternative).
+   `agentctx_store.digest.ranking.rrf`, stays as the ablation's alternative).
 4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
    vector match stands out from the project's records (`z`, in standard deviations of the
    similarities to every visible record, a unit that travels across models and store sizes)
@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+from agentctx_store.digest.ranking import rrf
 from agentctx_store.projects import Project
 from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
@@ -45,7 +46,6 @@ from agentctx_store.retrieval import (
 )
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 from agentctx_store.store import Store
-from agentctx_store.upkeep.ranking import rrf
 
 from agentctx_embed.vector_index import VectorIndex
 

@@ -189,7 +189,7 @@ class Service:
     def _serving_store(self) -> Iterator[Any]:
         """The service's one connection for requests, kept open between them (autocommit: it
         holds no snapshot while idle); requests take turns. After a write the digests are
-        refreshed as every writer's are (`upkeep.digest.refresh_changed`); a failed connection is reopened next time."""
+        refreshed as every writer's are (`digest.refresh_changed`); a failed connection is reopened next time."""
 
         with self.store_lock:
             if self._open is None:
@@ -204,7 +204,7 @@ class Service:
                 raise
             finally:
                 if store.dirty and self._open is not None:
-                    from agentctx_store.upkeep import digest
+                    from agentctx_store import digest
 
                     digest.refresh_changed(store)
 
@@ -734,7 +734,7 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
 
 
 def load_model() -> Embedder:
-    from agentctx_store.upkeep import config
+    from agentctx_store import config
 
     settings = config.load()
     if not settings.get("embeddings", True):
@@ -833,7 +833,7 @@ def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], Non
 
 def configure_logging() -> None:
     """Log to `$AGENTCTX_HOME/logs/service.log`, redacted (once per process)."""
-    from agentctx_store.upkeep.logfile import log_to_file
+    from agentctx_store.logs import log_to_file
 
     if logging.getLogger().handlers:
         return
