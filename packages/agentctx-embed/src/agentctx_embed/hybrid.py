@@ -91,6 +91,7 @@ class HybridResult:
     hits: list[SearchHit] = field(default_factory=list)
     mode: str = "hybrid"  # "hybrid" | "keyword"
     degraded: str | None = None
+    terms: list[str] = field(default_factory=list)  # the query's searchable words (`SearchResult.terms`)
     # what the floor saw (for the bench and the ablation)
     keyword_pass: bool = False
     keyword_share: float = 0.0
@@ -179,7 +180,9 @@ def candidates(
             if floor_check
             else keyword
         )
-        result = HybridResult(mode="keyword", degraded=keyword.degraded, keyword_pass=bool(fallback.hits))
+        result = HybridResult(
+            mode="keyword", degraded=keyword.degraded, terms=keyword.terms, keyword_pass=bool(fallback.hits)
+        )
         return Candidates(result=result, fused=list(fallback.hits), cosine_of={}, relevance_of={}, best_relevance=0.0)
     namespaces = visible_namespaces(project, scope)
     if callable(query_vector):  # computed meanwhile on another thread (the service)
@@ -209,7 +212,11 @@ def candidates(
         keyword_pass = bool(apply_relevance_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
     pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
-        keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines, pool)
+        terms=keyword.terms,
+        keyword_pass=keyword_pass,
+        keyword_share=share,
+        best_cosine=best_cosine,
+        z=_z(best_cosine, cosines, pool),
     )
     if FUSION == "rrf":
         fused = rrf([keyword_order, vector_order], k=RRF_K)
@@ -241,6 +248,7 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
     result = HybridResult(
         mode=base.mode,
         degraded=base.degraded,
+        terms=base.terms,
         keyword_pass=base.keyword_pass,
         keyword_share=base.keyword_share,
         best_cosine=base.best_cosine,

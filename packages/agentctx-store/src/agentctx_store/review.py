@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from agentctx_store import paths
 from agentctx_store.jsontext import is_object, loads
-from agentctx_store.projects import Project
-from agentctx_store.records import Record
-from agentctx_store.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the prompt path reads the setting without loading the store
+    from agentctx_store.projects import Project
+    from agentctx_store.records import Record
+    from agentctx_store.store import Store
 
 EXTRACTION_SOURCE = "llm_extraction"
 # What waits for a person by default: extraction's guesses, and a team file's block that would
