@@ -1,4 +1,5 @@
-"""Which embedding model, where it lives, and loading it through fastembed (ADR-006).
+"""Which embedding model, where it lives, and loading it through fastembed
+(docs/adr/0006-local-embeddings.md).
 
 * default: `BAAI/bge-small-en-v1.5` (384 dims), downloaded once into `$AGENTCTX_HOME/models`
   with a one-line notice and fastembed's progress bars, loaded offline afterwards;

@@ -6,9 +6,9 @@ but its id.
 Used by `agentctx_embed.hybrid` (the vector side of a query) and `agentctx_embed.service`.
 What one record costs at 384 dims: 384 bytes of codes and 4 of scale, ~10 bytes of row codes,
 and its id (the id string, its list slot and its dict entry, ~120 bytes). The version of a row
-(its `updated_at`) is kept as a 64-bit hash, compared within this process only (docs/adr-008).
+(its `updated_at`) is kept as a 64-bit hash, compared within this process only.
 
-Why int8 (docs/adr-008-warm-service.md, Memory): a quarter of float32's memory (38 MB instead
+Why int8 (docs/adr/0008-warm-search-service.md#memory): a quarter of float32's memory (38 MB instead
 of 154 MB at 100K records), with each component within half a step (1/254 of the row's largest
 component) of its float32 value, so a cosine moves by at most ~0.002. numpy has no fast int8
 product, so a query converts BLOCK_ROWS rows at a time to float32 in a buffer that stays in the

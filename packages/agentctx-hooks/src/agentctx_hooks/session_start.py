@@ -1,4 +1,5 @@
-"""SessionStart: hand Claude the project's precomputed digest (SPEC §4), within 1,500 tokens.
+"""SessionStart: hand Claude the project's precomputed digest, within 1,500 tokens
+(docs/contracts.md#hook-events).
 
 Fast path (every source but `compact`): read the digest file and its metadata, check the
 budget (with the token count saved beside the digest while its text is unchanged), print. The

@@ -1,4 +1,4 @@
-"""Ordered schema migrations keyed on `PRAGMA user_version` (SPEC §3.1).
+"""Ordered schema migrations keyed on `PRAGMA user_version` (docs/contracts.md#tables).
 
 Each migration is a function `mNNN_what(conn, fts5)`; its position in `MIGRATIONS` is its
 version. Never edit or reorder a shipped migration: append a new one.
@@ -129,8 +129,8 @@ def m003_create_sessions_and_projects(conn: sqlite3.Connection, fts5: bool) -> N
 
 @migration
 def m004_consolidation(conn: sqlite3.Connection, fts5: bool) -> None:
-    """Offline consolidation (ADR-012): all of it derived and rebuildable except the archive
-    marks and the answers a model gave on merge candidates (kept so nothing is asked twice).
+    """Offline consolidation (docs/consolidation.md): all of it derived and rebuildable except the
+    archive marks and the answers a model gave on merge candidates (kept so nothing is asked twice).
 
     Archived records stay in `records` (every history path keeps working unchanged); the
     archive table marks them cold. Vectors live in sqlite-vec's `records_vec` when the

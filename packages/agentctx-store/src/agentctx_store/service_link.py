@@ -1,4 +1,4 @@
-"""The client end of the warm search service (docs/adr-008-warm-service.md), stdlib only.
+"""The client end of the warm search service (docs/adr/0008-warm-search-service.md), stdlib only.
 
 The service (`agentctx_embed.service`) listens on a Unix domain socket in the data dir; this
 module knows where that socket is and how to talk to it. It imports nothing that opens the

@@ -1,4 +1,4 @@
-"""Token estimates and the sizes of the budgets (SPEC §9).
+"""Token estimates and the sizes of the budgets (docs/contracts.md#budgets).
 
 There is no local Claude tokenizer, so `estimate_tokens` over-counts on purpose: every word
 piece, number group, symbol and non-ASCII character is charged at least what Claude's
