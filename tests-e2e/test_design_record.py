@@ -3,8 +3,9 @@
 - No file cites a design document that lives outside it (a SPEC section, an outside ADR number,
   ARCHITECTURE.md, PYTHON.md, a review): a clone could not follow it. The design record is
   `docs/contracts.md` and `docs/adr/`.
-- Every `docs/….md` path named anywhere exists; a `#anchor` after it is a heading of that page,
-  and a quoted section after it (`docs/hooks.md, "Speed"`) begins a heading or a bold lead-in there.
+- Every `docs/….md` path (and `bench/README.md`) named in a docstring, comment or page exists; a
+  `#anchor` after it is a heading of that page, and a quoted section after it
+  (`docs/hooks.md, "Speed"`) begins a heading or a bold lead-in there.
 - Every relative Markdown link resolves, anchors included.
 - Every decision record is numbered in sequence, has a status, and is listed in the index.
 """
@@ -42,8 +43,8 @@ NOT_YET_POINTED_AT_DOCS = {
     "packages/agentctx-embed/src/agentctx_embed/service.py",
     "tests-e2e/test_hooks_imports.py",
 }
-# A docs page named in text, optionally with an anchor or a quoted section after it.
-DOCS_PATH = re.compile(r'(?<![\w./-])(docs/[\w./-]+?\.md)(?:#([\w-]+))?(?:,\s*"([^"]+)")?')
+# A docs page (or bench/README.md) named in text, optionally with an anchor or a quoted section.
+DOCS_PATH = re.compile(r'(?<![\w./-])((?:docs/[\w./-]+?|bench/README)\.md)(?:#([\w-]+))?(?:,\s*"([^"]+)")?')
 MD_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 BOLD = re.compile(r"\*\*([^*]+)\*\*")
@@ -216,7 +217,9 @@ def test_decision_records_are_numbered_in_sequence_and_listed() -> None:
         numbers.append(int(match.group(1)))
         lines = read(path).splitlines()
         assert lines[0].startswith(f"# {match.group(1)}. "), f"{rel(path)}: the title is `# {match.group(1)}. …`"
-        assert any(line.startswith("Status: ") for line in lines[:5]), f"{rel(path)}: a `Status: …` line under the title"
+        assert any(line.startswith("Status: ") for line in lines[:5]), (
+            f"{rel(path)}: a `Status: …` line under the title"
+        )
     assert numbers == list(range(1, len(numbers) + 1)), "records are numbered 0001, 0002, … without gaps"
     index = read(ADR_DIR / "README.md")
     missing = [path.name for path in records if f"]({path.name})" not in index]

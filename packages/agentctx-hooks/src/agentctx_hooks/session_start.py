@@ -25,7 +25,7 @@ CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
 # The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
 REPLAY_MARK = b'"type":"hook_additional_context"'
-TRANSCRIPT_HEAD_BYTES = 4 << 20  # ~20 ms of reading at most
+TRANSCRIPT_HEAD_BYTES = 4 << 20  # what a resume reads at most (bench/README.md#the-hook-path)
 
 
 def handle(hook: HookInput) -> str:

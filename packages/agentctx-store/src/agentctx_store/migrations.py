@@ -185,8 +185,8 @@ FTS_NS_TRIGGERS = (
 def m005_fts_namespace_column(conn: sqlite3.Connection, fts5: bool) -> None:
     """Rebuild the FTS index with the owning project as a column (search speed, docs/retrieval.md).
 
-    Without it FTS5 scores every matching row of every project and the join throws most away:
-    p50 31 ms at 100K records in 20 projects, 3 ms with it. Stores made without FTS5 stay so.
+    Without it FTS5 scores every matching row of every project and the join throws most away
+    (bench/README.md#search). Stores made without FTS5 stay so.
     """
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'records_fts'").fetchone()
     if exists is None:

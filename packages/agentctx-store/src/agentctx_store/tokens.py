@@ -66,8 +66,8 @@ def estimate_tokens(text: str) -> int:
     The text is cut into pieces, `[A-Za-z]+|[0-9]+|\\s+|[\\x21-\\x7e]|[^\\x00-\\x7f]` as a regular
     expression would cut it, and counted without `re` (tests/test_without_re.py holds the two
     equal): each character becomes its class, and the pieces are counted in the class string
-    by C loops (`translate`, `count`, `split`): ~0.13 ms for a 3,000-character digest with a few
-    non-ASCII characters, where walking the characters took 0.27 ms.
+    by C loops (`translate`, `count`, `split`), about twice as fast as walking the characters
+    (bench/README.md#the-hook-path).
     """
     if not text:
         return 0
