@@ -40,8 +40,8 @@ import pytest
 from _eval import load_jsonl
 from _harness import REPO_ROOT, shared_root
 from agentctx_store import Store, resolve_project
-from agentctx_store.upkeep.anchors import anchored_records
-from agentctx_store.upkeep.learn import learn
+from agentctx_store.anchors import anchored_records
+from agentctx_store.learn import learn
 
 FIXTURES = REPO_ROOT / "packages" / "agentctx-store" / "tests" / "fixtures" / "project-docs"
 FOLDERS = {

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store
+from agentctx_store import NewRecord, Project, Store, config, consolidate, digest
+from agentctx_store.consolidate import profile as dev_profile
+from agentctx_store.consolidate import scoring
+from agentctx_store.digest import ranking
 from agentctx_store.projects import global_project
 from agentctx_store.records import parsed_to_text
-from agentctx_store.upkeep import config, consolidate, digest, ranking, scoring
-from agentctx_store.upkeep import profile as dev_profile
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

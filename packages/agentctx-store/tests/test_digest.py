@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from agentctx_store import NewRecord, Project, Store
+from agentctx_store import NewRecord, Project, Store, digest
 from agentctx_store.budget import SESSION_START, estimate_tokens
 from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN
-from agentctx_store.upkeep import digest
 
 
 def test_the_store_itself_writes_no_derived_file_on_close(project: Project) -> None:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, ValidationError, resolve_project
-from agentctx_store.upkeep import drift
+from agentctx_store import NewRecord, Project, Store, ValidationError, drift, resolve_project
 
 FIXTURES = Path(__file__).parent / "drift_fixtures"
 

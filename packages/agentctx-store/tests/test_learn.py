@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import NewRecord, Project, Store, resolve_project, search
-from agentctx_store.upkeep.anchors import anchored_records, anchors_of, content_hash
-from agentctx_store.upkeep.learn import discover, learn, memory_dir
-from agentctx_store.upkeep.learn.adr import parse_adr
-from agentctx_store.upkeep.learn.discover import sanitize
-from agentctx_store.upkeep.learn.rules import rule_title, rule_type, split_rules
+from agentctx_store.anchors import anchored_records, anchors_of, content_hash
+from agentctx_store.learn import discover, learn, memory_dir
+from agentctx_store.learn.adr import parse_adr
+from agentctx_store.learn.discover import sanitize
+from agentctx_store.learn.rules import rule_title, rule_type, split_rules
 
 FIXTURES = Path(__file__).parent / "fixtures" / "project-docs"
 FORMS_LINKS = {(2, 19), (3, 15), (4, 45), (7, 44), (13, 25), (43, 46)}  # the README's hand-checked links

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import Project, Store, resolve_project
+from agentctx_store.anchors import anchored_records
 from agentctx_store.bounded import MAX_REPO_FILE
-from agentctx_store.upkeep.anchors import anchored_records
-from agentctx_store.upkeep.learn import discover, find, learn, plan_learn
-from agentctx_store.upkeep.learn.discover import sanitize
+from agentctx_store.learn import discover, find, learn, plan_learn
+from agentctx_store.learn.discover import sanitize
 
 RULE = "# Rules\n\n- Run the unit tests with pytest before every commit.\n"
 SHADOW = "root:$6$Zq8hUnLikelySaltValue$hashhashhashhash:19000:0:99999:7:::"

@@ -1,4 +1,4 @@
-"""The long-running processes' log files (`agentctx_store.upkeep.logfile`): every line redacted,
+"""The long-running processes' log files (`agentctx_store.logs`): every line redacted,
 the traceback of a failure included."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store.upkeep.logfile import log_to_file
+from agentctx_store.logs import log_to_file
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a GitHub token's shape
 

@@ -1,4 +1,4 @@
-"""Reading and deciding re-verification proposals (`agentctx_store.upkeep.reverify`), what
+"""Reading and deciding re-verification proposals (`agentctx_store.stale.reverify`), what
 `agentctx review` and the dashboard's Inbox share: `open_proposals` pairs each open proposal with
 its record and leaves out those whose record is gone; `open_proposal` finds one only in its project."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from agentctx_store import Project, Record, RecordNotFound, Store
 from agentctx_store.freshness import anchor_record
-from agentctx_store.upkeep import reverify
-from agentctx_store.upkeep.reverify import Answer, Evidence
+from agentctx_store.stale import reverify
+from agentctx_store.stale.reverify import Answer, Evidence
 
 from .conftest import AddRecord
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import NewRecord, Project, Store, ValidationError
-from agentctx_store.upkeep import team, team_state
+from agentctx_store.sharing import team, team_state
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, ValidationError
+from agentctx_store import NewRecord, Project, Store, ValidationError, digest
 from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN, unfence
 from agentctx_store.inject import render
 from agentctx_store.review import inbox
-from agentctx_store.upkeep import digest, team, team_state
+from agentctx_store.sharing import team, team_state
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_a_failed_write_of_the_file_leaves_the_store_as_it_was(
 ) -> None:
     (repo / ".agentctx").mkdir()
     (repo / team.TEAM_FILE).write_text("## Decisions\n\n### New rule\nText.\n", encoding="utf-8")
-    from agentctx_store.upkeep import files
+    from agentctx_store import files
 
     def full(*_args: object, **_kwargs: object) -> None:
         raise OSError(28, "No space left on device")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentctx_store import NewRecord, Project, Store, ValidationError
 from agentctx_store.records import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECORD_TYPES
-from agentctx_store.upkeep import transfer
+from agentctx_store.sharing import transfer
 
 PROJECT = Project(project_id="p-transfer", root=str(Path("/nowhere/transfer")), name="transfer")
 OTHER = Project(project_id="p-elsewhere", root=str(Path("/nowhere/elsewhere")), name="elsewhere")

@@ -18,8 +18,8 @@ import re
 from pathlib import Path
 
 from agentctx_store._frozen import frozen
+from agentctx_store.learn.rules import clean_inline, front_matter, trim
 from agentctx_store.records import MAX_BODY_CHARS
-from agentctx_store.upkeep.learn.rules import clean_inline, front_matter, trim
 
 ADR_FOLDERS = (
     "docs/adr",

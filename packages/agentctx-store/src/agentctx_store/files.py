@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def atomic_write(target: Path, text: str) -> None:
     """Replace `target` with `text` atomically, keeping the permissions of the file it replaces."""
+    import tempfile
+    from pathlib import Path
+
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:

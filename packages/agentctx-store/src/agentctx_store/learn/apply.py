@@ -21,17 +21,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store.anchors import Anchor, add_anchors, anchored_records, content_hash, replace_anchors
 from agentctx_store.bounded import Refused, read_repo_text
+from agentctx_store.drift.text import terms_of
+from agentctx_store.learn.adr import Adr, parse_adr, resolve_links
+from agentctx_store.learn.discover import MEMORY_PREFIX, Source, find
+from agentctx_store.learn.rules import clean_inline, front_matter, rule_title, rule_type, split_rules, trim
 from agentctx_store.projects import Project
 from agentctx_store.records import MAX_BODY_CHARS, NewRecord, Record
 from agentctx_store.redact import redact_text
+from agentctx_store.retire import retire
 from agentctx_store.store import Store
-from agentctx_store.upkeep.anchors import Anchor, add_anchors, anchored_records, content_hash, replace_anchors
-from agentctx_store.upkeep.drift_text import terms_of
-from agentctx_store.upkeep.learn.adr import Adr, parse_adr, resolve_links
-from agentctx_store.upkeep.learn.discover import MEMORY_PREFIX, Source, find
-from agentctx_store.upkeep.learn.rules import clean_inline, front_matter, rule_title, rule_type, split_rules, trim
-from agentctx_store.upkeep.retire import retire
 
 SOURCE = "learn"
 _CHANGED_OVERLAP = 0.5  # a rule whose old and new text share this much is the same rule, changed

@@ -26,7 +26,7 @@ from pathlib import Path
 from agentctx_store._frozen import frozen
 from agentctx_store.bounded import MAX_REPO_FILE, Refused, read_regular, real_path
 from agentctx_store.jsontext import is_object
-from agentctx_store.upkeep.learn.adr import ADR_FOLDERS, is_adr_file
+from agentctx_store.learn.adr import ADR_FOLDERS, is_adr_file
 
 INSTRUCTION_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules")
 _PRUNE = {

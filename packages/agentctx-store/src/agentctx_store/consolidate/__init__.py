@@ -29,14 +29,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentctx_store import paths
+from agentctx_store import digest, drift, paths
+from agentctx_store.consolidate import profile, scoring
+from agentctx_store.consolidate.checkpoints import checkpoint
+from agentctx_store.consolidate.merges import MergeJudge, apply_merges
+from agentctx_store.digest import ranking
 from agentctx_store.errors import AgentctxError
 from agentctx_store.projects import Project
 from agentctx_store.records import utc_now
 from agentctx_store.store import Store
-from agentctx_store.upkeep import digest, drift, profile, ranking, scoring
-from agentctx_store.upkeep.checkpoints import checkpoint
-from agentctx_store.upkeep.merges import MergeJudge, apply_merges
 
 DEFAULT_TIME_LIMIT_S = 240.0
 

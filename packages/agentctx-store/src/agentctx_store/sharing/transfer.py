@@ -25,9 +25,9 @@ from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.origin import of_records
 from agentctx_store.projects import Project
 from agentctx_store.records import RECORD_TYPES, Record
+from agentctx_store.sharing._transfer_import import ImportItem, ImportReport, import_items, line_error
 from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid
-from agentctx_store.upkeep._transfer_import import ImportItem, ImportReport, import_items, line_error
 
 __all__ = [
     "EXPORT_HEADER",

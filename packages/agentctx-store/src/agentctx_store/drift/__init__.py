@@ -24,11 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctx_store.bounded import Refused, read_repo_text, refuse_links
-from agentctx_store.errors import ValidationError
-from agentctx_store.projects import Project
-from agentctx_store.records import Record
-from agentctx_store.store import Store
-from agentctx_store.upkeep.drift_text import (
+from agentctx_store.drift.text import (
     HEADING,
     SENTENCE_END,
     STATEMENT_CHARS,
@@ -38,7 +34,11 @@ from agentctx_store.upkeep.drift_text import (
     parse_statements,
     record_terms,
 )
-from agentctx_store.upkeep.files import atomic_write
+from agentctx_store.errors import ValidationError
+from agentctx_store.files import atomic_write
+from agentctx_store.projects import Project
+from agentctx_store.records import Record
+from agentctx_store.store import Store
 
 CLAUDE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
 DRIFT_TYPES = ("decision", "convention")

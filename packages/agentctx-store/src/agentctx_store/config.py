@@ -6,23 +6,23 @@ overwritten (the PyPI name `agentctx` belongs to an unrelated tool that also use
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
 from agentctx_store import paths
+from agentctx_store._frozen import frozen
 from agentctx_store.errors import ValidationError
+from agentctx_store.files import atomic_write
 from agentctx_store.jsontext import is_object
-from agentctx_store.upkeep.files import atomic_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
 MARKER = "_written_by"
 MARKER_VALUE = "agentctx"
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class Setting:
     default: Any
     parse: Callable[[str], Any]
@@ -111,6 +111,8 @@ SETTINGS: dict[str, Setting] = {
 
 def _read_raw(path: Path) -> dict[str, Any] | None:
     """The file's JSON object if it is ours; None if absent; raise if it is someone else's."""
+    import json
+
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -131,6 +133,10 @@ def _read_raw(path: Path) -> dict[str, Any] | None:
 def load(path: Path | None = None) -> dict[str, Any]:
     """Every setting with its value (defaults where unset). A foreign or broken file is
     ignored here (defaults), and refused only when writing."""
+    import contextlib
+    import json
+    from pathlib import Path
+
     values = {name: setting.default for name, setting in SETTINGS.items()}
     try:
         raw = _read_raw(path or Path(paths.config_path())) or {}
@@ -165,6 +171,9 @@ def save(updates: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
     Raises:
         ValidationError: unknown setting, invalid value, or a config file agentctx did not write.
     """
+    import json
+    from pathlib import Path
+
     target = path or Path(paths.config_path())
     raw = _read_raw(target) or {MARKER: MARKER_VALUE}
     for name, value in updates.items():

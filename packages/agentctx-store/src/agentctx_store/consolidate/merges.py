@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agentctx_store.consolidate.checkpoints import checkpoint
 from agentctx_store.records import Record, utc_now
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record
 from agentctx_store.store import Store
 from agentctx_store.ulid import new_ulid
-from agentctx_store.upkeep.checkpoints import checkpoint
 
 CONFIDENCE_RANK = {"explicit": 2, "reinforced": 1, "inferred": 0}
 MAX_JUDGED_PER_RUN = 20

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 from agentctx_store import paths
+from agentctx_store.files import atomic_write
 from agentctx_store.projects import global_project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.store import Store
-from agentctx_store.upkeep.files import atomic_write
 
 CONFIDENCE_ORDER = {"explicit": 0, "reinforced": 1, "inferred": 2}
 

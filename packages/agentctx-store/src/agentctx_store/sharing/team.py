@@ -39,12 +39,12 @@ from agentctx_store.errors import ValidationError
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, check_text, utc_now
+from agentctx_store.retire import retire
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record
+from agentctx_store.sharing.team_state import MAX_TEAM_BYTES, TEAM_FILE, load_state, save_state
+from agentctx_store.sharing.transfer import ImportItem, import_items
 from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid, new_ulid
-from agentctx_store.upkeep.retire import retire
-from agentctx_store.upkeep.team_state import MAX_TEAM_BYTES, TEAM_FILE, load_state, save_state
-from agentctx_store.upkeep.transfer import ImportItem, import_items
 
 __all__ = [
     "MAX_TEAM_BLOCKS",
@@ -194,7 +194,7 @@ def _write_team(
     store: Store, project: Project, root: Path, *, is_secret: SecretCheck | None = None
 ) -> tuple[list[Record], int]:
     """Render and write the file; (the records it holds, how many were withheld)."""
-    from agentctx_store.upkeep.files import atomic_write
+    from agentctx_store.files import atomic_write
 
     target = Path(_checked(root, TEAM_FILE))
     attributes = Path(_checked(root, str(Path(TEAM_FILE).parent / ".gitattributes")))

@@ -8,19 +8,21 @@ a UI can draw decision chains and record–file links without knowing the schema
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
+from agentctx_store._frozen import field, frozen
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 from agentctx_store.store import Store
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
 DEFAULT_GRAPH_TYPES = ("decision",)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class EntityLink:
     record_id: str
     entity_id: str
@@ -28,7 +30,7 @@ class EntityLink:
     name: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class RecordGraph:
     """Records (chains included), the entities they are linked to, and both kinds of edges."""
 

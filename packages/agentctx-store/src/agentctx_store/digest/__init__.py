@@ -23,10 +23,10 @@ from pathlib import Path
 from agentctx_store import digest_file, paths
 from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections
 from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN, unfence
+from agentctx_store.files import atomic_write
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, hash_id
 from agentctx_store.records import Record, trust_mark, utc_now
 from agentctx_store.store import Store
-from agentctx_store.upkeep.files import atomic_write
 
 PROFILE_TOKENS = 200
 DECISIONS_TOKENS = 500
@@ -180,7 +180,7 @@ def _freshness(store: Store, project: Project, records: Sequence[Record]) -> tup
     whose anchored files changed (` (anchor-changed: a.py)`), and the digest's one line about
     stale records (empty when there are none; docs/freshness.md)."""
     from agentctx_store.freshness import check
-    from agentctx_store.upkeep.stale import counts
+    from agentctx_store.stale import counts
 
     found = check(store, project, [record.record_id for record in records], max_files=DIGEST_ANCHOR_FILES)
     kept = [record for record in records if not (record.record_id in found and found[record.record_id].all_missing)]

@@ -7,17 +7,21 @@ session's metadata (`meta.extraction`: sums over runs, and `runs_log`, one line 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
-
 from agentctx_store.jsontext import is_object
 from agentctx_store.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
 
 USAGE_KEYS = ("runs", "calls", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
 
 
 def month_start(now: datetime | None = None) -> str:
     """The first instant of the current calendar month (UTC), as the store writes times."""
+    from datetime import UTC, datetime
+
     return (now or datetime.now(UTC)).strftime("%Y-%m-01T00:00:00.000Z")
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from agentctx_store.anchors import Anchor, anchored_records, anchors_of
 from agentctx_store.bounded import MAX_SOURCE_FILE, read_repo_bytes, read_repo_text
 from agentctx_store.errors import ValidationError
 from agentctx_store.freshness import (
@@ -33,7 +34,6 @@ from agentctx_store.freshness import (
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
 from agentctx_store.store import Store
-from agentctx_store.upkeep.anchors import Anchor, anchored_records, anchors_of
 
 # `moved` looks at most at this many files, skipping these folders and anything bigger.
 FOLLOW_MAX_FILES = 5000

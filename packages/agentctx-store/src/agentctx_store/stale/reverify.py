@@ -4,13 +4,13 @@ Consolidation calls `reverify` for each project. Every current record whose anch
 changed (or whose files are gone) is shown to a `Verifier` — with an API key and `llm` on, a
 Claude Haiku call made by `agentctx_extract.reverify` — together with the anchors' text as it is
 now. Its answer becomes a proposal in the review inbox (`agentctx review`, the dashboard Inbox):
-  - `still_true`: accepting re-hashes the anchors (`upkeep.stale.confirm`);
+  - `still_true`: accepting re-hashes the anchors (`stale.confirm`);
   - `update`: a superseding draft (title, body); accepting supersedes the record with it and
     anchors the new record where the old one was;
   - `no_longer_true`: accepting deletes the record.
 Nothing changes until a person accepts, unless `reverify_auto_apply` is on in config. A record
 with an open proposal is not asked about again, nor one whose proposal was rejected until it is
-confirmed or re-anchored. Without a verifier, the marks alone (`upkeep.stale.scan`).
+confirmed or re-anchored. Without a verifier, the marks alone (`stale.scan`).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from agentctx_store.anchors import Anchor, anchors_of
 from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.freshness import anchor_record, anchored_text, format_spec
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, utc_now
+from agentctx_store.stale import StaleRecord, confirm, scan, still_there
 from agentctx_store.store import Store
-from agentctx_store.upkeep.anchors import Anchor, anchors_of
-from agentctx_store.upkeep.stale import StaleRecord, confirm, scan, still_there
 
 Verdict = Literal["still_true", "update", "no_longer_true"]
 VERDICTS: tuple[str, ...] = ("still_true", "update", "no_longer_true")

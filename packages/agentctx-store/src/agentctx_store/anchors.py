@@ -12,16 +12,17 @@ its anchors with it. A superseded record keeps its anchors (its history says whe
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Sequence
-from typing import Any
-
 from agentctx_store._frozen import frozen
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, utc_now
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 from agentctx_store.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 __all__ = [
     "Anchor",
@@ -52,6 +53,8 @@ def content_hash(text: str) -> str:
     """`sha256:<hex>` of the text with line endings made `\\n` and trailing blanks trimmed from
     each line and from the ends, so a file re-saved on Windows or re-indented at line ends
     keeps its hash, and any change to its words does not."""
+    import hashlib
+
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     canonical = "\n".join(line.rstrip() for line in lines).strip("\n")
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
