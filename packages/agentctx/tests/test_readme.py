@@ -33,4 +33,3 @@ def test_ci_runs_the_readme_test_command_and_fails_on_failure() -> None:
     assert lines[-2:] == [quick_start_commands()[1], "uv run --frozen pytest bench --benchmark-disable"]
     assert "uv sync --all-packages --all-extras --frozen" in lines
     assert "pip install" in script and "command -v uv" in script
-
