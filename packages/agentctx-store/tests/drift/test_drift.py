@@ -1,6 +1,5 @@
 """CLAUDE.md drift (docs/consolidation.md#claudemd-drift) on realistic CLAUDE.md files (written
-for these tests, in `drift_fixtures/`), including superseded decisions that are still written
-there."""
+for these tests, in `fixtures/`), including superseded decisions that are still written there."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import pytest
 
 from agentctx_store import NewRecord, Project, Store, ValidationError, drift, resolve_project
 
-FIXTURES = Path(__file__).parent / "drift_fixtures"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ its record and leaves out those whose record is gone; `open_proposal` finds one 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from agentctx_store.freshness import anchor_record
 from agentctx_store.stale import reverify
 from agentctx_store.stale.reverify import Answer, Evidence
 
-from .conftest import AddRecord
+AddRecord = Callable[..., Record]  # the `add` fixture of conftest.py
 
 
 def still_true(record: Record, evidence: Sequence[Evidence]) -> Answer:

@@ -1,4 +1,4 @@
-"""`learn` on real project documents (tests/fixtures/project-docs, see its README for sources and
+"""`learn` on real project documents (tests/learn/fixtures/project-docs, see its README for sources and
 licences): ADRs become decisions with exactly the hand-checked supersession links, instruction
 files become one record per rule, and re-runs change only what the files changed."""
 
