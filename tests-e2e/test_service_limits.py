@@ -1,7 +1,7 @@
 """The warm service's socket limits against the real `agentctx serve` process
-(docs/adr-008-warm-service.md, The socket's limits): a burst of prompts is served warm, slow
-clients are closed by the request deadline while real requests go on, a frame nested too deeply
-is answered with an error, and a socket path that cannot be bound is one line.
+(docs/adr/0008-warm-search-service.md, "The socket's limits"): a burst of prompts is served warm,
+slow clients are closed by the request deadline while real requests go on, a frame nested too
+deeply is answered with an error, and a socket path that cannot be bound is one line.
 
 The burst is 200 threads of this process calling the hook's own client function
 (`agentctx_hooks.warm.ask`, which `agentctx hook UserPromptSubmit` calls) at once: 200 hook
