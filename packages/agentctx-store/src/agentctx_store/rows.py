@@ -1,5 +1,6 @@
 """Records as rows: the columns the store selects, a row made a `Record`, and the namespaces a
-project may read (SPEC §3.4). Shared by every module that queries `records` directly."""
+project may read (docs/contracts.md#namespaces). Shared by every module that queries `records`
+directly."""
 
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ def like_literal(text: str) -> str:
 
 
 def visible_namespaces(project: Project, scope: str | None = None) -> tuple[str, ...]:
-    """The namespaces (owning project ids) whose records `project` may read (SPEC §3.4): the one
-    rule behind every read that filters on `records.project_id`.
+    """The namespaces (owning project ids) whose records `project` may read
+    (docs/contracts.md#namespaces): the one rule behind every read that filters on
+    `records.project_id`.
 
     Args:
         scope: None = its own and `_global` (always these two, in this order); "project" = its
