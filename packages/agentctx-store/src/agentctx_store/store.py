@@ -364,7 +364,8 @@ class Store(Graph, Sessions):
 
     def promote_reinforced(self, threshold: int) -> int:
         """Make every current `inferred` record seen at least `threshold` times `reinforced`
-        (after the threshold was lowered); never the other way (SPEC §3.3). Returns how many."""
+        (after the threshold was lowered); never the other way (docs/contracts.md#confidence).
+        Returns how many."""
         with self.transaction() as conn:
             cursor = conn.execute(
                 """UPDATE records SET confidence = 'reinforced' WHERE confidence = 'inferred'
@@ -375,7 +376,7 @@ class Store(Graph, Sessions):
 
     def count_access(self, record_ids: Sequence[str]) -> None:
         """One more access of each record, now (shown in full by a hook, read by id): feeds
-        the derived score (SPEC §7)."""
+        the derived score (docs/consolidation.md#scores)."""
         now = utc_now()
         with self.transaction() as conn:
             conn.executemany(
