@@ -43,7 +43,6 @@ from typing import Any
 import numpy as np
 from agentctx_store import paths
 from agentctx_store.rows import visible_namespaces
-from agentctx_store.rows import visible_namespaces as _namespaces  # the name `prompt` still calls it by
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, socket_problem, try_lock
 
 from agentctx_embed.hybrid import hybrid_search
@@ -364,7 +363,7 @@ class Service:
             return time.monotonic() - started > budget_s
 
         project = self._project(cwd)
-        job = self.queries.submit(asked.query, namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late)
+        job = self.queries.submit(asked.query, namespaces=visible_namespaces(project), types=PROMPT_TYPES, expired=late)
         recorded = True
         try:
             with self._serving_store() as store:
