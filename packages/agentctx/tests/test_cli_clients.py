@@ -125,3 +125,22 @@ def test_codex_has_no_project_scope_and_says_what_to_do(
     assert done.code == 0, done.err
     assert "Codex CLI: skipped (no project scope)" in done.out
     assert (project_dir / ".gemini" / "settings.json").exists() and not (project_dir / ".codex").exists()
+
+
+def test_every_client_has_its_setup_and_registers_only_events_it_maps() -> None:
+    """Each registry entry but the default has `agentctx/cli/clients/<name>.py` with the names
+    of `ClientSetup`; what init registers is among the events the registry maps to ours."""
+    from agentctx_store import clients as registry
+
+    from agentctx.cli import clients
+    from agentctx.cli.clients import claude, codex, gemini
+
+    protocol = {name for name in vars(clients.ClientSetup) if not name.startswith("_")} | {"NO_PROJECT_SCOPE"}
+    for client in registry.others():
+        setup = clients.setup_for(client.name)
+        assert protocol <= set(vars(setup)), (client.name, protocol - set(vars(setup)))
+    for module, name in ((codex, "codex"), (gemini, "gemini")):
+        assert set(module.REGISTERED) <= {event for event, ours in registry.get(name).events.items() if ours}
+    assert "PreCompress" not in gemini.REGISTERED
+    assert set(claude.events_for((99, 0, 0))) <= set(registry.get("claude").events)
+

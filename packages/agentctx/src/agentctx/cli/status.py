@@ -15,7 +15,6 @@ import typer
 from agentctx_store import Project, Store, paths
 from agentctx_store.upkeep import config, digest, spend
 
-from agentctx.cli._clients import clients_status
 from agentctx.cli._common import (
     JsonOption,
     ProjectOption,
@@ -26,6 +25,7 @@ from agentctx.cli._common import (
     project_for,
 )
 from agentctx.cli._health import active_rungs
+from agentctx.cli.clients import clients_status
 from agentctx.cli.consolidate import consolidation_section
 from agentctx.cli.serve import service_section
 from agentctx.cli.setup import hooks_status
