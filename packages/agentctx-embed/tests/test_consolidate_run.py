@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import Project, Store, paths
-from agentctx_store.upkeep import config, consolidate, digest
+from agentctx_store import Project, Store, config, consolidate, digest, paths
 from embed_testkit import add, seed
 
 from agentctx_embed import EmbedPhase, VectorStore

@@ -13,8 +13,8 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from agentctx_store.consolidate.merges import MergeJudge
 from agentctx_store.records import Record
-from agentctx_store.upkeep.merges import MergeJudge
 
 if TYPE_CHECKING:
     from anthropic.types import JSONOutputFormatParam

@@ -31,6 +31,7 @@ import os
 import signal
 import socket
 import socketserver
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -188,8 +189,7 @@ class Service:
     def _serving_store(self) -> Iterator[Any]:
         """The service's one connection for requests, kept open between them (autocommit: it
         holds no snapshot while idle); requests take turns. After a write the digests are
-        refreshed as every writer's are (`upkeep.digest.refresh_changed`); a failed connection is reopened next time."""
-        import sqlite3
+        refreshed as every writer's are (`digest.refresh_changed`); a failed connection is reopened next time."""
 
         with self.store_lock:
             if self._open is None:
@@ -204,7 +204,7 @@ class Service:
                 raise
             finally:
                 if store.dirty and self._open is not None:
-                    from agentctx_store.upkeep import digest
+                    from agentctx_store import digest
 
                     digest.refresh_changed(store)
 
@@ -335,65 +335,62 @@ class Service:
         return {"error": f"unknown op {op!r}"}
 
     def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The prompt hook's injection, composed as the keyword path composes it."""
+        """The prompt hook's injection: ranked with vectors, then composed and accounted by the
+        same functions as the keyword path (`agentctx_store.prompt_answer`)."""
+        from agentctx_store.clock import utc_now
+        from agentctx_store.inject import PROMPT_TYPES
+        from agentctx_store.prompt_answer import Asked, Pending, account, compose, shortlist
+        from agentctx_store.sessions import is_name
 
         started = time.monotonic()
         cwd = str(request.get("cwd") or "")
-        text = str(request.get("prompt") or "")
-        session_id = str(request.get("session_id") or "")
-        exclude = [value for value in request.get("exclude") or [] if isinstance(value, str)]
-        pending = request.get("pending") or [0, [], 0]
         budget_s = float(request.get("budget_ms") or 1000) / 1000.0
-        if not cwd or not text:
+        client, hook = request.get("client"), request.get("hook")
+        asked = Asked(
+            prompt=str(request.get("prompt") or ""),
+            session_id=str(request.get("session_id") or ""),
+            client=client if isinstance(client, str) and is_name(client) else "unknown",
+            hook=hook if isinstance(hook, str) and is_name(hook) else "UserPromptSubmit",
+            already=[value for value in request.get("exclude") or [] if isinstance(value, str)],
+            pending=Pending.from_json(request.get("pending")),
+            gated=bool(request.get("gated")),
+        )
+        if not cwd or not asked.prompt:
             return {"error": "prompt and cwd are required"}
-        from agentctx_store.inject import PROMPT_TYPES
-        from agentctx_store.prompt_answer import MAX_QUERY_CHARS, compose_for_prompt
 
         def late() -> bool:  # the hook gave up waiting: it takes the keyword path, write nothing
             return time.monotonic() - started > budget_s
 
         project = self._project(cwd)
-        job = self.queries.submit(
-            text[:MAX_QUERY_CHARS], namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late
-        )
-
-        def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
-            if late():  # waited for the store behind other requests: no work for nobody
-                return []
-            self.sync_new(store)  # records written since the last look are embedded first
-            return hybrid_search(
-                store,
-                project,
-                query,
-                index=ScanAhead(self.index, job),  # type: ignore[arg-type]
-                query_vector=job.vector,
-                limit=limit,
-                types=types,
-                exclude_ids=exclude_ids,
-            ).hits
-
-        pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
+        job = self.queries.submit(asked.query, namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late)
+        recorded = True
         try:
             with self._serving_store() as store:
-                text_out, ids = compose_for_prompt(
+                if late():  # waited for the store behind other requests: no work for nobody
+                    raise Expired
+                self.sync_new(store)  # records written since the last look are embedded first
+                result = hybrid_search(
                     store,
                     project,
-                    text,
-                    session_id,
-                    exclude,
-                    pending_triple,
-                    rank=rank,
-                    late=late,
-                    log=_log_error,
-                    served_by="warm",
-                    keep=_review_gate(),
+                    asked.query,
+                    index=ScanAhead(self.index, job),  # type: ignore[arg-type]
+                    query_vector=job.vector,
+                    limit=asked.wanted,
+                    types=PROMPT_TYPES,
+                    exclude_ids=asked.already,
                 )
+                injection = compose(store, project, asked, shortlist(asked, result.hits, result.terms))
+                if late():
+                    raise Expired
+                try:
+                    account(store, project, asked, injection, path="warm", at=utc_now())
+                except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
+                    _log_error(asked.hook, exc, asked.session_id)
+                    recorded = False
         except Expired:
-            text_out, ids = "", []
-        if late():
             self.abandoned += 1
             return {"error": "late: the hook had stopped waiting; nothing was recorded"}
-        return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
+        return {"ok": True, "text": injection.text, "ids": injection.ids, "mode": "hybrid", "recorded": recorded}
 
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
 
@@ -466,35 +463,6 @@ def _compact(matrix: np.ndarray, keep: list[int]) -> np.ndarray:
     except ValueError:
         return matrix[: len(keep)]
     return matrix
-
-
-def _review_gate() -> Callable[[Any], bool] | None:
-    """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
-    the keyword path (both read the setting with `agentctx_store.review.review_required`)."""
-    from agentctx_store.review import awaiting_review
-
-    if not _review_required():
-        return None
-    return lambda record: not awaiting_review(record)
-
-
-_REVIEW_SETTING: dict[str, Any] = {}
-
-
-def _review_required() -> bool:
-    """`config review = required`, read again only when the config file changed (one `stat`
-    per prompt instead of reading and parsing the file)."""
-    from agentctx_store import paths
-    from agentctx_store.review import review_required
-
-    try:
-        info = os.stat(paths.config_path())
-        key: Any = (info.st_mtime_ns, info.st_size, info.st_ino)
-    except OSError:
-        key = None
-    if "key" not in _REVIEW_SETTING or _REVIEW_SETTING["key"] != key:
-        _REVIEW_SETTING.update(key=key, required=review_required())
-    return bool(_REVIEW_SETTING["required"])
 
 
 def _log_error(event: str, exc: BaseException, session: str) -> None:
@@ -766,7 +734,7 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
 
 
 def load_model() -> Embedder:
-    from agentctx_store.upkeep import config
+    from agentctx_store import config
 
     settings = config.load()
     if not settings.get("embeddings", True):
@@ -865,7 +833,7 @@ def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], Non
 
 def configure_logging() -> None:
     """Log to `$AGENTCTX_HOME/logs/service.log`, redacted (once per process)."""
-    from agentctx_store.upkeep.logfile import log_to_file
+    from agentctx_store.logs import log_to_file
 
     if logging.getLogger().handlers:
         return

@@ -130,8 +130,7 @@ def _replays_hook_context(transcript_path: str) -> bool:
 def _compose_slowly(hook: HookInput, project: projects.Project, source: str) -> tuple[str, bool]:
     """The digest through the store: composed once when missing, cut to budget, and with the
     PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
-    from agentctx_store import budget
-    from agentctx_store.upkeep import digest
+    from agentctx_store import budget, digest
 
     from agentctx_hooks.ondemand import profile
     from agentctx_hooks.spool import flush_quietly
@@ -167,9 +166,8 @@ def _compose_slowly(hook: HookInput, project: projects.Project, source: str) -> 
 def with_snapshot(digest_text: str, snapshot: str) -> str:
     """The digest with the pre-compaction snapshot right after the profile section, inside the
     digest's fence (the snapshot is the session's own text: data, escaped like a record)."""
-    from agentctx_store import budget
+    from agentctx_store import budget, digest
     from agentctx_store.fence import unfence
-    from agentctx_store.upkeep import digest
 
     inner, ours = digest.split_fence(digest_text)
     head, _, rest = inner.partition("\n\n")

@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-from agentctx_store import clients, paths
+from agentctx_store import clients, digest, paths
 from agentctx_store.errors import AgentctxError, NotHeadError, StoreError, ValidationError
 from agentctx_store.fence import unfence
 from agentctx_store.projects import Project, resolve_project
 from agentctx_store.records import RecordType, Scope, check_type
 from agentctx_store.store import Store
 from agentctx_store.ulid import new_ulid
-from agentctx_store.upkeep import digest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -289,7 +288,7 @@ def build_server() -> ContextServer:
 
 def configure_logging() -> None:
     """Log to `$AGENTCTX_HOME/logs/mcp.log`, redacted; stdout belongs to the protocol."""
-    from agentctx_store.upkeep.logfile import log_to_file
+    from agentctx_store.logs import log_to_file
 
     log_to_file("mcp.log")
     logging.getLogger().setLevel(logging.WARNING)

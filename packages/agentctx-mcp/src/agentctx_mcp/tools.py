@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentctx_store import drift
 from agentctx_store.budget import SEARCH_RESULTS_MAX
 from agentctx_store.errors import ValidationError
 from agentctx_store.fence import DATA_NOTE, unfence
@@ -23,7 +24,6 @@ from agentctx_store.projects import Project
 from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_choice, check_type
 from agentctx_store.retrieval import CANDIDATES, query_terms, search
 from agentctx_store.store import Store
-from agentctx_store.upkeep import drift
 
 from agentctx_mcp import bounds
 from agentctx_mcp.index import IndexEntry, render_index

@@ -212,7 +212,7 @@ def m006_prompt_injection_accounting(conn: sqlite3.Connection, fts5: bool) -> No
 
 @migration
 def m007_record_anchors(conn: sqlite3.Connection, fts5: bool) -> None:
-    """Where a record came from in the project's files (`agentctx_store.upkeep.anchors`): a
+    """Where a record came from in the project's files (`agentctx_store.anchors`): a
     project-relative path, an optional line range or symbol, and the hash of what it covered.
     `learn` writes them; freshness reads them to tell when the evidence changed.
 
@@ -252,7 +252,7 @@ def m008_anchor_freshness(conn: sqlite3.Connection, fts5: bool) -> None:
 
 @migration
 def m009_freshness_proposals(conn: sqlite3.Connection, fts5: bool) -> None:
-    """Re-verification proposals (`agentctx_store.upkeep.reverify`): what a model said about a record
+    """Re-verification proposals (`agentctx_store.stale.reverify`): what a model said about a record
     whose anchors changed, waiting in the review inbox for a person to accept or reject."""
     conn.execute(
         """CREATE TABLE freshness_proposals (

@@ -45,7 +45,7 @@ class Store(Graph, Sessions):
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self.conn = conn
         self.path = path
-        self.dirty: set[str] = set()  # projects changed through this connection (`upkeep.digest.refreshing`)
+        self.dirty: set[str] = set()  # projects changed through this connection (`digest.refreshing`)
 
     @classmethod
     def open(cls, path: str | PathLike[str] | None = None, *, create: bool = True, readonly: bool = False) -> Store:

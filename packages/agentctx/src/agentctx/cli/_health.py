@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import Project, Store, paths
+from agentctx_store import Project, Store, config, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
-from agentctx_store.upkeep import config
 
 from agentctx.cli._install import install_command
 

@@ -278,7 +278,7 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
     """Delete the files agentctx created, by name (`_purge.py`); a folder only once it is empty."""
     import tempfile
 
-    from agentctx_store.upkeep import config
+    from agentctx_store import config
 
     from agentctx.cli import _purge as purge
 
