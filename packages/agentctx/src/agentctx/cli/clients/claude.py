@@ -1,5 +1,5 @@
 """Claude Code, the default client: where its config lives, what `agentctx init` registers
-there, how `uninstall` takes it out, and what `doctor` reads back (ADR-016).
+there, how `uninstall` takes it out, and what `doctor` reads back.
 
 - Hooks in `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR`), or the repository's
   `.claude/settings.json` with `--project`: only the events the installed version knows.
