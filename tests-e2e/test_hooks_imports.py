@@ -1,5 +1,5 @@
-"""The hook path imports the standard library and agentctx-store only (SPEC: hooks never load
-typer, a model, an SDK). Each event runs in a fresh interpreter through `agentctx.__main__`,
+"""The hook path imports the standard library and agentctx-store only (docs/contracts.md: hooks
+never load typer, a model, an SDK). Each event runs in a fresh interpreter through `agentctx.__main__`,
 exactly as the console script does, and reports what ended up in `sys.modules`."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The warm search service: one process per data dir holds the embedding model, the vectors of
 every current record and the hybrid ranking, and answers over a private Unix domain socket
-(docs/adr-008-warm-service.md).
+(docs/adr/0008-warm-search-service.md).
 
 * Hosted by the first `agentctx mcp` of a data dir (`host_in_background`), which Claude Code
   keeps running for the whole session; the other MCP servers of that data dir try again every
@@ -52,7 +52,7 @@ from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
 
 logger = logging.getLogger("agentctx.service")
 
-# The socket's limits (docs/adr-008-warm-service.md, The socket's limits)
+# The socket's limits (docs/adr/0008-warm-search-service.md, "The socket's limits")
 MAX_REQUEST_BYTES = 256 * 1024
 REQUEST_READ_S = 2.0  # a whole request must arrive within this, however slowly it trickles in
 MAX_CONNECTIONS = 64  # handled at once; more wait in the listen queue
@@ -60,7 +60,7 @@ LISTEN_BACKLOG = 1024  # connections the kernel queues (capped by its somaxconn)
 HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
 MODEL_RETRY_S = 300.0  # after a failed model load
 EMBED_CHUNK = 32
-SERVICE_BATCH = 1  # passages per inference in the service (docs/adr-008-warm-service.md, Memory)
+SERVICE_BATCH = 1  # passages per inference in the service (docs/adr/0008-warm-search-service.md#memory)
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
 INLINE_EMBED_MAX = 16
 PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
@@ -488,10 +488,10 @@ _M_MMAP_THRESHOLD = -3
 def bound_heap() -> None:
     """Hold glibc's mmap threshold at its initial 128 KB. Left alone, it rises to the size of
     each large block freed (up to 32 MB), so the tensors of the next inference come from the
-    heap instead, where they fragment it: three 512-token passages through a 12-layer model
-    (bge-small's shape, onnxruntime alone) peaked at 470 MB resident, against 193 MB with the
-    threshold held. Embedding long passages takes 10–30% longer, a query's embedding no longer
-    (docs/adr-008-warm-service.md, Memory). A no-op where there is no glibc."""
+    heap instead, where they fragment it: long passages then peak at more than twice the
+    resident memory, for somewhat slower embedding of long passages (figures:
+    bench/README.md#embedding-batches; docs/adr/0008-warm-search-service.md#memory). A no-op
+    where there is no glibc."""
     try:
         import ctypes
 
@@ -739,15 +739,13 @@ def load_model() -> Embedder:
     settings = config.load()
     if not settings.get("embeddings", True):
         raise ModelUnavailable("Embeddings are off (`agentctx config --embeddings` turns them on).")
-    # one onnxruntime thread: a short query is ~4× faster and steadier than on two threads that
-    # compete with SQLite for the two cores (measured: MiniLM int8, median 5 ms vs 21 ms), and
-    # no memory arena, so the RSS stays bounded after a batch of long passages (adr-008, Memory)
+    # one onnxruntime thread: a short query is faster and steadier than on two threads that
+    # compete with SQLite for the cores, and no memory arena, so the RSS stays bounded after a
+    # batch of long passages (docs/adr/0008-warm-search-service.md#memory)
     bound_heap()  # before the model's first allocations
     embedder = load(choose_model(settings), allow_download=False, threads=1, lean=True)
     # without the arena a batch's activations are freed after it, but resident while it runs;
-    # on one thread, one passage at a time is also the fastest (32 passages of ~230 tokens,
-    # MiniLM int8: batches of 1 / 4 / 16 took 1.6 / 2.1 / 3.1 s and peaked 66 / 303 / 444 MB
-    # above the loaded model)
+    # on one thread, one passage at a time is also the fastest (bench/README.md#embedding-batches)
     embedder.batch_size = SERVICE_BATCH
     return embedder
 

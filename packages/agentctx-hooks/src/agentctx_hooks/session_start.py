@@ -1,4 +1,5 @@
-"""SessionStart: hand Claude the project's precomputed digest (SPEC §4), within 1,500 tokens.
+"""SessionStart: hand Claude the project's precomputed digest, within 1,500 tokens
+(docs/contracts.md#hook-events).
 
 Fast path (every source but `compact`): read the digest file and its metadata, check the
 budget (with the token count saved beside the digest while its text is unchanged), print. The
@@ -24,7 +25,7 @@ CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
 # The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
 REPLAY_MARK = b'"type":"hook_additional_context"'
-TRANSCRIPT_HEAD_BYTES = 4 << 20  # ~20 ms of reading at most
+TRANSCRIPT_HEAD_BYTES = 4 << 20  # what a resume reads at most (bench/README.md#the-hook-path)
 
 
 def handle(hook: HookInput) -> str:

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
     from agentctx_hooks.payload import HookInput
 
-# From the hook's start (module import on the hook path) to the service's answer. The warm
-# path answers in ~10–30 ms; past this the keyword path still fits Claude Code's patience.
+# From the hook's start (module import on the hook path) to the service's answer; past this the
+# keyword path still fits Claude Code's patience (bench/README.md#the-warm-services-vectors).
 DEADLINE_S = 0.150
 # The first ask of a process counts from this import (the hook's start); later asks in the same
 # process (in-process callers: tests, the eval bench) count from their own call.

@@ -1,4 +1,4 @@
-"""Settings in `$AGENTCTX_HOME/config.json` (SPEC §2.4), validated on every write.
+"""Settings in `$AGENTCTX_HOME/config.json` (docs/store.md#the-data-dir), validated on every write.
 
 The file carries a marker so a `config.json` some other program left in the data dir is never
 overwritten (the PyPI name `agentctx` belongs to an unrelated tool that also uses ~/.agentctx).

@@ -1,9 +1,9 @@
 """Read-only views of the record graph for people (the dashboard's Graph view).
 
-The store keeps two kinds of relations: supersession (`records.superseded_by`, mirrored in
-`edges` as `supersedes`) and entity links (`record_entities` → `nodes`, e.g. the files a record
-is about, ADR-014). `record_graph` collects both for one project in a single pass, so a UI can
-draw decision chains and record–file links without knowing the schema.
+The store keeps two kinds of relations: supersession (`records.superseded_by`, mirrored in `edges`
+as `supersedes`) and entity links (`record_entities` → `nodes`, e.g. the files a record is about;
+docs/adr/0013-graph-in-sqlite.md). `record_graph` collects both for one project in a single pass, so
+a UI can draw decision chains and record–file links without knowing the schema.
 """
 
 from __future__ import annotations

@@ -44,8 +44,9 @@ PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "
 FULL_RATIO = 0.95
 # A hit below this share of the best score is not shown at all, unless its title names at least
 # TITLE_TERMS of the prompt's searchable words (then its title line tells the agent what it is
-# about). Below half of the best score, 1 runner-up in 55 was relevant on the dev sets, but 1 in
-# 7 of those whose title named two prompt words (docs/retrieval.md, "What a prompt injects").
+# about). Below half of the best score a runner-up was rarely relevant on the dev sets, unless its
+# title named two prompt words (docs/retrieval.md, "What a prompt injects";
+# bench/README.md#injection).
 TITLE_RATIO = 0.5
 TITLE_TERMS = 2
 # A full record whose body is longer than this is cut to the passages answering the prompt,

@@ -84,15 +84,11 @@ class Asked:
         return GATED if self.gated else SHOWN
 
 
-def _no_hits() -> list[SearchHit]:
-    return []
-
-
 @frozen
 class Ranked:
     """The hits of a prompt, best first, and the prompt's searchable words."""
 
-    hits: list[SearchHit] = field(default_factory=_no_hits)
+    hits: list[SearchHit] = field(default_factory=list["SearchHit"])
     terms: list[str] = field(default_factory=list[str])
 
 

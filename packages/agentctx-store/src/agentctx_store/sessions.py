@@ -1,5 +1,6 @@
-"""Sessions: one row per client session, its metadata (branch, commits, tests, snapshot, …)
-and the accounting of what the hooks injected (ADR-007). A part of `Store`."""
+"""Sessions: one row per client session, its metadata (branch, commits, tests, snapshot, …) and
+the accounting of what the hooks injected (docs/adr/0003-hard-injection-budgets.md). A part of
+`Store`."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ class Sessions(Connected):
         title_ids: Sequence[str] = (),
         prompt: bool = False,
     ) -> None:
-        """Self-accounting (ADR-007): what a hook injected and its token estimate.
+        """Self-accounting (docs/adr/0003-hard-injection-budgets.md): what a hook injected and its
+        token estimate.
 
         `record_ids` were shown in full (their access count goes up), `title_ids` by their title
         only; `prompt=True` for a prompt's injection (counted apart from the session-start digest).

@@ -1,5 +1,5 @@
-"""The stdlib half of consolidation: scores (ADR-012), the cold archive, pruning candidates,
-RRF ranking, the developer profile, and a keyword-only run (SPEC §8 rung 1)."""
+"""The stdlib half of consolidation: scores, the cold archive, pruning candidates, RRF ranking,
+the developer profile, and a keyword-only run (rung 2 of docs/contracts.md#degradation)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""CLAUDE.md drift (ADR-013) on realistic CLAUDE.md files (written for these tests, in
-`fixtures/`), including superseded decisions that are still written there."""
+"""CLAUDE.md drift (docs/consolidation.md#claudemd-drift) on realistic CLAUDE.md files (written
+for these tests, in `fixtures/`), including superseded decisions that are still written there."""
 
 from __future__ import annotations
 

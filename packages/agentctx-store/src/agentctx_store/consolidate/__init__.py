@@ -1,8 +1,8 @@
-"""Offline consolidation (ADR-005/012, SPEC §4 SessionEnd): one run at a time, time-boxed,
-safe to kill at any point.
+"""Offline consolidation (docs/adr/0011-capture-then-consolidate.md): one run at a time,
+time-boxed, safe to kill at any point.
 
-A run has three phases, and never has two SQLite libraries open at once (PYTHON.md: mixing
-them inside one process is unsafe):
+A run has three phases, and never has two SQLite libraries open at once (mixing them inside
+one process is unsafe: docs/adr/0018-one-sqlite-library-per-process.md):
 
 1. stdlib `sqlite3`: skip when nothing changed; recompute scores; mark the cold archive; read
    each project's focus text. Closed.

@@ -1,5 +1,6 @@
-"""Merging confirmed near-duplicates (ADR-012): the weaker record is superseded by the
-stronger one, never deleted, so its provenance (source, session) stays in the store."""
+"""Merging confirmed near-duplicates (docs/consolidation.md#near-duplicates): the weaker record
+is superseded by the stronger one, never deleted, so its provenance (source, session) stays in
+the store."""
 
 from __future__ import annotations
 

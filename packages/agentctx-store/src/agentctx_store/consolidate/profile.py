@@ -1,6 +1,6 @@
-"""The developer profile (ADR-010): cross-project preferences in the reserved `_global`
-namespace, and their export to `$AGENTCTX_HOME/profile/` (derived: rewritten on demand and
-by every consolidation run).
+"""The developer profile (docs/adr/0010-developer-profile.md): cross-project preferences in the
+reserved `_global` namespace, and their export to `$AGENTCTX_HOME/profile/` (derived: rewritten on
+demand and by every consolidation run).
 
 Inferred global preferences become `reinforced` once seen `reinforce_threshold` times (config,
 default 3) or confirmed by one explicit statement; only reinforced and explicit ones reach the
@@ -29,7 +29,7 @@ def preferences(store: Store) -> list[Record]:
 
 def promote_reinforced(store: Store, threshold: int) -> int:
     """Apply the configured threshold to records already counted (e.g. after lowering it).
-    One-way, as SPEC §3.3 says: nothing is ever demoted."""
+    One-way (docs/contracts.md#confidence): nothing is ever demoted."""
     with store.transaction() as conn:
         cursor = conn.execute(
             """UPDATE records SET confidence = 'reinforced' WHERE confidence = 'inferred'

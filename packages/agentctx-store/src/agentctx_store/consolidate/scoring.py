@@ -1,4 +1,4 @@
-"""Derived scores, the cold archive and pruning candidates (ADR-012, SPEC §7).
+"""Derived scores, the cold archive and pruning candidates (docs/consolidation.md#scores).
 
     score = base relevance × access decay × recency decay × confidence weight
 

@@ -1,4 +1,5 @@
-"""The SessionStart digest (SPEC §4): composed ahead of time, read from a file at session start.
+"""The SessionStart digest (docs/contracts.md#budgets): composed ahead of time, read from a file at
+session start.
 
 Sections, in order, each with its own token cap, truncated from the bottom of the list:
 profile ~200 · active decisions ~500 · last handover ~400 · reinforced global preferences ~200

@@ -1,5 +1,5 @@
 """Ranking for the full SessionStart digest: reciprocal rank fusion (RRF) of rankings that
-each see the records differently (ADR-005).
+each see the records differently (docs/consolidation.md#the-full-digest).
 
 The digest has no prompt to rank against, so consolidation ranks the project's current
 decisions and conventions against its *focus*: the latest handover (what the developer is in
@@ -7,9 +7,9 @@ the middle of) and the titles of the most recent records. Fused rankings:
 
 1. FTS5 BM25 of each candidate against the focus words (the real search, `search.search`);
 2. vector similarity to the focus (from agentctx-embed, when it ran: else left out, which is
-   the keyword-only digest of degradation rungs 1–2);
-3. the stored score (ADR-012), newest first among equals, so a project with no handover
-   still gets its strongest records.
+   the keyword-only digest of degradation rung 2, docs/contracts.md#degradation);
+3. the stored score (docs/consolidation.md#scores), newest first among equals, so a project with no
+   handover still gets its strongest records.
 
 Pinned records always come first. Ties are broken by record id, so one store always gives one
 digest: delete the digest and the scores, re-run, and the same text comes back.

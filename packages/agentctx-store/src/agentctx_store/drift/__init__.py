@@ -1,5 +1,5 @@
-"""CLAUDE.md drift (ADR-013): what the store knows that the project's CLAUDE.md does not say,
-and what CLAUDE.md still says that the store has superseded.
+"""CLAUDE.md drift (docs/adr/0012-claude-md-drift-is-reported.md): what the store knows that the
+project's CLAUDE.md does not say, and what CLAUDE.md still says that the store has superseded.
 
 Compared: the current high-confidence (explicit or reinforced) decisions and conventions of the
 project against the statements of `CLAUDE.md` and `.claude/CLAUDE.md` at the project root.
@@ -351,9 +351,9 @@ def apply(drift: DriftReport) -> list[Path]:
 
 
 def write_scores(store: Store, project: Project, drift: DriftReport) -> int:
-    """Store `claudemd_drift_score` (derived, SPEC §7) on the project's decisions and
-    conventions: 1 − best match for current ones, 1.0 for superseded ones still written,
-    0.0 for every other record of those types. Returns how many rows changed."""
+    """Store `claudemd_drift_score` (derived: docs/contracts.md#stored-inferred-derived) on the
+    project's decisions and conventions: 1 − best match for current ones, 1.0 for superseded ones
+    still written, 0.0 for every other record of those types. Returns how many rows changed."""
     with store.transaction() as conn:
         before = conn.total_changes
         conn.execute(

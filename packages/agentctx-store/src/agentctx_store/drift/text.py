@@ -144,7 +144,7 @@ def terms_of(text: str) -> set[str]:
 
 
 # Memoised: matching compares every record with every statement, and re-deriving the same
-# terms per pair made a 3K-decision project take ~20 s (agentctx-mcp bench, ctx_sync_claudemd).
+# terms per pair made a large project's report take seconds (bench/README.md#claudemd-drift).
 @functools.lru_cache(maxsize=16384)
 def _terms_cached(text: str) -> frozenset[str]:
     return frozenset(stem(term) for term in query_terms(text))

@@ -5,7 +5,7 @@ without its number; the date comes from a `Date:` line or the MADR front matter 
 status from a `## Status` section, a `Status:` line or front matter `status:`. The body keeps the
 context and the decision (the decision gets the room when both do not fit the record limit).
 
-"Superseded by ADR019" / `status: superseded by ADR-0057` name the successor by number; the
+"Superseded by ADR019" / `status: superseded by ADR-NNNN` name the successor by number; the
 number is resolved among the folder's ADRs (when two files share a number, the one whose title
 shares most words with the link text). Rejected and deprecated ADRs are not learned as
 current: deprecated ones are retired at once, rejected ones are skipped. Templates and index

@@ -85,7 +85,8 @@ class _Planned:
 
 
 def _check_item(item: ImportItem) -> ImportItem:
-    """The record contract (SPEC §5) on one item; returns it with trimmed text and UTC times."""
+    """The record contract (docs/contracts.md#records) on one item; returns it with trimmed text
+    and UTC times."""
     try:
         check_type(item.type)
         check_choice("scope", item.scope, SCOPES)

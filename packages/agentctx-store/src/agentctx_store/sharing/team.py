@@ -1,4 +1,4 @@
-"""Team context through git: `<repo>/.agentctx/context.md` (SPEC §7).
+"""Team context through git: `<repo>/.agentctx/context.md` (docs/team.md).
 
 Derived from the store and committed with the code. It holds the project's current, explicit
 `decision`, `convention` and `discovery` records — never preferences, handovers, inferred

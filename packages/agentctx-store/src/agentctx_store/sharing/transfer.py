@@ -1,11 +1,11 @@
 """Moving records in and out of the store: a Markdown export that round-trips, and JSONL import.
 
-Markdown is a first-class *view* of the store (SPEC §3, ADR-004), never its source of truth, so
-the export is written to be read by people and re-imported without loss: every record is a
-`### title` heading, a one-line metadata comment (JSON: id, type, scope, confidence, dates,
+Markdown is a first-class *view* of the store (docs/adr/0001-one-sqlite-file.md), never its source
+of truth, so the export is written to be read by people and re-imported without loss: every record
+is a `### title` heading, a one-line metadata comment (JSON: id, type, scope, confidence, dates,
 supersession, and `client` / `hook` when known: which agent and hook produced it) and the body,
-closed by an end marker that names the record. Hand edits to a title or body are honoured on
-import: that is how a team corrects context through git.
+closed by an end marker that names the record. Hand edits to a title or body are honoured on import:
+that is how a team corrects context through git.
 
 JSONL takes one object per line with the fields of the ADR eval set (`id`, `type`, `title`,
 `body`, `valid_from`, `supersedes`, …); its `id` only resolves `supersedes` within the file.

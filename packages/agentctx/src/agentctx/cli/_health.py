@@ -44,7 +44,7 @@ class Rung:
 
 
 def active_rungs(store: Store | None, settings: dict[str, Any]) -> list[Rung]:
-    """The degradation rungs (SPEC §8) in force right now, checked cheaply."""
+    """The degradation rungs (docs/contracts.md#degradation) in force right now, checked cheaply."""
     rungs: list[Rung] = []
     probe = sqlite3.connect(":memory:")
     try:

@@ -1,4 +1,5 @@
-"""`agentctx init` and `agentctx uninstall`: the only commands that touch a client's files (ADR-016).
+"""`agentctx init` and `agentctx uninstall`: the only commands that touch a client's files
+(docs/adr/0015-explicit-reversible-install.md).
 
 init registers the hooks in `~/.claude/settings.json` (or the repository's
 `.claude/settings.json` with `--project`), registers the MCP server at user scope and detects

@@ -1,5 +1,5 @@
 """The manifest of what `agentctx init` created (`install.json` in the data dir), so `uninstall`
-removes exactly that.
+removes exactly that (docs/adr/0015-explicit-reversible-install.md).
 
 It remembers which containers init created, so uninstall leaves a file that was `"hooks": {}`
 before as `"hooks": {}` after, and the text each config file had, so a file unchanged since

@@ -1,6 +1,7 @@
-"""How `agentctx init` and `agentctx uninstall` change a client's JSON config (ADR-016): the
-`hooks` and `mcpServers` surgery every client's setup shares (Claude Code's settings.json and
-~/.claude.json, Codex CLI's hooks.json, Gemini CLI's settings.json). Never imported by a hook.
+"""How `agentctx init` and `agentctx uninstall` change a client's JSON config
+(docs/adr/0015-explicit-reversible-install.md): the `hooks` and `mcpServers` surgery every client's
+setup shares (Claude Code's settings.json and ~/.claude.json, Codex CLI's hooks.json, Gemini CLI's
+settings.json). Never imported by a hook.
 
 Pure planning functions (dict in, dict out) plus careful file writes: add or remove only our
 entries, keep every other key and every foreign hook exactly as it was, write nothing when

@@ -1,5 +1,6 @@
 """Claude Code, the default client: where its config lives, what `agentctx init` registers
-there, how `uninstall` takes it out, and what `doctor` reads back.
+there, how `uninstall` takes it out, and what `doctor` reads back
+(docs/adr/0015-explicit-reversible-install.md).
 
 - Hooks in `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR`), or the repository's
   `.claude/settings.json` with `--project`: only the events the installed version knows.
