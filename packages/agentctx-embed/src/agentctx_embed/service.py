@@ -338,6 +338,7 @@ class Service:
     def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
         """The prompt hook's injection: ranked with vectors, then composed and accounted by the
         same functions as the keyword path (`agentctx_store.prompt_answer`)."""
+        from agentctx_store import clients
         from agentctx_store.clock import utc_now
         from agentctx_store.inject import PROMPT_TYPES
         from agentctx_store.prompt_answer import Asked, Pending, account, compose, shortlist
@@ -350,7 +351,7 @@ class Service:
         asked = Asked(
             prompt=str(request.get("prompt") or ""),
             session_id=str(request.get("session_id") or ""),
-            client=client if isinstance(client, str) and is_name(client) else "unknown",
+            client=client if isinstance(client, str) and client in clients.names() else "unknown",
             hook=hook if isinstance(hook, str) and is_name(hook) else "UserPromptSubmit",
             already=[value for value in request.get("exclude") or [] if isinstance(value, str)],
             pending=Pending.from_json(request.get("pending")),
