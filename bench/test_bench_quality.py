@@ -122,7 +122,7 @@ ABLATIONS: dict[str, tuple[dict[str, Any], bool | float]] = {
     "floor 1.5": ({}, 1.5),
     "floor 1.6": ({}, 1.6),
     "floor 1.8": ({}, 1.8),
-    "per-hit raw BM25 >= 7.0 (before)": ({"_apply_floor": raw_bm25_floor(7.0)}, True),
+    "per-hit raw BM25 >= 7.0 (before)": ({"apply_relevance_floor": raw_bm25_floor(7.0)}, True),
     "no two-distinct-words rule": ({"MIN_DISTINCT_TERMS": 0}, True),
     "no short-query relief (short prompts also need 2 words)": ({"SHORT_QUERY_TERMS": 0}, True),
     "short queries: <= 3 terms": ({"SHORT_QUERY_TERMS": 3}, True),

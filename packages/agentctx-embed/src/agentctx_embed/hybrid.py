@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from agentctx_store.projects import Project
@@ -39,7 +39,7 @@ from agentctx_store.retrieval import (
     SHORT_QUERY_TERMS,
     TAIL_RATIO,
     SearchHit,
-    _apply_floor,
+    apply_relevance_floor,
     relevance_gate,
     search,
 )
@@ -54,7 +54,7 @@ RRF_K = 60
 MIN_POOL = 20
 # How candidates are fused: "evidence" (`evidence_fusion`) or "rrf" (reciprocal rank fusion, the
 # former way, kept for the ablation); calibrated in docs/retrieval.md ("Fusion").
-FUSION = "evidence"
+FUSION: Literal["evidence", "rrf"] = "evidence"
 # The weight of one standard deviation of cosine against one gate of keyword evidence.
 VECTOR_WEIGHT = 0.3
 
@@ -87,7 +87,7 @@ DEFAULT_FLOOR = HybridFloor()
 
 @dataclass
 class HybridResult:
-    hits: list[SearchHit] = field(default_factory=list)
+    hits: list[SearchHit] = field(default_factory=list[SearchHit])
     mode: str = "hybrid"  # "hybrid" | "keyword"
     degraded: str | None = None
     # what the floor saw (for the bench and the ablation)
@@ -139,8 +139,8 @@ class Candidates:
     cosine_of: dict[str, float]
     relevance_of: dict[str, float]
     best_relevance: float
-    order: list[tuple[str, float]] = field(default_factory=list)  # (id, fused value), best first
-    records: dict[str, Any] = field(default_factory=dict)
+    order: list[tuple[str, float]] = field(default_factory=list[tuple[str, float]])  # (id, fused value), best first
+    records: dict[str, Any] = field(default_factory=dict[str, Any])
     fetch: Callable[[list[str]], dict[str, Any]] | None = None
 
 
@@ -205,7 +205,7 @@ def candidates(
     keyword_pass = False
     if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
-        keyword_pass = bool(_apply_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
+        keyword_pass = bool(apply_relevance_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
     pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
         keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines, pool)

@@ -13,6 +13,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from agentctx_store.jsontext import is_object
 from agentctx_store.records import Record
 from agentctx_store.upkeep.merges import MergeJudge
 
@@ -45,7 +46,7 @@ def parse_verdict(text: str) -> bool | None:
     """True for DUPLICATE, False for DIFFERENT (as JSON or a bare word), None otherwise."""
     try:
         value = json.loads(text)
-        word = str(value.get("verdict", "")) if isinstance(value, dict) else ""
+        word = str(value.get("verdict", "")) if is_object(value) else ""
     except ValueError:
         word = text
     word = word.strip().upper()

@@ -234,7 +234,7 @@ def search(
         return _pinned_only(store, namespaces, limit)
     if floor is not None and scored:
         try:
-            scored = _apply_floor(store.conn, scored, floor, like=degraded is not None, terms=terms)
+            scored = apply_relevance_floor(store.conn, scored, floor, like=degraded is not None, terms=terms)
         except sqlite3.Error:
             return _pinned_only(store, namespaces, limit)
     hits = [
@@ -320,7 +320,7 @@ def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
     return floor * scale
 
 
-def _apply_floor(
+def apply_relevance_floor(
     conn: sqlite3.Connection,
     scored: list[tuple[Record, float]],
     floor: float,
@@ -328,7 +328,17 @@ def _apply_floor(
     like: bool,
     terms: Sequence[str],
 ) -> list[tuple[Record, float]]:
-    """Nothing when the best match is weak; otherwise drop the matches far below the best."""
+    """The keyword floor on one query's matches: nothing when the best match is weak (below the
+    store's `relevance_gate`, or sharing too few distinct words with a longer query); otherwise
+    the matches not far below the best (`TAIL_RATIO`). `search` applies it; the hybrid search
+    asks it whether the keyword evidence alone would answer.
+
+    Args:
+        scored: (record, relevance) pairs, in any order; must not be empty.
+        floor: in rare-term matches (`RELEVANCE_FLOOR` in production).
+        like: the matches come from the LIKE rung, whose relevance counts matched terms.
+        terms: the query's searchable words (`query_terms`).
+    """
     if like:
         return [item for item in scored if item[1] >= _like_floor(terms)]
     top, best = max(scored, key=lambda item: item[1])
