@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from agentctx_store import NewRecord, Project, Store, resolve_project
-from agentctx_store.records import validate
+from agentctx_store.records import normalize_time, validate
 from agentctx_store.rows import RECORD_COLUMNS
 from agentctx_store.ulid import new_ulid
 
@@ -303,7 +303,7 @@ def bulk_insert(store: Store, rows: list[tuple[Project, NewRecord]]) -> None:
                 int(new.pinned),
                 new.confidence,
                 new.reinforce_count,
-                new.valid_from or now,
+                normalize_time(new.valid_from) if new.valid_from else now,  # as Store.add stores it
                 now,
                 new.source,
                 new.session_id,

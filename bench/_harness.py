@@ -63,11 +63,17 @@ def run_process(command: tuple[str, ...] | list[str], stdin: bytes, env: dict[st
 class Floor:
     """Times `python -c pass` (same interpreter, same stdin, same env) between the rounds of a
     `benchmark.pedantic` run: pass `floor.round(make_args)` as its `setup`, so floor and
-    measured command alternate and machine load hits both alike. `median_s` afterwards."""
+    measured command alternate and machine load hits both alike. `median_s` afterwards.
 
-    def __init__(self, env: dict[str, str]) -> None:
+    `also` names further commands run in the same place of every round with the same stdin
+    (their session ids prefixed with the name, so no two share a session's dedup state): another
+    build of the hook, for a before/after comparison in one run (`median_of(name)`)."""
+
+    def __init__(self, env: dict[str, str], also: dict[str, list[str]] | None = None) -> None:
         self.env = env
         self.times: list[float] = []
+        self.also = also or {}
+        self.times_of: dict[str, list[float]] = {name: [] for name in self.also}
 
     def setup(self, make_args: Callable[[], tuple[bytes, ...]]) -> Callable[[], tuple[tuple[bytes, ...], dict]]:
         def setup() -> tuple[tuple[bytes, ...], dict]:
@@ -75,15 +81,27 @@ class Floor:
             started = time.perf_counter()
             run_process(FLOOR, args[0], self.env)
             self.times.append(time.perf_counter() - started)
+            for name, command in self.also.items():
+                stdin = args[0].replace(b'"session_id": "', f'"session_id": "{name}-'.encode())
+                started = time.perf_counter()
+                run_process(command, stdin, self.env)
+                self.times_of[name].append(time.perf_counter() - started)
             return args, {}
 
         return setup
 
     @property
     def median_s(self) -> float:
-        ordered = sorted(self.times)
-        middle = len(ordered) // 2
-        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+        return _median(self.times)
+
+    def median_of(self, name: str) -> float:
+        return _median(self.times_of[name])
+
+
+def _median(times: list[float]) -> float:
+    ordered = sorted(times)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 # -- the embedding model ---------------------------------------------------------------------

@@ -45,7 +45,7 @@ def record_texts(count: int, seed: int = 7) -> list[str]:
 
 def test_embedding_throughput(benchmark, embed_model, bench_mode, monkeypatch) -> None:
     from agentctx_embed.models import choose_model, load
-    from agentctx_store.upkeep import config
+    from agentctx_store import config
 
     embed_model.select(monkeypatch)
     started = time.perf_counter()
@@ -72,7 +72,7 @@ def test_consolidation(
     benchmark, bench_store, embed_model, tiny_model, bench_mode, tmp_path, monkeypatch, size
 ) -> None:
     from agentctx_embed import EmbedPhase
-    from agentctx_store.upkeep import config, consolidate
+    from agentctx_store import config, consolidate
 
     if size > 1_000 and os.environ.get(LONG_ENV) != "1":
         pytest.skip(f"consolidation at {SIZE_IDS[size]} takes minutes with the real model: set {LONG_ENV}=1")
@@ -119,8 +119,9 @@ def test_hybrid_quality(benchmark, shared_dir, embed_model, tiny_model, bench_mo
     """Keyword vs vector vs RRF hybrid ranking on adr-dev (its own store: consolidation writes vectors)."""
     from agentctx_embed import EmbedPhase, VectorStore
     from agentctx_embed.models import choose_model, load
+    from agentctx_store import config, consolidate
+    from agentctx_store.digest import ranking
     from agentctx_store.retrieval import search
-    from agentctx_store.upkeep import config, consolidate, ranking
 
     folder = shared_dir / "eval" / "adr-dev"
     if not (folder / "records.jsonl").is_file():

@@ -10,13 +10,12 @@ session checkpoints on the way); the ~$0.015 cost target for ~10K dialogue token
 asserted (it depends on the token estimate, see docs/extraction.md). Under `--benchmark-disable`
 only the 10K-dialogue session runs (each takes tens of seconds).
 
-Per captured Claude Code transcript (`tests-e2e/fixtures/claude-code/transcripts/`, in the
-repo) and one synthetic long session (900 turns, the map-reduce path): the time to read,
-render and redact it, and as `extra_info` the estimated tokens of the rendered session, the
-input policy chosen (SPEC §6), the calls, the estimated tokens of the whole request (system
-prompt + tool schema + message) and its cost at Claude Haiku 4.5 prices for an assumed
-500-token answer per call. Estimates use the store's conservative token estimate, so real
-counts are lower.
+Per captured Claude Code transcript (`tests-e2e/fixtures/claude-code/transcripts/`, in the repo) and
+one synthetic long session (900 turns, the map-reduce path): the time to read, render and redact it,
+and as `extra_info` the estimated tokens of the rendered session, the input policy chosen
+(docs/extraction.md#size-policy), the calls, the estimated tokens of the whole request (system
+prompt + tool schema + message) and its cost at Claude Haiku 4.5 prices for an assumed 500-token
+answer per call. Estimates use the store's conservative token estimate, so real counts are lower.
 
 Redaction throughput: `redact()` on a 1 MB mix of prose, logs and secrets (`mb_per_s` from the
 median).

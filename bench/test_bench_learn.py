@@ -1,6 +1,6 @@
 """What `agentctx learn` gets out of real project documents, measured against the hand splits.
 
-Reads the fixture documents copied into the repo (packages/agentctx-store/tests/fixtures/
+Reads the fixture documents copied into the repo (packages/agentctx-store/tests/learn/fixtures/
 project-docs) and, for the quality figures, the hand-made eval records of `../shared/eval`
 (skipped when absent):
 
@@ -40,10 +40,10 @@ import pytest
 from _eval import load_jsonl
 from _harness import REPO_ROOT, shared_root
 from agentctx_store import Store, resolve_project
-from agentctx_store.upkeep.anchors import anchored_records
-from agentctx_store.upkeep.learn import learn
+from agentctx_store.anchors import anchored_records
+from agentctx_store.learn import learn
 
-FIXTURES = REPO_ROOT / "packages" / "agentctx-store" / "tests" / "fixtures" / "project-docs"
+FIXTURES = REPO_ROOT / "packages" / "agentctx-store" / "tests" / "learn" / "fixtures" / "project-docs"
 FOLDERS = {
     "forms": "alphagov-forms",
     "jabref": "jabref",

@@ -12,9 +12,8 @@ import itertools
 import _corpus
 import pytest
 from _harness import SIZE_IDS, size_param
-from agentctx_store import search
+from agentctx_store import digest, search
 from agentctx_store.inject import PROMPT_TYPES, compose_injection
-from agentctx_store.upkeep import digest
 
 SEARCH_ROUNDS = 150
 

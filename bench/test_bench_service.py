@@ -275,7 +275,7 @@ def _rss_after_fresh_records(setup: Setup, vectors: int) -> tuple[int, int]:
 
 
 def _summary(info: dict[str, Any]) -> str:
-    """One readable line per store size (bench/README.md, docs/adr-008-warm-service.md)."""
+    """One readable line per store size (bench/README.md, docs/adr/0008-warm-search-service.md)."""
     m = info["median_ms"]
     return (
         f"{info['records'] // 1000}K records (load {info['load_average_1min']}): python -c pass {m['floor']} ms | "

@@ -5,6 +5,8 @@
   dependencies, never each other, and never the CLI.
 - The CLI (`agentctx`) imports peers and heavy libraries only inside functions, so
   `agentctx --help` stays light.
+- Inside the store, the top-level modules are the fast core and every subfolder is a feature
+  named as users know it (FEATURES); the core never imports a feature, features import the core.
 """
 
 from __future__ import annotations
@@ -78,14 +80,14 @@ def test_cli_imports_heavy_modules_and_peers_only_inside_functions() -> None:
     assert not offenders, f"module-level heavy imports in the CLI: {offenders}"
 
 
-# -- the fast core (docs/architecture.md) ----------------------------------------------------
+# -- the fast core and the feature subpackages (docs/architecture.md) ------------------------
 # Every hook is a fresh process, so the modules at the top of `agentctx_store/` and
 # `agentctx_hooks/` import at module level only what costs (almost) nothing: what a bare
 # interpreter has already loaded, C modules (`_sqlite3`, not the `sqlite3` package, which adds
 # `datetime`: 1.5 ms), and other core modules. Anything else (json, re, pathlib, dataclasses, typing, contextlib,
 # hashlib, subprocess, …) is imported inside the function that needs it, or the code lives in
-# a subfolder (`agentctx_store/upkeep/`, `agentctx_hooks/ondemand/`), where ordinary Python is
-# the norm. `if TYPE_CHECKING:` imports cost nothing and are not counted.
+# a subfolder: one of the store's feature subpackages (FEATURES) or `agentctx_hooks/ondemand/`,
+# where ordinary Python is the norm. `if TYPE_CHECKING:` imports cost nothing and are not counted.
 SHA256_MODULES = {"_sha2", "_sha256"}  # CPython's built-in SHA-256 (3.12+, 3.11)
 CORE_STDLIB = {"__future__", "os", "sys", "time", "stat", "errno", "math", "_sqlite3", "_json", "_socket"}
 CORE_EXCEPTIONS = {  # module -> what else it may import at module level, and why
@@ -95,6 +97,12 @@ CORE_FOLDERS = {
     "agentctx_store": ROOT / "packages" / "agentctx-store" / "src" / "agentctx_store",
     "agentctx_hooks": ROOT / "packages" / "agentctx-hooks" / "src" / "agentctx_hooks",
 }
+# The store's features, each a subpackage named as users know it from `agentctx --help`: its
+# main module is the package itself (`agentctx_store.digest`), its helpers sit beside it.
+# `sharing` holds two features (`team` and `transfer`: export/import) and is empty itself.
+FEATURES = {"consolidate", "digest", "drift", "learn", "logs", "sharing", "stale"}
+SUBFOLDERS = {"agentctx_store": FEATURES, "agentctx_hooks": {"clients", "ondemand"}}
+OFFLINE = {"agentctx_store": FEATURES, "agentctx_hooks": {"ondemand"}}  # what a core module loads only in a function
 
 
 def _core_modules() -> list[tuple[str, Path]]:
@@ -104,7 +112,8 @@ def _core_modules() -> list[tuple[str, Path]]:
 
 
 def _module_level_imports(path: Path) -> Iterator[str]:
-    """Dotted names imported at module level, `if TYPE_CHECKING:` blocks left out."""
+    """Dotted names imported at module level, `if TYPE_CHECKING:` blocks left out. `from a import b`
+    gives `a` and `a.b` (`b` may be a subpackage: `from agentctx_store import digest`)."""
 
     def walk(body: list[ast.stmt]) -> Iterator[str]:
         for node in body:
@@ -121,33 +130,85 @@ def _module_level_imports(path: Path) -> Iterator[str]:
                 yield from (alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 yield node.module
+                yield from (f"{node.module}.{alias.name}" for alias in node.names)
 
     yield from walk(ast.parse(path.read_text(encoding="utf-8")).body)
+
+
+def _core_offenders(relative: str, path: Path) -> list[str]:
+    """What the core module `relative` (`agentctx_store/x.py`) imports at module level against the rule."""
+    allowed = CORE_STDLIB | SHA256_MODULES | CORE_EXCEPTIONS.get(relative, set())
+    offenders: list[str] = []
+    for name in _module_level_imports(path):
+        parts = name.split(".")
+        if parts[0] in OFFLINE:
+            if len(parts) > 1 and parts[1] in OFFLINE[parts[0]]:
+                offenders.append(name)  # the core never loads a feature subpackage at import
+        elif parts[0] not in allowed:
+            offenders.append(name)
+    return sorted(set(offenders))
 
 
 @pytest.mark.parametrize("package, path", _core_modules(), ids=lambda value: getattr(value, "name", value))
 def test_core_modules_import_only_what_costs_nothing(package: str, path: Path) -> None:
     relative = f"{package}/{path.relative_to(CORE_FOLDERS[package]).as_posix()}"
-    allowed = CORE_STDLIB | SHA256_MODULES | CORE_EXCEPTIONS.get(relative, set())
-    offenders = []
-    for name in _module_level_imports(path):
-        top = name.split(".")[0]
-        if top in ("agentctx_store", "agentctx_hooks"):
-            parts = name.split(".")
-            if len(parts) > 2 and parts[1] in ("upkeep", "ondemand"):
-                offenders.append(name)  # the core never loads the offline half at import
-        elif top not in allowed:
-            offenders.append(name)
+    offenders = _core_offenders(relative, path)
     assert not offenders, f"{relative} imports {offenders} at module level (move it into the function that needs it)"
 
 
-def test_the_core_rule_catches_a_heavy_import(tmp_path: Path) -> None:
-    """The rule above is not vacuous: a module-level `import json` or an upkeep import is found."""
+def test_the_core_rule_catches_a_heavy_import_and_a_feature_import(tmp_path: Path) -> None:
+    """The rule above is not vacuous: a module-level `import json` and a feature subpackage, in
+    either spelling, are found; `TYPE_CHECKING` imports, imports in functions and core modules are not."""
     sample = tmp_path / "sample.py"
     sample.write_text(
         "from __future__ import annotations\nimport os\nimport json\nTYPE_CHECKING = False\n"
-        "if TYPE_CHECKING:\n    from pathlib import Path\nfrom agentctx_store.upkeep import digest\n"
-        "def f():\n    import re\n",
+        "if TYPE_CHECKING:\n    from pathlib import Path\n    from agentctx_store.stale import scan\n"
+        "from agentctx_store import digest, paths\nfrom agentctx_store.sharing.team_state import notice\n"
+        "from agentctx_store.records import Record\ndef f():\n    import re\n    from agentctx_store import drift\n",
         encoding="utf-8",
     )
-    assert list(_module_level_imports(sample)) == ["__future__", "os", "json", "agentctx_store.upkeep"]
+    assert _core_offenders("agentctx_store/sample.py", sample) == [
+        "agentctx_store.digest",
+        "agentctx_store.sharing.team_state",
+        "agentctx_store.sharing.team_state.notice",
+        "json",
+    ]
+
+
+def test_every_subfolder_is_a_named_feature_and_the_old_offline_folder_is_gone() -> None:
+    """The store's subfolders are exactly FEATURES, each a package; no `upkeep/` (named after when
+    its code ran) is left, and nothing imports it."""
+    for package, folder in CORE_FOLDERS.items():
+        found = {path.name for path in folder.iterdir() if path.is_dir() and path.name != "__pycache__"}
+        assert found == SUBFOLDERS[package], f"{package}: {sorted(found ^ SUBFOLDERS[package])}"
+        assert all((folder / name / "__init__.py").is_file() for name in found), package
+    importers = [
+        str(path.relative_to(ROOT))
+        for import_name in PACKAGES
+        for path in _sources(import_name)
+        for name in _module_level_imports(path)
+        if "upkeep" in name.split(".")
+    ]
+    assert not importers, importers
+
+
+@pytest.mark.parametrize("path", sorted(CORE_FOLDERS["agentctx_store"].glob("*.py")), ids=lambda path: path.name)
+def test_the_store_core_never_imports_a_feature(path: Path) -> None:
+    """Features build on the store's core, never the other way round, not even inside a function:
+    what a core module needs from a feature (anchors, reading settings) lives in the core."""
+    features = [
+        name
+        for name in _all_imports(path)
+        if name.split(".")[0] == "agentctx_store" and len(name.split(".")) > 1 and name.split(".")[1] in FEATURES
+    ]
+    assert not features, f"{path.name} imports {features}"
+
+
+def _all_imports(path: Path) -> Iterator[str]:
+    """Every dotted name a file imports, wherever the import is (`from a import b` gives `a.b` too)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)

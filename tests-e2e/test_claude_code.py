@@ -435,7 +435,7 @@ def test_real_claude_code_gets_a_full_injection_verbatim(rig: Rig) -> None:
     preview): with a store full of long records, the digest and the prompt injection arrive
     whole, inside their character budgets (6,000 and 8,000)."""
     from agentctx_store import NewRecord, Store, resolve_project
-    from agentctx_store.upkeep.digest import refreshing
+    from agentctx_store.digest import refreshing
 
     rig.agentctx("init")
     project = resolve_project(rig.project)

@@ -1,5 +1,5 @@
-"""The hook path imports the standard library and agentctx-store only (SPEC: hooks never load
-typer, a model, an SDK). Each event runs in a fresh interpreter through `agentctx.__main__`,
+"""The hook path imports the standard library and agentctx-store only (docs/contracts.md: hooks
+never load typer, a model, an SDK). Each event runs in a fresh interpreter through `agentctx.__main__`,
 exactly as the console script does, and reports what ended up in `sys.modules`."""
 
 from __future__ import annotations
@@ -154,8 +154,60 @@ def test_the_prompt_path_loads_sqlite_without_the_sqlite3_package_or_datetime(
         assert unwanted not in modules, unwanted
 
 
+NOT_ON_THE_PROMPT_PATH = (
+    "re",
+    "enum",
+    "json",
+    "dataclasses",
+    "typing",
+    "agentctx_store.redact",
+    "agentctx_store._secret_rules",
+)
+
+
+@pytest.mark.parametrize(
+    "client, event",
+    [("claude", "UserPromptSubmit"), ("codex", "UserPromptSubmit"), ("gemini", "BeforeAgent")],
+)
+def test_a_prompt_that_injects_loads_no_regular_expressions_or_redactor(
+    project_dir: Path, tmp_path: Path, client: str, event: str
+) -> None:
+    """A prompt that finds a record, injects it and records the injection (session accounting,
+    the injection log, the client) — the whole keyword path, first prompt and a later one of the
+    same session — loads neither `re` nor the redactor: what it writes are ids, counts and names,
+    and the records it shows were redacted when they were stored."""
+    common = {"session_id": f"injecting-{client}", "transcript_path": "", "cwd": str(project_dir)}
+    with Store.open() as store:
+        title, body = "Deploys run on GitHub Actions", "Every merge to main deploys through GitHub Actions."
+        store.add(resolve_project(project_dir), NewRecord(type="decision", title=title, body=body))
+    for prompt in ("how does the redis job queue work?", "and how do deploys run on github actions?"):
+        report = tmp_path / f"modules-{client}.json"
+        done = subprocess.run(
+            [sys.executable, "-c", CLIENT_PROBE, event, str(report), client],
+            input=json.dumps({**common, "prompt": prompt}).encode(),
+            env={**os.environ, "AGENTCTX_HOOKS_NO_SPAWN": "1", "AGENTCTX_NO_SERVICE": "1"},
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        assert b"agentctx-record" in done.stdout, (prompt, done)  # it did inject
+        modules = set(ast.literal_eval(report.read_text(encoding="utf-8")))
+        loaded = [name for name in NOT_ON_THE_PROMPT_PATH if name in modules]
+        assert not loaded, f"{client} {event} ({prompt!r}) loaded {loaded}"
+    with Store.open() as store:
+        session = store.get_session(common["session_id"])
+    assert session is not None and session["prompt_injections"] == 2  # and it was recorded
+    assert [entry["hook"] for entry in session["meta"]["injections"]] == [event, event]
+
+
+STORE_SRC = Path(__file__).resolve().parents[1] / "packages" / "agentctx-store" / "src" / "agentctx_store"
+
+
 def offline_half(modules: set[str]) -> set[str]:
-    return {name for name in modules if name.startswith("agentctx_store.upkeep")}
+    """The modules of the store's feature subpackages (every subfolder of `agentctx_store`)."""
+    return {
+        name for name in modules if name.startswith("agentctx_store.") and (STORE_SRC / name.split(".")[1]).is_dir()
+    }
 
 
 def test_session_start_fast_path_reads_the_digest_file_without_opening_the_store(

@@ -114,9 +114,9 @@ def test_a_locked_store_still_injects_and_logs(tmp_path: Path, run_hook: RunHook
 
 
 def test_a_write_in_a_hook_process_marks_the_full_digest_stale(tmp_path: Path, run_hook: RunHook) -> None:
-    """Hook processes end with os._exit instead of Store.close(); the digest upkeep close()
+    """Hook processes end with os._exit instead of Store.close(); the digest refresh close()
     does must still happen."""
-    from agentctx_store.upkeep import digest
+    from agentctx_store import digest
 
     root = tmp_path / "stale"
     root.mkdir()

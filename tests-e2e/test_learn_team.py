@@ -16,7 +16,15 @@ from agentctx_store import Store, resolve_project
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 
-FIXTURES = Path(__file__).resolve().parents[1] / "packages" / "agentctx-store" / "tests" / "fixtures" / "project-docs"
+FIXTURES = (
+    Path(__file__).resolve().parents[1]
+    / "packages"
+    / "agentctx-store"
+    / "tests"
+    / "learn"
+    / "fixtures"
+    / "project-docs"
+)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages" / "agentctx-store" / "tests"))
 from secrets_corpus import SECRETS  # noqa: E402  (the redaction corpus)
 

@@ -458,7 +458,7 @@ def test_the_server_agentctx_init_registers_serves_the_tools(project: Project) -
 def test_without_fts5_search_answers_with_the_degraded_marker(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AGENTCTX_SIMULATE_NO_FTS5", "1")  # the store is created without FTS5 (SPEC §8 rung 4)
+    monkeypatch.setenv("AGENTCTX_SIMULATE_NO_FTS5", "1")  # the store is created without FTS5 (rung 4)
     record_id = seed(project, "Use SQLite in WAL mode", "SQLite.")
 
     async def scenario(client: Session) -> None:

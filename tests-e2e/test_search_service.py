@@ -193,6 +193,81 @@ def test_warm_and_keyword_paths_answer_in_the_same_format(
     assert "prompts_served_warm" not in json.loads(metas["cold"] or "{}")
 
 
+SESSION_COLUMNS = (
+    "tokens_injected",
+    "injections",
+    "prompt_injections",
+    "prompt_tokens",
+    "records_full",
+    "records_title",
+)
+
+
+def _recorded(session: str, path: str) -> dict[str, Any]:
+    """Everything the store and the session state hold of one session's prompt, with the path's
+    name (`prompts_served_<path>`) and the times taken out."""
+    with Store.open() as store:
+        row = store.conn.execute(
+            f"SELECT {', '.join(SESSION_COLUMNS)}, meta FROM sessions WHERE session_id = ?", (session,)
+        ).fetchone()
+    assert row is not None, f"nothing recorded for {session}"
+    meta = json.loads(row[-1] or "{}")
+    served = meta.pop(f"prompts_served_{path}", None)
+    assert served == 1, (path, meta)
+    for entry in meta.get("injections", []):
+        assert entry.pop("at")  # when it happened: different, and present on both
+    state = state_of(session)
+    return {
+        "columns": dict(zip(SESSION_COLUMNS, row[:-1], strict=True)),
+        "meta": meta,
+        "dedup": state.get("injected"),
+        "pending left": state.get("pending"),
+    }
+
+
+@pytest.mark.parametrize("client", ["claude", "gemini"])
+def test_both_prompt_paths_record_the_same_apart_from_the_paths_name(
+    service: Any, project: Any, tiny_env: dict[str, str], client: str
+) -> None:
+    """One prompt on each path, in the same store, each after a SessionStart that left its
+    accounting pending: the session's accounting columns, its metadata (client, the injection
+    log with client, hook, ids and tokens), the records' access counts and the hook's dedup
+    state are identical, but for the name of the path that served it."""
+    from agentctx_hooks import state
+
+    root, ids = project
+    chosen = ids["Use PostgreSQL as the main database"]
+    event = "BeforeAgent" if client == "gemini" else "UserPromptSubmit"
+    recorded: dict[str, dict[str, Any]] = {}
+    for path, extra in (("keyword", {"AGENTCTX_NO_SERVICE": "1"}), ("warm", {})):
+        session = f"{client}-{path}"
+        state.save(session, {"pending": {"tokens": 120, "ids": [ids["Sessions live in Redis"]], "count": 2}})
+        with Store.open() as store:
+            before = dict(store.conn.execute("SELECT id, access_count FROM records").fetchall())
+        done = subprocess.run(
+            [str(AGENTCTX), "hook", "--client", client, event],
+            input=json.dumps(prompt_payload(root, session, KEYWORD_PROMPT)).encode(),
+            capture_output=True,
+            env={**tiny_env, **extra},
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0 and not done.stderr.strip(), done
+        assert chosen.encode() in done.stdout
+        assert state_of(session)["served"]["last"] == path
+        with Store.open() as store:
+            after = dict(store.conn.execute("SELECT id, access_count FROM records").fetchall())
+        recorded[path] = _recorded(session, path)
+        recorded[path]["accessed"] = {key: after[key] - before[key] for key in after if after[key] != before[key]}
+    keyword, warm = recorded["keyword"], recorded["warm"]
+    assert warm == keyword
+    assert keyword["meta"]["client"] == client
+    assert [entry["hook"] for entry in keyword["meta"]["injections"]] == [event]
+    assert keyword["meta"]["injections"][0]["ids"] == [chosen]
+    assert keyword["columns"]["injections"] == 3  # two pending SessionStart injections and the prompt
+    assert keyword["pending left"] is None and keyword["dedup"] == [chosen]
+
+
 def test_paraphrase_found_only_by_meaning_never_superseded_or_foreign(
     service: Any, project: Any, tiny_env: dict[str, str], run_hook: RunHook
 ) -> None:

@@ -1,7 +1,7 @@
 """The warm service's socket limits against the real `agentctx serve` process
-(docs/adr-008-warm-service.md, The socket's limits): a burst of prompts is served warm, slow
-clients are closed by the request deadline while real requests go on, a frame nested too deeply
-is answered with an error, and a socket path that cannot be bound is one line.
+(docs/adr/0008-warm-search-service.md, "The socket's limits"): a burst of prompts is served warm,
+slow clients are closed by the request deadline while real requests go on, a frame nested too
+deeply is answered with an error, and a socket path that cannot be bound is one line.
 
 The burst is 200 threads of this process calling the hook's own client function
 (`agentctx_hooks.warm.ask`, which `agentctx hook UserPromptSubmit` calls) at once: 200 hook
@@ -91,13 +91,15 @@ def served(env: dict[str, str], root: Path) -> Iterator[subprocess.Popen[str]]:
                 pipe.close()
 
 
-def ask_warm(root: Path, session: str) -> tuple[str, list[str]] | None:
-    """What the prompt hook's warm path gets: (text, ids), or None (it would take the keyword path)."""
+def ask_warm(root: Path, session: str) -> tuple[str, list[str], bool] | None:
+    """What the prompt hook's warm path gets: (text, ids, recorded), or None (it would take the
+    keyword path)."""
     from agentctx_hooks import warm
     from agentctx_hooks.payload import HookInput
+    from agentctx_store.prompt_answer import Asked
 
     hook = HookInput(event="UserPromptSubmit", data={"session_id": session, "cwd": str(root), "prompt": PROMPT})
-    return warm.ask(hook, PROMPT, {}, [])
+    return warm.ask(hook, Asked(prompt=PROMPT, session_id=session), {})
 
 
 def service_log() -> str:
@@ -108,7 +110,7 @@ def service_log() -> str:
 def test_a_burst_of_200_parallel_prompts_is_served_warm(served: subprocess.Popen[str], root: Path) -> None:
     count = 200
     start = threading.Barrier(count, timeout=60)
-    answers: list[tuple[str, list[str]] | None] = [None] * count
+    answers: list[tuple[str, list[str], bool] | None] = [None] * count
 
     def one(index: int) -> None:
         start.wait()
@@ -121,7 +123,7 @@ def test_a_burst_of_200_parallel_prompts_is_served_warm(served: subprocess.Popen
         thread.join(120)
     warm = [answer for answer in answers if answer is not None]
     assert len(warm) >= 199, f"{count - len(warm)} of {count} prompts fell back to the keyword path"
-    assert all("PostgreSQL" in text for text, _ids in warm)
+    assert all("PostgreSQL" in text for text, _ids, _recorded in warm)
     assert ping()["requests"] >= len(warm)
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import Project, Store, paths
-from agentctx_store.upkeep import config, consolidate, digest
+from agentctx_store import Project, Store, config, consolidate, digest, paths
 from embed_testkit import add, seed
 
 from agentctx_embed import EmbedPhase, VectorStore
@@ -21,7 +20,8 @@ pytestmark = pytest.mark.embed
 
 def run(projects: list[Project], **options) -> consolidate.RunReport:
     """A run in this process. The test's own `Store` must be closed first: an apsw and a stdlib
-    connection to one file must never be open at once in one process (PYTHON.md)."""
+    connection to one file must never be open at once in one process
+    (docs/adr/0018-one-sqlite-library-per-process.md)."""
     options.setdefault("vector_phase", EmbedPhase())
     return consolidate.run(projects, settings=config.load(), **options)
 
@@ -262,7 +262,7 @@ def test_vectors_embedded_from_another_text_are_embedded_again(tiny_model: Path,
     assert Service(service.home, service.embedder).load_stored_vectors() == 7
 
 
-# -- degradation rungs (SPEC §8) ------------------------------------------------------------
+# -- degradation rungs (docs/contracts.md#degradation) ----------------------------------------
 
 
 def test_rung2_without_sqlite_vec_numpy_finds_the_same_duplicates(

@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from agentctx_store import Project, Store, paths
-from agentctx_store.upkeep import config, consolidate, digest
+from agentctx_store import Project, Store, config, consolidate, digest, paths
 from embed_testkit import seed
 
 from agentctx_embed import EmbedPhase, VectorStore

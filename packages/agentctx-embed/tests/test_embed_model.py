@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from agentctx_store.upkeep import config
+from agentctx_store import config
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -4,7 +4,7 @@
 
 `service.bound_heap()`: glibc's mmap threshold held at 128 KB in the service process, so the
 large tensors of one inference are unmapped when freed instead of fragmenting the heap
-(docs/adr-008-warm-service.md, Memory). Checked in a child process (the setting is
+(docs/adr/0008-warm-search-service.md, "Memory"). Checked in a child process (the setting is
 process-wide) through glibc's own accounting, `mallinfo2().hblks`: the blocks served by mmap."""
 
 from __future__ import annotations

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import Store, resolve_project
-from agentctx_store.upkeep import config
+from agentctx_store import Store, config, resolve_project
 from extract_testkit import MessagesServer, empty_answer, tool_reply, usage
 
 from agentctx_extract import extract_session

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import Store
-from agentctx_store.upkeep import config
+from agentctx_store import Store, config
 from extract_testkit import MessagesServer, empty_answer, tool_reply, transcript_lines, usage
 
 AGENTCTX = str(Path(sys.executable).parent / "agentctx")

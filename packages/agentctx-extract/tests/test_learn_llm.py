@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import Store, resolve_project
-from agentctx_store.upkeep import config
-from agentctx_store.upkeep.spend import month_spent
+from agentctx_store import Store, config, resolve_project
+from agentctx_store.spend import month_spent
 from extract_testkit import MessagesServer, Reply, tool_reply, usage
 
 from agentctx_extract.learn_llm import BATCH_RULES, TOOL_NAME, SentRule, batches, valid_answers

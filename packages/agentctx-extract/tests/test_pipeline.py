@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import NewRecord, Store, paths, resolve_project
-from agentctx_store.upkeep import config
+from agentctx_store import NewRecord, Store, config, paths, resolve_project
 from extract_testkit import MessagesServer, Reply, empty_answer, error_reply, text_reply, tool_reply, usage
 
 from agentctx_extract import extract_session

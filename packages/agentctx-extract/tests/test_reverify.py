@@ -149,8 +149,8 @@ def test_answers_that_are_not_proposals_are_dropped() -> None:
 
 def test_the_prompt_shows_the_record_and_the_code_now_or_that_it_is_gone() -> None:
     from agentctx_store import Record
-    from agentctx_store.upkeep.anchors import Anchor
-    from agentctx_store.upkeep.reverify import Evidence
+    from agentctx_store.anchors import Anchor
+    from agentctx_store.stale.reverify import Evidence
 
     record = Record(record_id="01X", project_id="p", type="decision", title="T", body="B", valid_from="2026-01-01",
                     recorded_at="2026-01-01", source="cli")  # fmt: skip

@@ -1,4 +1,5 @@
-"""Validation of the model's answer against SPEC §6: bad entries dropped, a wrong shape refused."""
+"""Validation of the model's answer against the output contract (docs/contracts.md#extraction):
+bad entries dropped, a wrong shape refused."""
 
 from __future__ import annotations
 

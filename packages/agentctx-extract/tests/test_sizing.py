@@ -1,4 +1,5 @@
-"""The SPEC §6 input policy: whole ≤ 15K tokens, head 3K + tail 17K up to 50K, map-reduce beyond."""
+"""The input policy (docs/extraction.md#size-policy): whole ≤ 15K tokens, head 3K + tail 17K up
+to 50K, map-reduce beyond."""
 
 from __future__ import annotations
 

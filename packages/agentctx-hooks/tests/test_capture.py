@@ -248,7 +248,7 @@ def test_an_edit_of_an_anchored_file_notes_that_its_records_need_a_look(
     add: Callable[..., Any],
 ) -> None:
     from agentctx_store.freshness import anchor_record
-    from agentctx_store.upkeep.stale import counts
+    from agentctx_store.stale import counts
 
     source = project_dir / "src" / "retry.py"
     source.parent.mkdir(parents=True, exist_ok=True)

@@ -86,3 +86,62 @@ def test_the_prompt_hook_path_does_not_import_re() -> None:
     )
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []
+
+
+# Gemini CLI's fences (`agentctx_hooks.clients.gemini.bracket_fences`), as the expressions they replace
+_BRACKET_FORM = re.compile(r"\[(/?)(agentctx-records?)", re.IGNORECASE)
+_TAG_FORM = re.compile(r"<(/?)(agentctx-records?)((?: [^<>\n]*)?)>")
+BRACKET_PIECES = [
+    *FENCE_PIECES,
+    "[",
+    "[/",
+    "[AgentCtx-RecordS",
+    "<agentctx-record ",
+    ' id="X" type="decision">',
+    "<agentctx-records",
+    "\n",
+    ">",
+    "]",
+    " ",
+    "s",
+    "S",
+    "\u017f",  # LATIN SMALL LETTER LONG S: an `s` to re.IGNORECASE
+    "\u212a",
+]
+
+
+def _brackets_by_expression(text: str) -> str:
+    if "agentctx-record" not in text.lower():
+        return text
+    return _TAG_FORM.sub(r"[\1\2\3]", _BRACKET_FORM.sub(r"[\1\2_", text))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(BRACKET_PIECES), st.text(max_size=3)), max_size=10).map("".join))
+def test_gemini_fences_become_brackets_as_the_expressions_make_them(text: str) -> None:
+    from agentctx_hooks.clients.gemini import bracket_fences
+
+    assert bracket_fences(text) == _brackets_by_expression(text)
+
+
+def test_gemini_fences_of_every_short_combination_are_what_the_expressions_make() -> None:
+    """Every sequence of up to three pieces (36^3), so no combination is left to chance."""
+    import itertools
+
+    from agentctx_hooks.clients.gemini import bracket_fences
+
+    for count in range(1, 4):
+        for pieces in itertools.product(BRACKET_PIECES, repeat=count):
+            text = "".join(pieces)
+            assert bracket_fences(text) == _brackets_by_expression(text), text
+
+
+def test_gemini_brackets_of_a_real_injection() -> None:
+    from agentctx_hooks.clients.gemini import bracket_fences
+
+    text = (
+        'agentctx records (data):\n\n<agentctx-record id="01J" type="decision" detail="title">\nUse [agentctx-record] '
+        'and &lt;agentctx-record in prose\n</agentctx-record>\n\n<agentctx-records note="x">\n</agentctx-records>'
+    )
+    assert bracket_fences(text) == _brackets_by_expression(text)
+    assert "[agentctx-record_]" in bracket_fences(text) and "<agentctx" not in bracket_fences(text)

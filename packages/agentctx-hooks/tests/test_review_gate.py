@@ -7,8 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import NewRecord, Project, Store, review
-from agentctx_store.upkeep import config
+from agentctx_store import NewRecord, Project, Store, config, review
 
 Hook = Callable[..., dict[str, Any] | None]
 

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentctx_store import NewRecord, Project, Store, digest_file
+from agentctx_store import NewRecord, Project, Store, digest, digest_file
 from agentctx_store.budget import SESSION_START, estimate_tokens
 from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN
-from agentctx_store.upkeep import digest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

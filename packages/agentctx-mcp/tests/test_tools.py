@@ -387,8 +387,8 @@ def test_a_recorded_profile_entry_replaces_the_detected_one_of_its_key(store: St
 
 
 def test_record_with_anchors_stores_them_and_a_bad_anchor_stores_nothing(store: Store, project: Project) -> None:
+    from agentctx_store.anchors import anchors_of
     from agentctx_store.freshness import check
-    from agentctx_store.upkeep.anchors import anchors_of
 
     (Path(project.root) / "worker").mkdir()
     (Path(project.root) / "worker" / "retry.py").write_text("def retry():\n    return 3\n")

@@ -9,10 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import Project, Record, RecordNotFound, Store, ValidationError
-from agentctx_store.db import APPLICATION_ID
-from agentctx_store.migrations import MIGRATIONS
-from agentctx_store.paths import db_path
-from agentctx_store.upkeep.anchors import (
+from agentctx_store.anchors import (
     Anchor,
     add_anchors,
     anchored_records,
@@ -21,6 +18,9 @@ from agentctx_store.upkeep.anchors import (
     normalize_anchor_path,
     replace_anchors,
 )
+from agentctx_store.db import APPLICATION_ID
+from agentctx_store.migrations import MIGRATIONS
+from agentctx_store.paths import db_path
 
 AddRecord = Callable[..., Record]
 

@@ -1,4 +1,5 @@
-"""Budgets (SPEC §9): a token estimate that never under-counts, and fitting that respects tokens *and* chars.
+"""Budgets (docs/contracts.md#budgets): a token estimate that never under-counts, and fitting that
+respects tokens *and* chars.
 
 Why these lower bounds (docs/retrieval.md, "Budgets"): Claude's tokenizer, like other BPE
 tokenizers, spends about 4 characters per token on English prose and never less than one token

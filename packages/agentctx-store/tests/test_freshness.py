@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentctx_store import Project, SearchHit, Store, ValidationError
+from agentctx_store.anchors import anchors_of, content_hash
 from agentctx_store.freshness import (
     MISSING,
     STALE_FACTOR,
@@ -22,8 +23,7 @@ from agentctx_store.freshness import (
 )
 from agentctx_store.inject import compose_injection
 from agentctx_store.migrations import MIGRATIONS
-from agentctx_store.upkeep.anchors import anchors_of, content_hash
-from agentctx_store.upkeep.stale import anchor_from_mentions, confirm, counts, find_symbol, scan
+from agentctx_store.stale import anchor_from_mentions, confirm, counts, find_symbol, scan
 
 from .conftest import AddRecord
 
@@ -284,7 +284,7 @@ def test_freshness_is_light_enough_for_the_prompt_path() -> None:
 def test_the_digest_marks_changed_records_leaves_out_gone_ones_and_says_so_in_one_line(
     store: Store, project: Project, add: AddRecord, root: Path
 ) -> None:
-    from agentctx_store.upkeep import digest
+    from agentctx_store import digest
 
     edited = add("Retries live in worker/retry.py", "retry() backs off.", type="convention")
     gone = add("Tests run with make test", "make test runs pytest.", type="convention")
@@ -337,8 +337,8 @@ def test_an_anchored_file_swapped_for_a_fifo_or_a_link_out_is_never_read(
     """A checkout is anyone's: the file an anchor points at may become a FIFO (reading it would
     hang the prompt hook) or a link to a file outside the repository (its text would be hashed,
     and re-verification would send it to a model). Neither is opened; neither counts as fresh."""
-    from agentctx_store.upkeep.reverify import evidence
-    from agentctx_store.upkeep.stale import scan
+    from agentctx_store.stale import scan
+    from agentctx_store.stale.reverify import evidence
 
     fifo = add("Retries live in worker/retry.py")
     linked = add("Tests run with make test")

@@ -1,4 +1,5 @@
-"""Project namespacing (SPEC §3.4): every form of one remote is one project; no remote → the path."""
+"""Project namespacing (docs/contracts.md#namespaces): every form of one remote is one project;
+no remote → the path."""
 
 from __future__ import annotations
 

@@ -16,11 +16,11 @@ EXPECTED = {
         "StoreError", "StoreLockedError", "ValidationError", "global_project", "normalize_remote",
         "resolve_project", "search",
     },
-    "agentctx_store.upkeep.anchors": {
+    "agentctx_store.anchors": {
         "Anchor", "add_anchors", "anchored_records", "anchors_of", "content_hash", "normalize_anchor_path",
         "replace_anchors",
     },
-    "agentctx_store.upkeep.transfer": {
+    "agentctx_store.sharing.transfer": {
         "EXPORT_HEADER", "ImportItem", "ImportReport", "import_items", "looks_like_jsonl", "parse_file_text",
         "parse_jsonl", "parse_markdown", "render_markdown",
     },

@@ -1,4 +1,5 @@
-"""ULID ids and the record contract of SPEC §5 `ctx_record`: invalid input is refused and nothing is written."""
+"""ULID ids and the record contract (docs/contracts.md#records): invalid input is refused and
+nothing is written."""
 
 from __future__ import annotations
 

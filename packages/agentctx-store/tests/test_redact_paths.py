@@ -16,7 +16,7 @@ from secrets_corpus import NEAR_MISSES, SECRETS
 
 from agentctx_store import NewRecord, Project, Store, redact
 from agentctx_store._secret_rules import GLOBAL_ALLOW, RULES
-from agentctx_store.upkeep import transfer
+from agentctx_store.sharing import transfer
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS_TEXT = "\n".join(text for _label, text, _secret in SECRETS)

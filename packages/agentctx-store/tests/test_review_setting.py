@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentctx_store import paths
+from agentctx_store import config, paths
 from agentctx_store.review import review_required
-from agentctx_store.upkeep import config
 
 
 def test_the_setting_is_read_as_agentctx_config_writes_it() -> None:

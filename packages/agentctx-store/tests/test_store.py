@@ -21,7 +21,7 @@ def test_open_creates_the_store_at_the_data_dir_and_close_leaves_nothing_derived
     store = Store.open()
     assert store.path == paths.db_path() and os.path.exists(store.path)
     store.add(project, NewRecord(type="decision", title="Use WAL", body="Many writers."))
-    assert store.dirty == {project.project_id}  # what `upkeep.digest.refreshing` refreshes
+    assert store.dirty == {project.project_id}  # what `digest.refreshing` refreshes
     store.close()
     assert not os.path.exists(paths.digests_dir())  # closing only closes
     with pytest.raises(sqlite3.ProgrammingError):

@@ -1,4 +1,5 @@
-"""Supersession (SPEC §3.5): atomic, only from the head, chains walkable, history and as_of."""
+"""Supersession (docs/contracts.md#supersession): atomic, only from the head, chains walkable,
+history and as_of."""
 
 from __future__ import annotations
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx_store import NewRecord, Project, Store, search
+from agentctx_store import NewRecord, Project, Store, digest, search
 from agentctx_store.errors import ValidationError
-from agentctx_store.upkeep import digest, transfer
-from agentctx_store.upkeep.graph_view import record_graph
+from agentctx_store.graph_view import record_graph
+from agentctx_store.sharing import transfer
 
 SWITCH = (
     '{"id": "old", "type": "convention", "title": "Run tests with VSTest", '

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from agentctx_hooks.payload import HookInput
-from agentctx_hooks.provenance import note_injection, note_record
+from agentctx_hooks.provenance import note_record
 from agentctx_store import NewRecord, Project, Record, Store, global_project, paths
 from agentctx_store.freshness import anchor_record
-from agentctx_store.upkeep import reverify
-from agentctx_store.upkeep.reverify import Answer, Evidence
+from agentctx_store.inject import Injection
+from agentctx_store.prompt_answer import Asked, account
+from agentctx_store.stale import reverify
+from agentctx_store.stale.reverify import Answer, Evidence
 from fastapi.testclient import TestClient
 
 from agentctx_ui.app import create_app
@@ -139,13 +140,14 @@ ORIGIN_SESSION = "gemini-sess-1"
 def origins(seeded: Seeded) -> dict[str, str]:
     """A Gemini session that injected the decision twice (BeforeAgent) and made an error stub
     (AfterTool); a Codex session whose extraction wrote a record (its client, no hook)."""
-    hook = HookInput(
-        event="UserPromptSubmit",
-        data={"session_id": ORIGIN_SESSION, "agentctx_client": "gemini", "agentctx_hook": "BeforeAgent"},
-    )
+    asked = Asked(prompt="the parser", session_id=ORIGIN_SESSION, client="gemini", hook="BeforeAgent")
     with Store.open() as store:
-        note_injection(store, seeded.project, hook, [seeded.decision], 85, "2026-12-01T10:00:00Z")
-        note_injection(store, seeded.project, hook, [seeded.convention, seeded.linked], 140, "2026-12-01T10:05:00Z")
+        for ids, tokens, at in (
+            ([seeded.decision], 85, "2026-12-01T10:00:00Z"),
+            ([seeded.convention, seeded.linked], 140, "2026-12-01T10:05:00Z"),
+        ):
+            injection = Injection(text="(records)", full_ids=ids, tokens=tokens)
+            account(store, seeded.project, asked, injection, path="keyword", at=at)
         stub = store.add(
             seeded.project,
             NewRecord(

@@ -278,7 +278,7 @@ def test_a_store_locked_by_another_writer_is_a_503(
 
 def test_projects_count_stale_records_per_project(client: TestClient, seeded: Seeded) -> None:
     from agentctx_store.freshness import anchor_record
-    from agentctx_store.upkeep.stale import scan
+    from agentctx_store.stale import scan
 
     root = Path(seeded.project.root)
     (root / "Makefile").write_text("test:\n\tpytest\n", encoding="utf-8")
@@ -292,7 +292,7 @@ def test_projects_count_stale_records_per_project(client: TestClient, seeded: Se
 
 
 def test_create_with_anchors_stores_them_and_a_bad_anchor_stores_nothing(client: TestClient, seeded: Seeded) -> None:
-    from agentctx_store.upkeep.anchors import anchors_of
+    from agentctx_store.anchors import anchors_of
 
     (Path(seeded.project.root) / "deploy.sh").write_text("docker build .\n", encoding="utf-8")
     response = client.post(

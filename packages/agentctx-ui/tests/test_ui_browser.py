@@ -371,7 +371,7 @@ def test_the_inbox_accepts_and_dismisses_re_verification_proposals(
     page: Page, live_url: str, seeded: Seeded, proposed: Proposed
 ) -> None:
     """The Inbox's Re-verification section resolves proposals as `agentctx review` does."""
-    from agentctx_store.upkeep import reverify
+    from agentctx_store.stale import reverify
 
     section = open_re_verification(page, live_url)
     items = section.locator("ol.proposals > li h3")
@@ -424,7 +424,7 @@ def test_the_inbox_accepts_and_dismisses_re_verification_proposals(
 def test_accepting_a_no_longer_true_proposal_asks_first_and_cancel_keeps_the_record(
     page: Page, live_url: str, seeded: Seeded, proposed: Proposed
 ) -> None:
-    from agentctx_store.upkeep import reverify
+    from agentctx_store.stale import reverify
 
     section = open_re_verification(page, live_url)
     card = section.locator(f"li[data-proposal='{proposed.no_longer_true[0]}']")

@@ -8,10 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
-from agentctx_store import NewRecord, Project, Record, RecordNotFound, Store
-from agentctx_store.upkeep import config, reverify
-from agentctx_store.upkeep.anchors import anchors_of
-from agentctx_store.upkeep.stale import scan
+from agentctx_store import NewRecord, Project, Record, RecordNotFound, Store, config
+from agentctx_store.anchors import anchors_of
+from agentctx_store.stale import reverify, scan
 from fastapi.testclient import TestClient
 
 if TYPE_CHECKING:
@@ -106,7 +105,7 @@ def test_sessions_carry_their_extraction_runs_and_the_months_spend(client: TestC
     assert data["month_extraction_cost_usd"] == 0.0042 and data["monthly_cap_usd"] == 3.0
 
 
-# -- re-verification proposals (`agentctx_store.upkeep.reverify`) --------------------------
+# -- re-verification proposals (`agentctx_store.stale.reverify`) --------------------------
 
 
 def test_proposals_list_this_projects_open_ones_oldest_first_with_their_records(

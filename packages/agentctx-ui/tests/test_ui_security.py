@@ -1,5 +1,6 @@
-"""ADR-015 guard: foreign Host (DNS rebinding), cross-site requests (CSRF), the start-up token,
-no cookies, and GET never writes — each checked against the real app and a real store file."""
+"""The dashboard's guard (docs/ui.md#security): foreign Host (DNS rebinding), cross-site requests
+(CSRF), the start-up token, no cookies, and GET never writes — each checked against the real app
+and a real store file."""
 
 from __future__ import annotations
 

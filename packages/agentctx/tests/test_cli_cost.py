@@ -7,8 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import Store, resolve_project
-from agentctx_store.upkeep import config
+from agentctx_store import Store, config, resolve_project
 
 
 def test_status_shows_each_sessions_extraction_and_the_months_spend_against_the_cap(

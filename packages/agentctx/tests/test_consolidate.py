@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agentctx_store import resolve_project
-from agentctx_store.upkeep import digest
+from agentctx_store import digest, resolve_project
 
 
 def test_consolidate_writes_the_full_digest_then_skips(cli, record, tiny_model: Path, project_dir: Path) -> None:
@@ -63,8 +62,8 @@ def test_the_stdlib_half_and_the_cli_module_import_nothing_heavy() -> None:
 
     code = (
         "import sys\n"
-        "import agentctx_store.upkeep.consolidate, agentctx_store.upkeep.drift, agentctx_store.upkeep.scoring\n"
-        "import agentctx_store.upkeep.ranking, agentctx_store.upkeep.profile, agentctx_store.upkeep.merges\n"
+        "import agentctx_store.consolidate, agentctx_store.drift, agentctx_store.consolidate.scoring\n"
+        "import agentctx_store.digest.ranking, agentctx_store.consolidate.profile, agentctx_store.consolidate.merges\n"
         "import agentctx.cli.app\n"
         "heavy = {'numpy', 'apsw', 'fastembed', 'onnxruntime', 'anthropic', 'agentctx_embed', 'sqlite_vec'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"

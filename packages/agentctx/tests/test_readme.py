@@ -33,15 +33,3 @@ def test_ci_runs_the_readme_test_command_and_fails_on_failure() -> None:
     assert lines[-2:] == [quick_start_commands()[1], "uv run --frozen pytest bench --benchmark-disable"]
     assert "uv sync --all-packages --all-extras --frozen" in lines
     assert "pip install" in script and "command -v uv" in script
-
-
-def test_every_relative_link_in_the_docs_resolves() -> None:
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    broken = []
-    for page in pages:
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
-            if "://" in target or target.startswith("mailto:"):
-                continue
-            if not (page.parent / target).exists():
-                broken.append(f"{page.relative_to(ROOT)} -> {target}")
-    assert broken == []

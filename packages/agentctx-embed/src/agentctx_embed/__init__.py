@@ -1,7 +1,7 @@
 """Offline embeddings and consolidation helpers for agentctx (fastembed, sqlite-vec).
 
 Heavy by design (onnxruntime, numpy, apsw): imported only by consolidation and benches,
-never on a hook's path. `agentctx_store.upkeep.consolidate` declares the seam (`VectorPhase`);
+never on a hook's path. `agentctx_store.consolidate` declares the seam (`VectorPhase`);
 `EmbedPhase` fills it.
 """
 

@@ -11,7 +11,7 @@ Used by the warm search service (`agentctx_embed.service`) for the prompt hook, 
 3. **Fusion** (`evidence_fusion`): each candidate's keyword score in units of the store's gate
    plus a weight times its cosine's z; the values keep each signal's margin, so the composition
    of the injection can compare a runner-up to the best hit (reciprocal rank fusion,
-   `agentctx_store.upkeep.ranking.rrf`, stays as the ablation's alternative).
+   `agentctx_store.digest.ranking.rrf`, stays as the ablation's alternative).
 4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
    vector match stands out from the project's records (`z`, in standard deviations of the
    similarities to every visible record, a unit that travels across models and store sizes)
@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
+from agentctx_store.digest.ranking import rrf
 from agentctx_store.projects import Project
 from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
@@ -45,7 +46,6 @@ from agentctx_store.retrieval import (
 )
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 from agentctx_store.store import Store
-from agentctx_store.upkeep.ranking import rrf
 
 from agentctx_embed.vector_index import VectorIndex
 
@@ -90,6 +90,7 @@ class HybridResult:
     hits: list[SearchHit] = field(default_factory=list[SearchHit])
     mode: str = "hybrid"  # "hybrid" | "keyword"
     degraded: str | None = None
+    terms: list[str] = field(default_factory=list)  # the query's searchable words (`SearchResult.terms`)
     # what the floor saw (for the bench and the ablation)
     keyword_pass: bool = False
     keyword_share: float = 0.0
@@ -178,7 +179,9 @@ def candidates(
             if floor_check
             else keyword
         )
-        result = HybridResult(mode="keyword", degraded=keyword.degraded, keyword_pass=bool(fallback.hits))
+        result = HybridResult(
+            mode="keyword", degraded=keyword.degraded, terms=keyword.terms, keyword_pass=bool(fallback.hits)
+        )
         return Candidates(result=result, fused=list(fallback.hits), cosine_of={}, relevance_of={}, best_relevance=0.0)
     namespaces = _namespaces(project, scope)
     if callable(query_vector):  # computed meanwhile on another thread (the service)
@@ -208,7 +211,11 @@ def candidates(
         keyword_pass = bool(apply_relevance_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
     pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
-        keyword_pass=keyword_pass, keyword_share=share, best_cosine=best_cosine, z=_z(best_cosine, cosines, pool)
+        terms=keyword.terms,
+        keyword_pass=keyword_pass,
+        keyword_share=share,
+        best_cosine=best_cosine,
+        z=_z(best_cosine, cosines, pool),
     )
     if FUSION == "rrf":
         fused = rrf([keyword_order, vector_order], k=RRF_K)
@@ -238,6 +245,7 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
     result = HybridResult(
         mode=base.mode,
         degraded=base.degraded,
+        terms=base.terms,
         keyword_pass=base.keyword_pass,
         keyword_share=base.keyword_share,
         best_cosine=base.best_cosine,

@@ -1,8 +1,9 @@
-"""Confirming near-duplicates with a model (ADR-012): a Claude Haiku call says whether two
-records state the same fact. The SDK we use (anthropic 2.x) no longer takes a `temperature`;
-the answer is held down instead by structured output: a JSON object whose one field is the enum
-DUPLICATE | DIFFERENT, and anything else counts as "could not tell". Without an API key (or with `llm` off) there is no
-judge, and candidates wait in `agentctx status` for a person (SPEC §8 rung 3).
+"""Confirming near-duplicates with a model (docs/consolidation.md#near-duplicates): a Claude Haiku
+call says whether two records state the same fact. The SDK we use (anthropic 2.x) no longer takes a
+`temperature`; the answer is held down instead by structured output: a JSON object whose one field
+is the enum DUPLICATE | DIFFERENT, and anything else counts as "could not tell". Without an API key
+(or with `llm` off) there is no judge, and candidates wait in `agentctx status` for a person (rung 3
+of docs/contracts.md#degradation).
 
 Honours `ANTHROPIC_BASE_URL` (the SDK reads it), which is how tests point it at a local server.
 """
@@ -13,9 +14,9 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from agentctx_store.consolidate.merges import MergeJudge
 from agentctx_store.jsontext import is_object
 from agentctx_store.records import Record
-from agentctx_store.upkeep.merges import MergeJudge
 
 if TYPE_CHECKING:
     from anthropic.types import JSONOutputFormatParam

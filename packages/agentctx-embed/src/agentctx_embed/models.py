@@ -1,4 +1,5 @@
-"""Which embedding model, where it lives, and loading it through fastembed (ADR-006).
+"""Which embedding model, where it lives, and loading it through fastembed
+(docs/adr/0006-local-embeddings.md).
 
 * default: `BAAI/bge-small-en-v1.5` (384 dims), downloaded once into `$AGENTCTX_HOME/models`
   with a one-line notice and fastembed's progress bars, loaded offline afterwards;
@@ -30,19 +31,17 @@ from agentctx_store.records import utc_now
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
-# A failed download (no network) costs fastembed ~40 s of retries; background runs do not
-# try again for this long. `agentctx models download` always tries.
+# A failed download (no network) costs fastembed tens of seconds of retries; background runs do
+# not try again for this long. `agentctx models download` always tries.
 RETRY_DOWNLOAD_AFTER_S = 6 * 3600
 FAILED_MARKER = ".download-failed.json"
 # Small batches of texts of similar length: padding to the longest text of a batch is what
-# costs (measured with all-MiniLM-L6-v2 int8 on 2 cores: 64 unsorted 9.7 texts/s, 16 sorted 21.4).
+# costs (bench/README.md#embedding-batches).
 BATCH_SIZE = 16
 # … and about this much text per batch: a batch's activations grow with its size times its
-# longest text, so long records go a few at a time. 128 passages of 100–200 words, cut at 1,200
-# characters as consolidation embeds them (`phase.EMBED_CHARS`), on 2 cores: a model of
-# bge-small's shape took 4.1 s and peaked at 619 MB in batches of 16, 3.0 s and 264 MB with this
-# budget; MiniLM int8 2.2 s / 559 MB, 1.6 s / 212 MB; 30–60-word texts alike either way. A text
-# counts at most TRUNCATED_CHARS: a model reads no more of it than ~512 tokens.
+# longest text, so long records go a few at a time, faster and with a far lower peak than fixed
+# batches (bench/README.md#embedding-batches). A text counts at most TRUNCATED_CHARS: a model
+# reads no more of it than ~512 tokens.
 BATCH_CHARS = 4096
 TRUNCATED_CHARS = 2048
 
@@ -175,8 +174,7 @@ def load(
 
     `threads`: onnxruntime's intra-op threads (default: the cores, at most 4). `lean` (the warm
     search service): no onnxruntime memory arena, so what a batch of long passages needed is
-    given back after it (measured with MiniLM int8: 32 passages of 200 words left the RSS at
-    399 MB with the arena, 177 MB without; each batch ~40% slower).
+    given back after it, at some cost per batch (bench/README.md#embedding-batches).
 
     Raises:
         ModelUnavailable: a local folder is missing, or the model is not cached and cannot

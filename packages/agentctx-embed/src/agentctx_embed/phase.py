@@ -1,4 +1,4 @@
-"""The vector phase of a consolidation run (`agentctx_store.upkeep.consolidate.VectorPhase`).
+"""The vector phase of a consolidation run (`agentctx_store.consolidate.VectorPhase`).
 
 1. make the vector table match the model (a new model or backend drops the old vectors);
 2. drop vectors of records that are no longer current;
@@ -19,12 +19,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from agentctx_store.consolidate import VectorOutcome, VectorRequest
+from agentctx_store.consolidate.checkpoints import checkpoint
+from agentctx_store.consolidate.merges import stronger_first
+from agentctx_store.digest.ranking import DIGEST_TYPES
 from agentctx_store.records import utc_now
 from agentctx_store.rows import row_to_record
-from agentctx_store.upkeep.checkpoints import checkpoint
-from agentctx_store.upkeep.consolidate import VectorOutcome, VectorRequest
-from agentctx_store.upkeep.merges import stronger_first
-from agentctx_store.upkeep.ranking import DIGEST_TYPES
 
 from agentctx_embed.models import Embedder, choose_model, load
 from agentctx_embed.vectors import VectorStore

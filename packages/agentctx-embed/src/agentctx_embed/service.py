@@ -1,6 +1,6 @@
 """The warm search service: one process per data dir holds the embedding model, the vectors of
 every current record and the hybrid ranking, and answers over a private Unix domain socket
-(docs/adr-008-warm-service.md).
+(docs/adr/0008-warm-search-service.md).
 
 * Hosted by the first `agentctx mcp` of a data dir (`host_in_background`), which Claude Code
   keeps running for the whole session; the other MCP servers of that data dir try again every
@@ -31,6 +31,7 @@ import os
 import signal
 import socket
 import socketserver
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -51,7 +52,7 @@ from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
 
 logger = logging.getLogger("agentctx.service")
 
-# The socket's limits (docs/adr-008-warm-service.md, The socket's limits)
+# The socket's limits (docs/adr/0008-warm-search-service.md, "The socket's limits")
 MAX_REQUEST_BYTES = 256 * 1024
 REQUEST_READ_S = 2.0  # a whole request must arrive within this, however slowly it trickles in
 MAX_CONNECTIONS = 64  # handled at once; more wait in the listen queue
@@ -59,7 +60,7 @@ LISTEN_BACKLOG = 1024  # connections the kernel queues (capped by its somaxconn)
 HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
 MODEL_RETRY_S = 300.0  # after a failed model load
 EMBED_CHUNK = 32
-SERVICE_BATCH = 1  # passages per inference in the service (docs/adr-008-warm-service.md, Memory)
+SERVICE_BATCH = 1  # passages per inference in the service (docs/adr/0008-warm-search-service.md#memory)
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
 INLINE_EMBED_MAX = 16
 PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
@@ -188,8 +189,7 @@ class Service:
     def _serving_store(self) -> Iterator[Any]:
         """The service's one connection for requests, kept open between them (autocommit: it
         holds no snapshot while idle); requests take turns. After a write the digests are
-        refreshed as every writer's are (`upkeep.digest.refresh_changed`); a failed connection is reopened next time."""
-        import sqlite3
+        refreshed as every writer's are (`digest.refresh_changed`); a failed connection is reopened next time."""
 
         with self.store_lock:
             if self._open is None:
@@ -204,7 +204,7 @@ class Service:
                 raise
             finally:
                 if store.dirty and self._open is not None:
-                    from agentctx_store.upkeep import digest
+                    from agentctx_store import digest
 
                     digest.refresh_changed(store)
 
@@ -335,65 +335,62 @@ class Service:
         return {"error": f"unknown op {op!r}"}
 
     def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The prompt hook's injection, composed as the keyword path composes it."""
+        """The prompt hook's injection: ranked with vectors, then composed and accounted by the
+        same functions as the keyword path (`agentctx_store.prompt_answer`)."""
+        from agentctx_store.clock import utc_now
+        from agentctx_store.inject import PROMPT_TYPES
+        from agentctx_store.prompt_answer import Asked, Pending, account, compose, shortlist
+        from agentctx_store.sessions import is_name
 
         started = time.monotonic()
         cwd = str(request.get("cwd") or "")
-        text = str(request.get("prompt") or "")
-        session_id = str(request.get("session_id") or "")
-        exclude = [value for value in request.get("exclude") or [] if isinstance(value, str)]
-        pending = request.get("pending") or [0, [], 0]
         budget_s = float(request.get("budget_ms") or 1000) / 1000.0
-        if not cwd or not text:
+        client, hook = request.get("client"), request.get("hook")
+        asked = Asked(
+            prompt=str(request.get("prompt") or ""),
+            session_id=str(request.get("session_id") or ""),
+            client=client if isinstance(client, str) and is_name(client) else "unknown",
+            hook=hook if isinstance(hook, str) and is_name(hook) else "UserPromptSubmit",
+            already=[value for value in request.get("exclude") or [] if isinstance(value, str)],
+            pending=Pending.from_json(request.get("pending")),
+            gated=bool(request.get("gated")),
+        )
+        if not cwd or not asked.prompt:
             return {"error": "prompt and cwd are required"}
-        from agentctx_store.inject import PROMPT_TYPES
-        from agentctx_store.prompt_answer import MAX_QUERY_CHARS, compose_for_prompt
 
         def late() -> bool:  # the hook gave up waiting: it takes the keyword path, write nothing
             return time.monotonic() - started > budget_s
 
         project = self._project(cwd)
-        job = self.queries.submit(
-            text[:MAX_QUERY_CHARS], namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late
-        )
-
-        def rank(store: Any, project: Any, query: str, *, limit: int, types: Any, exclude_ids: Any) -> Any:
-            if late():  # waited for the store behind other requests: no work for nobody
-                return []
-            self.sync_new(store)  # records written since the last look are embedded first
-            return hybrid_search(
-                store,
-                project,
-                query,
-                index=ScanAhead(self.index, job),  # type: ignore[arg-type]
-                query_vector=job.vector,
-                limit=limit,
-                types=types,
-                exclude_ids=exclude_ids,
-            ).hits
-
-        pending_triple = (int(pending[0]), [str(value) for value in pending[1]], int(pending[2]))
+        job = self.queries.submit(asked.query, namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late)
+        recorded = True
         try:
             with self._serving_store() as store:
-                text_out, ids = compose_for_prompt(
+                if late():  # waited for the store behind other requests: no work for nobody
+                    raise Expired
+                self.sync_new(store)  # records written since the last look are embedded first
+                result = hybrid_search(
                     store,
                     project,
-                    text,
-                    session_id,
-                    exclude,
-                    pending_triple,
-                    rank=rank,
-                    late=late,
-                    log=_log_error,
-                    served_by="warm",
-                    keep=_review_gate(),
+                    asked.query,
+                    index=ScanAhead(self.index, job),  # type: ignore[arg-type]
+                    query_vector=job.vector,
+                    limit=asked.wanted,
+                    types=PROMPT_TYPES,
+                    exclude_ids=asked.already,
                 )
+                injection = compose(store, project, asked, shortlist(asked, result.hits, result.terms))
+                if late():
+                    raise Expired
+                try:
+                    account(store, project, asked, injection, path="warm", at=utc_now())
+                except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
+                    _log_error(asked.hook, exc, asked.session_id)
+                    recorded = False
         except Expired:
-            text_out, ids = "", []
-        if late():
             self.abandoned += 1
             return {"error": "late: the hook had stopped waiting; nothing was recorded"}
-        return {"ok": True, "text": text_out, "ids": ids, "mode": "hybrid"}
+        return {"ok": True, "text": injection.text, "ids": injection.ids, "mode": "hybrid", "recorded": recorded}
 
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
 
@@ -468,35 +465,6 @@ def _compact(matrix: np.ndarray, keep: list[int]) -> np.ndarray:
     return matrix
 
 
-def _review_gate() -> Callable[[Any], bool] | None:
-    """`config review = required` (issue 14): extraction results nobody accepted stay out, as on
-    the keyword path (both read the setting with `agentctx_store.review.review_required`)."""
-    from agentctx_store.review import awaiting_review
-
-    if not _review_required():
-        return None
-    return lambda record: not awaiting_review(record)
-
-
-_REVIEW_SETTING: dict[str, Any] = {}
-
-
-def _review_required() -> bool:
-    """`config review = required`, read again only when the config file changed (one `stat`
-    per prompt instead of reading and parsing the file)."""
-    from agentctx_store import paths
-    from agentctx_store.review import review_required
-
-    try:
-        info = os.stat(paths.config_path())
-        key: Any = (info.st_mtime_ns, info.st_size, info.st_ino)
-    except OSError:
-        key = None
-    if "key" not in _REVIEW_SETTING or _REVIEW_SETTING["key"] != key:
-        _REVIEW_SETTING.update(key=key, required=review_required())
-    return bool(_REVIEW_SETTING["required"])
-
-
 def _log_error(event: str, exc: BaseException, session: str) -> None:
     logger.warning("%s (session %s): %s", event, session, exc)
 
@@ -520,10 +488,10 @@ _M_MMAP_THRESHOLD = -3
 def bound_heap() -> None:
     """Hold glibc's mmap threshold at its initial 128 KB. Left alone, it rises to the size of
     each large block freed (up to 32 MB), so the tensors of the next inference come from the
-    heap instead, where they fragment it: three 512-token passages through a 12-layer model
-    (bge-small's shape, onnxruntime alone) peaked at 470 MB resident, against 193 MB with the
-    threshold held. Embedding long passages takes 10–30% longer, a query's embedding no longer
-    (docs/adr-008-warm-service.md, Memory). A no-op where there is no glibc."""
+    heap instead, where they fragment it: long passages then peak at more than twice the
+    resident memory, for somewhat slower embedding of long passages (figures:
+    bench/README.md#embedding-batches; docs/adr/0008-warm-search-service.md#memory). A no-op
+    where there is no glibc."""
     try:
         import ctypes
 
@@ -766,20 +734,18 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
 
 
 def load_model() -> Embedder:
-    from agentctx_store.upkeep import config
+    from agentctx_store import config
 
     settings = config.load()
     if not settings.get("embeddings", True):
         raise ModelUnavailable("Embeddings are off (`agentctx config --embeddings` turns them on).")
-    # one onnxruntime thread: a short query is ~4× faster and steadier than on two threads that
-    # compete with SQLite for the two cores (measured: MiniLM int8, median 5 ms vs 21 ms), and
-    # no memory arena, so the RSS stays bounded after a batch of long passages (adr-008, Memory)
+    # one onnxruntime thread: a short query is faster and steadier than on two threads that
+    # compete with SQLite for the cores, and no memory arena, so the RSS stays bounded after a
+    # batch of long passages (docs/adr/0008-warm-search-service.md#memory)
     bound_heap()  # before the model's first allocations
     embedder = load(choose_model(settings), allow_download=False, threads=1, lean=True)
     # without the arena a batch's activations are freed after it, but resident while it runs;
-    # on one thread, one passage at a time is also the fastest (32 passages of ~230 tokens,
-    # MiniLM int8: batches of 1 / 4 / 16 took 1.6 / 2.1 / 3.1 s and peaked 66 / 303 / 444 MB
-    # above the loaded model)
+    # on one thread, one passage at a time is also the fastest (bench/README.md#embedding-batches)
     embedder.batch_size = SERVICE_BATCH
     return embedder
 
@@ -865,7 +831,7 @@ def serve_foreground(*, idle_exit: float | None = None, say: Callable[[str], Non
 
 def configure_logging() -> None:
     """Log to `$AGENTCTX_HOME/logs/service.log`, redacted (once per process)."""
-    from agentctx_store.upkeep.logfile import log_to_file
+    from agentctx_store.logs import log_to_file
 
     if logging.getLogger().handlers:
         return

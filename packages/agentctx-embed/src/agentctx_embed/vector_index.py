@@ -6,14 +6,14 @@ but its id.
 Used by `agentctx_embed.hybrid` (the vector side of a query) and `agentctx_embed.service`.
 What one record costs at 384 dims: 384 bytes of codes and 4 of scale, ~10 bytes of row codes,
 and its id (the id string, its list slot and its dict entry, ~120 bytes). The version of a row
-(its `updated_at`) is kept as a 64-bit hash, compared within this process only (docs/adr-008).
+(its `updated_at`) is kept as a 64-bit hash, compared within this process only.
 
-Why int8 (docs/adr-008-warm-service.md, Memory): a quarter of float32's memory (38 MB instead
-of 154 MB at 100K records), with each component within half a step (1/254 of the row's largest
-component) of its float32 value, so a cosine moves by at most ~0.002. numpy has no fast int8
-product, so a query converts BLOCK_ROWS rows at a time to float32 in a buffer that stays in the
-CPU cache and multiplies it with BLAS: reading a quarter of the bytes, this is faster than the
-float32 product it replaced (100K × 384 on one thread: 6.6 ms against 9.6 ms).
+Why int8 (docs/adr/0008-warm-search-service.md#memory): a quarter of float32's memory, with each
+component within half a step (1/254 of the row's largest component) of its float32 value, so a
+cosine moves by at most ~0.002. numpy has no fast int8 product, so a query converts BLOCK_ROWS rows
+at a time to float32 in a buffer that stays in the CPU cache and multiplies it with BLAS: reading a
+quarter of the bytes, this is faster than the float32 product it replaced
+(bench/README.md#the-warm-services-vectors).
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ class VectorIndex:
     def _grow(self, wanted: int) -> None:
         """Room for `wanted` rows in all. Rows past the bulk-loaded `matrix` live in `fresh`,
         which doubles when full: the big block is never copied or zero-filled (copying it into
-        a larger zeroed array left ~40 MB more resident at 100K records), and the room `fresh`
-        keeps is not resident until rows are written into it. Call with the lock held."""
+        a larger zeroed array left more of it resident: bench/README.md#the-warm-services-vectors),
+        and the room `fresh` keeps is not resident until rows are written into it. Call with the
+        lock held."""
         if wanted > len(self.matrix) + len(self.fresh):
             rows = max(wanted - len(self.matrix), 2 * len(self.fresh), 256)
             fresh = np.empty((rows, self.dims), dtype=np.int8)

@@ -1,13 +1,15 @@
 """Vectors of current records, through `apsw` (an SQLite that can load extensions).
 
 With sqlite-vec loadable, vectors live in a `vec0` table `records_vec` (cosine distance) and
-nearest-neighbour queries run in SQL. Without it (or with `AGENTCTX_SIMULATE_NO_SQLITE_VEC=1`),
-they are float32 BLOBs in the plain table `record_vectors` and numpy does the brute force
-(SPEC §8 rung 2). `vector_meta` remembers which model, dimensions and backend wrote them: any
-change drops the vectors and the next run rebuilds them (they are derived, SPEC §7).
+nearest-neighbour queries run in SQL. Without it (or with `AGENTCTX_SIMULATE_NO_SQLITE_VEC=1`), they
+are float32 BLOBs in the plain table `record_vectors` and numpy does the brute force (rung 2 of
+docs/contracts.md#degradation). `vector_meta` remembers which model, dimensions and backend wrote
+them: any change drops the vectors and the next run rebuilds them (they are derived:
+docs/contracts.md#stored-inferred-derived).
 
 A process that opens this must not also hold a stdlib `sqlite3` connection to the same file
-(PYTHON.md): consolidation closes its `Store` before and reopens it after.
+(docs/adr/0018-one-sqlite-library-per-process.md): consolidation closes its `Store` before and
+reopens it after.
 """
 
 from __future__ import annotations

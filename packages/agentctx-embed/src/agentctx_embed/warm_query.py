@@ -1,7 +1,7 @@
 """The vector half of a warm query, ahead of time: one long-lived thread of the search service
 embeds the query and scans the vectors while the request's own thread runs the keyword search
 (SQLite, onnxruntime and the numpy product all release the GIL, so the two halves overlap on two
-cores). docs/adr-008-warm-service.md, "Speed".
+cores). docs/adr/0008-warm-search-service.md, "Speed".
 
 * `QueryWorker.submit` queues a query; `Job.vector()` waits for its vector.
 * `ScanAhead` stands in for the `VectorIndex` during one request: the scan the worker made is

@@ -1,8 +1,8 @@
 """Reading Codex CLI rollouts and Gemini CLI chat recordings into the same `Transcript` the
 Claude Code reader gives, so extraction itself knows nothing of clients.
 
-The developer's words are what matters (ADR-009): the typed prompt, never the context the
-client or our hooks put next to it.
+The developer's words are what matters (docs/adr/0009-extraction-at-session-end.md): the typed
+prompt, never the context the client or our hooks put next to it.
 
 - Codex rollout (`$CODEX_HOME/sessions/…/rollout-*.jsonl`): `response_item` lines carry the
   conversation. `user` messages are the developer, except Codex's own `<environment_context>`

@@ -1,4 +1,5 @@
-"""Writing an extraction into the store (SPEC §6 ingest rules), all in one transaction.
+"""Writing an extraction into the store (docs/extraction.md#validation-and-ingest), all in one
+transaction.
 
 - Every text is redacted again before it is written.
 - An entry that repeats a current record (same type and namespace, normalised text equal or

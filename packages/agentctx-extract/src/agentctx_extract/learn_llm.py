@@ -1,6 +1,6 @@
 """`agentctx learn --llm`: Claude Haiku types and titles the rules `learn` split from instruction files.
 
-It runs on the plan of `agentctx_store.upkeep.learn` (after the deterministic split, before anything is
+It runs on the plan of `agentctx_store.learn` (after the deterministic split, before anything is
 written) and only on the rules that plan would write: new and changed rules of instruction files.
 Unchanged rules keep their records (their anchor's content hash matches), so a re-run sends
 nothing; ADRs (decisions with their own titles) and memory files (typed by their front matter)
@@ -12,7 +12,7 @@ that fits; anything else keeps the deterministic type and title. Every way this 
 in a one-line message and the deterministic plan, never an exception.
 
 It reads no file itself: the rules come from the plan, whose files `learn` read within the
-repository's tree and its size cap (`agentctx_store.upkeep.learn.discover`), already redacted;
+repository's tree and its size cap (`agentctx_store.learn.discover`), already redacted;
 they are redacted once more here with the file name and draft title they are sent with.
 """
 
@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agentctx_store import Project, Store
+from agentctx_store import Project, Store, config
 from agentctx_store.budget import estimate_tokens
 from agentctx_store.jsontext import is_array, is_object
+from agentctx_store.learn import Action, Item, LearnPlan
 from agentctx_store.redact import redact
-from agentctx_store.upkeep import config
-from agentctx_store.upkeep.learn import Action, Item, LearnPlan
-from agentctx_store.upkeep.spend import month_spent
+from agentctx_store.spend import month_spent
 
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
 from agentctx_extract.pipeline import has_api_key, with_run

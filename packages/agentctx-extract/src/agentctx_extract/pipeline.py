@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from agentctx_store import AgentctxError, Project, Store, paths, resolve_project
+from agentctx_store import AgentctxError, Project, Store, config, digest, paths, resolve_project
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
-from agentctx_store.upkeep import config, digest
-from agentctx_store.upkeep.spend import month_spent
+from agentctx_store.spend import month_spent
 
 from agentctx_extract.client_transcripts import read_for_client
 from agentctx_extract.ingest import IngestReport, ingest
@@ -258,7 +257,7 @@ def _write(
 
 def _anchor_created(store: Store, project: Project, session_id: str, created: list[str]) -> None:
     """New records that name a file the session edited are anchored to it (docs/freshness.md)."""
-    from agentctx_store.upkeep.stale import anchor_from_mentions
+    from agentctx_store.stale import anchor_from_mentions
 
     session = store.get_session(session_id) or {}
     files = session.get("meta", {}).get("files")

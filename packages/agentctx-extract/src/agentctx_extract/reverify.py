@@ -3,7 +3,7 @@ changed, next to that code as it is now, and says whether the record still holds
 
 One forced tool call per record (`verify_record`): `still_true`, `update` (with the corrected
 title and body) or `no_longer_true`, and a one-sentence reason. The answer becomes a proposal in
-the review inbox (`agentctx_store.upkeep.reverify`); nothing is changed here. Calls go through the same
+the review inbox (`agentctx_store.stale.reverify`); nothing is changed here. Calls go through the same
 `Caller` as extraction (bounded retries, usage and cost per response at the model's price).
 Honours `ANTHROPIC_BASE_URL`, which is how tests point it at a local Messages API server.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from agentctx_store.jsontext import is_object
 from agentctx_store.records import Record
-from agentctx_store.upkeep.reverify import VERDICTS, Answer, Evidence, Verifier
+from agentctx_store.stale.reverify import VERDICTS, Answer, Evidence, Verifier
 
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, make_client
 from agentctx_extract.pipeline import has_api_key

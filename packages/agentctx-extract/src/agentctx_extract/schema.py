@@ -1,4 +1,5 @@
-"""The extraction output contract (SPEC §6): the JSON schema the model must fill, and its validation.
+"""The extraction output contract (docs/contracts.md#extraction): the JSON schema the model must
+fill, and its validation.
 
 The model is forced to answer through a tool whose `input_schema` is `OUTPUT_SCHEMA`, but its
 answer is still checked here with plain code: a top-level shape that is wrong makes the whole
@@ -91,7 +92,7 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 
 
 class MalformedOutput(ValueError):
-    """The model's answer does not have the SPEC §6 shape at all; nothing of it can be used."""
+    """The model's answer does not have the contract's shape at all; nothing of it can be used."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,7 +147,7 @@ class Extraction:
     dropped: tuple[str, ...] = field(default=())  # why entries were dropped, for the log
 
     def to_json(self) -> dict[str, Any]:
-        """The SPEC §6 shape again (what a synthesis call is given)."""
+        """The contract's shape again (what a synthesis call is given)."""
         work = self.active_work or ActiveWork(current_task="")
         return {
             "decisions": [asdict(item) for item in self.decisions],
@@ -234,7 +235,7 @@ _PARSERS = {"decisions": _decision, "preferences": _preference, "conventions": _
 
 
 def parse_extraction(data: Any) -> Extraction:
-    """Validate a model answer against SPEC §6, dropping bad entries one by one.
+    """Validate a model answer against the output contract, dropping bad entries one by one.
 
     Raises:
         MalformedOutput: not an object, a required key missing, or a category that is not a list.

@@ -1,4 +1,5 @@
-"""How much of a session the model sees (SPEC §6): whole, head + tail, or map-reduce over chunks.
+"""How much of a session the model sees (docs/extraction.md#size-policy): whole, head + tail, or
+map-reduce over chunks.
 
 Sizes use the store's conservative token estimate (it never under-counts), measured line by
 line, so every cut falls between lines of the rendered transcript.
@@ -57,7 +58,7 @@ def _chunks(lines: list[tuple[str, int]], limit: int) -> list[str]:
 
 
 def plan_input(text: str) -> InputPlan:
-    """Choose the SPEC §6 input policy for a rendered transcript."""
+    """Choose the input policy (docs/extraction.md#size-policy) for a rendered transcript."""
     lines = _lines(text)
     total = sum(tokens for _line, tokens in lines)
     if total <= WHOLE_MAX_TOKENS:

@@ -1,12 +1,13 @@
 """Reading a Claude Code transcript (JSONL) and telling the developer's words from everything else.
 
-Extraction may only learn from what the developer said or chose (ADR-009), so the split matters
-more than the rendering: a `user` entry is the developer only when its content is typed text
-and it is not meta (`isMeta`, `isCompactSummary`, `<command-name>` echoes, local command output,
-`<task-notification>` from a finished background agent). Tool results, assistant blocks,
-attachments and subagent transcripts are context. Bookkeeping lines (`api-request`,
-`queue-operation`, …) and our own injected context (`hook_additional_context`) are skipped:
-re-reading our own records would only make the model echo them back.
+Extraction may only learn from what the developer said or chose
+(docs/adr/0009-extraction-at-session-end.md), so the split matters more than the rendering: a `user`
+entry is the developer only when its content is typed text and it is not meta (`isMeta`,
+`isCompactSummary`, `<command-name>` echoes, local command output, `<task-notification>` from a
+finished background agent). Tool results, assistant blocks, attachments and subagent transcripts are
+context. Bookkeeping lines (`api-request`, `queue-operation`, …) and our own injected context
+(`hook_additional_context`) are skipped: re-reading our own records would only make the model echo
+them back.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`agentctx hook <Event>`: the process Claude Code runs for every registered hook event.
 
-`agentctx/__main__.py` calls `main(argv)` before typer is imported, and this module imports
-only the standard library; each handler imports the store (and only what it needs) itself.
-Contract (SPEC §4): read the payload from stdin, print nothing or one hook JSON object, and
-always exit 0. Any failure — bad JSON, a locked or corrupt store, a full disk — becomes one
-line in `$AGENTCTX_HOME/logs/hooks.log`, never a blocked prompt.
+`agentctx/__main__.py` calls `main(argv)` before typer is imported, and this module imports only the
+standard library; each handler imports the store (and only what it needs) itself. Contract
+(docs/contracts.md#hook-events): read the payload from stdin, print nothing or one hook JSON object,
+and always exit 0. Any failure — bad JSON, a locked or corrupt store, a full disk — becomes one line
+in `$AGENTCTX_HOME/logs/hooks.log`, never a blocked prompt.
 """
 
 from __future__ import annotations

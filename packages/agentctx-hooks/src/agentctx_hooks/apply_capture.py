@@ -63,7 +63,7 @@ def _apply_file(store: Store, project: Project, root: str, session_id: str, path
         from agentctx_store.freshness import note_edit
 
         if note_edit(store, project, name):  # the digest lists them unmarked: compose it again
-            from agentctx_store.upkeep import digest
+            from agentctx_store import digest
 
             digest.mark_stale(project.project_id)
 

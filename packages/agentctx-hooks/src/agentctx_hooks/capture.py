@@ -1,4 +1,5 @@
-"""PostToolUse / PostToolUseFailure: deterministic observation capture (SPEC §7, ADR-012 path B).
+"""PostToolUse / PostToolUseFailure: deterministic observation capture
+(docs/adr/0011-capture-then-consolidate.md).
 
 No model, no LLM: regular expressions over the payload shapes Claude Code sends.
 - Edit / Write / MultiEdit / NotebookEdit → a `file` node linked to the session and to the

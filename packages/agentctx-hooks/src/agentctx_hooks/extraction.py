@@ -40,10 +40,9 @@ if TYPE_CHECKING:
     from agentctx_hooks.payload import HookInput
 
 # Not yet extracted, as rendered (our estimate). Checkpoints are a safety net for long sessions,
-# not a schedule: each one costs the fixed prompt again (~2.7K tokens). At 30K, a 30-turn session
-# with long replies (~22K rendered since successful tool output is cut to 200 characters) is
-# extracted once; measured in bench/extract_replay.py, where 13K (a checkpoint small enough to be
-# sent whole) cost 1.55x a one-shot extraction (with 600-character tool output).
+# not a schedule: each one costs the fixed prompt again. At 30K, a 30-turn session with long
+# replies is extracted once; a threshold low enough for each checkpoint to be sent whole cost
+# clearly more than one extraction of the session (bench/README.md#extraction-checkpoints).
 CHECKPOINT_TOKENS = 30_000
 EXTRACT_TIMEOUT_SECONDS = 600
 IDLE_SWEEP_SECONDS = 24 * 3600

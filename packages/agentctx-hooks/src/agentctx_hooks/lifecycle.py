@@ -181,11 +181,11 @@ def flush_pending(store: Store, project: Project, session_id: str) -> None:
     """Write the token accounting the fast SessionStart path parked in the session state."""
     try:
         data = state.load(session_id)
-        tokens, ids, count = state.take_pending(data)
-        if count:
-            for _ in range(count - 1):
-                store.record_injection(project, session_id, [], 0)
-            store.record_injection(project, session_id, ids, tokens)
+        pending = state.take_pending(data)
+        if pending.count:
+            from agentctx_store.prompt_answer import record_pending
+
+            record_pending(store, project, session_id, pending)
             state.save(session_id, data)
     except OSError as exc:
         log.error("accounting", exc, session=session_id)

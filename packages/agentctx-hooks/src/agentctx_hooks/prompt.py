@@ -1,22 +1,25 @@
 """UserPromptSubmit: inject the few stored records that match what the developer just typed.
 
-SPEC §4: search the literal prompt (BM25 + rerank + relevance floor, `agentctx_store.retrieval`),
-skip records already injected in this session, and inject nothing when nothing clears the floor.
-What is injected is composed by `agentctx_store.inject.compose_injection` (the one composition
-every injecting path shares): the best record in full (long ones cut to the passages matching
-the prompt), close runners-up in full, the others by title, as fenced data within 2,000 tokens
-and 8,000 characters. Records shown by title may still be shown in full by a later prompt.
-Records whose anchored files changed are marked and rank lower; those whose anchored files are
-all gone are not injected (`agentctx_store.freshness`, docs/freshness.md).
+The literal prompt is searched (docs/hooks.md, "UserPromptSubmit"), records already injected in
+this session are skipped, and nothing is injected when nothing clears the relevance floor. The
+hook builds the `Asked` and hands it to the warm search service when it is up (`warm`), else
+answers on the keyword path itself: `agentctx_store.prompt_answer`'s rank → compose → account,
+the same compose and account the service runs. What is injected: the best record in full (long
+ones cut to the passages matching the prompt), close runners-up in full, the others by title, as
+fenced data within 2,000 tokens and 8,000 characters; records whose anchored files changed are
+marked and rank lower, those whose anchored files are all gone are not injected
+(docs/freshness.md).
 """
 
 from __future__ import annotations
 
 from agentctx_store.projects import resolve_project
+from agentctx_store.prompt_answer import Asked, Pending
 from agentctx_store.transcripts import is_meta
 
 from agentctx_hooks import log, state, warm
 from agentctx_hooks.payload import HookInput
+from agentctx_hooks.provenance import client_and_hook
 
 # A slash command is `^/[A-Za-z0-9_.:-]+(?:\s|$)`, checked by hand in `is_slash_command`
 # (tests/test_prompt_without_re.py holds it to the expression).
@@ -52,47 +55,51 @@ def handle(hook: HookInput) -> str:
         return ""
     data = _load_state(hook)
     state.add_prompt(data, prompt)  # only a prompt that plainly holds no secret is kept
-    already = state.injected_ids(data)
-    served = warm.ask(hook, prompt, data, already)  # the search service, when it is up
-    if served is not None:
-        state.add_injected(data, served[1])
-        _save_state(hook, data)
-        return served[0]
-    warm.count_keyword(data)
+    from agentctx_store.review import review_required
 
-    from agentctx_hooks.storage import open_store
-
-    project = resolve_project(hook.cwd)
-    pending = state.take_pending(data)
-    from agentctx_store.clock import utc_now
-    from agentctx_store.prompt_answer import compose_for_prompt
-    from agentctx_store.review import awaiting_review, review_required
-
-    from agentctx_hooks.provenance import note_injection
-    from agentctx_hooks.spool import flush_quietly
-
-    with open_store(hook, busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
-        flush_quietly(store, hook.event)  # captures of the last turn become searchable first
-        gated = review_required()  # `review = required`: unaccepted extraction results stay out
-        text, ids = compose_for_prompt(
-            store,
-            project,
-            prompt,
-            hook.session_id,
-            already,
-            pending,
-            event=hook.event,
-            log=_log_error,
-            keep=(lambda record: not awaiting_review(record)) if gated else None,
-            noted=lambda ids, tokens: note_injection(store, project, hook, ids, tokens, utc_now()),
-        )
+    client, name = client_and_hook(hook)
+    asked = Asked(
+        prompt=prompt,
+        session_id=hook.session_id,
+        client=client,
+        hook=name,
+        already=state.injected_ids(data),
+        pending=Pending.from_json(data.get("pending")),
+        gated=review_required(),  # `review = required`: unaccepted extraction results stay out
+    )
+    served = warm.ask(hook, asked, data)  # the search service, when it is up
+    if served is None:
+        served = _keyword(hook, asked)
+        warm.count_keyword(data)
+    text, ids, recorded = served
+    if recorded:
+        state.take_pending(data)  # whichever path answered recorded it
     state.add_injected(data, ids)
     _save_state(hook, data)
     return text
 
 
-def _log_error(event: str, exc: BaseException, session: str) -> None:
-    log.error(event, exc, session=session)
+def _keyword(hook: HookInput, asked: Asked) -> tuple[str, list[str], bool]:
+    """The keyword path: rank, compose and account in this process. (text, ids, whether the
+    accounting was recorded: not when the store stayed locked, so the pending part is kept.)"""
+    import _sqlite3  # the C module, not the `sqlite3` package (agentctx_store/db.py)
+
+    from agentctx_store.clock import utc_now
+    from agentctx_store.prompt_answer import account, compose, rank
+
+    from agentctx_hooks.spool import flush_quietly
+    from agentctx_hooks.storage import open_store
+
+    project = resolve_project(hook.cwd)
+    with open_store(hook, busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
+        flush_quietly(store, hook.event)  # captures of the last turn become searchable first
+        injection = compose(store, project, asked, rank(store, project, asked))
+        try:
+            account(store, project, asked, injection, path="keyword", at=utc_now())
+        except _sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
+            log.error(hook.event, exc, session=hook.session_id)
+            return injection.text, injection.ids, False
+    return injection.text, injection.ids, True
 
 
 def _load_state(hook: HookInput) -> dict[str, object]:

@@ -1,4 +1,5 @@
-"""SessionStart: hand Claude the project's precomputed digest (SPEC §4), within 1,500 tokens.
+"""SessionStart: hand Claude the project's precomputed digest, within 1,500 tokens
+(docs/contracts.md#hook-events).
 
 Fast path (every source but `compact`): read the digest file and its metadata, check the
 budget (with the token count saved beside the digest while its text is unchanged), print. The
@@ -24,7 +25,7 @@ CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
 # The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
 REPLAY_MARK = b'"type":"hook_additional_context"'
-TRANSCRIPT_HEAD_BYTES = 4 << 20  # ~20 ms of reading at most
+TRANSCRIPT_HEAD_BYTES = 4 << 20  # what a resume reads at most (bench/README.md#the-hook-path)
 
 
 def handle(hook: HookInput) -> str:
@@ -130,8 +131,7 @@ def _replays_hook_context(transcript_path: str) -> bool:
 def _compose_slowly(hook: HookInput, project: projects.Project, source: str) -> tuple[str, bool]:
     """The digest through the store: composed once when missing, cut to budget, and with the
     PreCompact snapshot after compaction. Returns (text, whether to start a consolidation)."""
-    from agentctx_store import budget
-    from agentctx_store.upkeep import digest
+    from agentctx_store import budget, digest
 
     from agentctx_hooks.ondemand import profile
     from agentctx_hooks.spool import flush_quietly
@@ -167,9 +167,8 @@ def _compose_slowly(hook: HookInput, project: projects.Project, source: str) -> 
 def with_snapshot(digest_text: str, snapshot: str) -> str:
     """The digest with the pre-compaction snapshot right after the profile section, inside the
     digest's fence (the snapshot is the session's own text: data, escaped like a record)."""
-    from agentctx_store import budget
+    from agentctx_store import budget, digest
     from agentctx_store.fence import unfence
-    from agentctx_store.upkeep import digest
 
     inner, ours = digest.split_fence(digest_text)
     head, _, rest = inner.partition("\n\n")

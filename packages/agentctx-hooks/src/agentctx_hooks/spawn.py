@@ -1,4 +1,4 @@
-"""Detached, time-bounded background work (SPEC §1 invariant 1: no daemon).
+"""Detached, time-bounded background work (no daemon: docs/adr/0007-no-daemon.md).
 
 Stop and SessionEnd must return at once (SessionEnd gets 1.5 s), so they start the same
 installed `agentctx` (`sys.executable -m agentctx …`) through `agentctx_hooks.ondemand.background`, a

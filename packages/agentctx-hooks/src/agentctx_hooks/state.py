@@ -1,5 +1,5 @@
-"""Disposable per-session state in `$AGENTCTX_HOME/state/` (SPEC §4): injected record ids,
-token accounting not yet written to the store, and spawn locks.
+"""Disposable per-session state in `$AGENTCTX_HOME/state/` (docs/hooks.md): injected record ids,
+token accounting not yet written to the store (`prompt_answer.Pending`), and spawn locks.
 
 It lives in the data dir, not the temp dir: a session resumed under another `TMPDIR` keeps
 its dedup list, and two data dirs (`AGENTCTX_HOME`) never share state. Files untouched for
@@ -19,6 +19,7 @@ import time
 from agentctx_store import paths
 from agentctx_store.jsontext import dumps, is_array, is_object, loads
 from agentctx_store.projects import hash_id
+from agentctx_store.prompt_answer import Pending
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -155,27 +156,16 @@ def add_prompt(data: dict[str, Any], prompt: str) -> None:
 
 def add_pending(data: dict[str, Any], *, tokens: int, ids: list[str]) -> None:
     """Accounting the fast SessionStart path could not write: the next hook that opens the
-    store moves it there (`take_pending`)."""
-    pending = data.get("pending")
-    pending = pending if is_object(pending) else {}
-    pending_ids = [value for value in pending.get("ids", []) if isinstance(value, str)]
-    data["pending"] = {
-        "tokens": int(pending.get("tokens", 0) or 0) + tokens,
-        "ids": (pending_ids + ids)[-MAX_IDS:],
-        "count": int(pending.get("count", 0) or 0) + 1,
-    }
+    store (or the warm service) records it (`take_pending`)."""
+    pending = Pending.from_json(data.get("pending"))
+    data["pending"] = Pending(
+        tokens=pending.tokens + tokens, ids=(pending.ids + ids)[-MAX_IDS:], count=pending.count + 1
+    ).to_json()
 
 
-def take_pending(data: dict[str, Any]) -> tuple[int, list[str], int]:
-    """(tokens, record ids, injections) waiting to be recorded; clears them from `data`."""
-    pending = data.pop("pending", None)
-    if not is_object(pending):
-        return 0, [], 0
-    ids = [value for value in pending.get("ids", []) if isinstance(value, str)]
-    try:
-        return int(pending.get("tokens", 0)), ids, int(pending.get("count", 0))
-    except (TypeError, ValueError):
-        return 0, [], 0
+def take_pending(data: dict[str, Any]) -> Pending:
+    """The SessionStart accounting waiting to be recorded; cleared from `data`."""
+    return Pending.from_json(data.pop("pending", None))
 
 
 # -- locks --------------------------------------------------------------------------------

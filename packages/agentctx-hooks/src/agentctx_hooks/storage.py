@@ -39,7 +39,7 @@ class open_store:
         if store is None:
             return
         if store.dirty:
-            from agentctx_store.upkeep import digest
+            from agentctx_store import digest
 
             digest.refresh_changed(store)
         if self.keep_open and not store.conn.in_transaction:

@@ -2,7 +2,7 @@
 store last imported or exported (docs/team.md).
 
 Cheap by construction: a stat of the team file decides for every project that has none (no
-store import); with one, `agentctx_store.upkeep.team_state` compares size and mtime with the saved
+store import); with one, `agentctx_store.sharing.team_state` compares size and mtime with the saved
 state and hashes the bytes only when they differ. Nothing is parsed here. With
 `team_autoimport` on, a detached `agentctx team import` takes the edits instead.
 """
@@ -24,7 +24,8 @@ def line(project: Project) -> str:
     root, project_id = project.root, project.project_id
     if not os.path.exists(os.path.join(root, ".agentctx", "context.md")):
         return ""
-    from agentctx_store.upkeep import config, team_state
+    from agentctx_store import config
+    from agentctx_store.sharing import team_state
 
     autoimport = bool(config.load().get("team_autoimport"))
     text = team_state.notice(root, project_id, autoimport=autoimport)

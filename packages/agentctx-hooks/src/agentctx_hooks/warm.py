@@ -23,10 +23,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from agentctx_store.prompt_answer import Asked
+
     from agentctx_hooks.payload import HookInput
 
-# From the hook's start (module import on the hook path) to the service's answer. The warm
-# path answers in ~10–30 ms; past this the keyword path still fits Claude Code's patience.
+# From the hook's start (module import on the hook path) to the service's answer; past this the
+# keyword path still fits Claude Code's patience (bench/README.md#the-warm-services-vectors).
 DEADLINE_S = 0.150
 # The first ask of a process counts from this import (the hook's start); later asks in the same
 # process (in-process callers: tests, the eval bench) count from their own call.
@@ -45,8 +47,9 @@ def deadline_s() -> float:
     return DEADLINE_S
 
 
-def ask(hook: HookInput, prompt: str, data: dict[str, Any], already: list[str]) -> tuple[str, list[str]] | None:
-    """(text, ids) composed by the service, or None: take the keyword path."""
+def ask(hook: HookInput, asked: Asked, data: dict[str, Any]) -> tuple[str, list[str], bool] | None:
+    """(text, ids, True: recorded) composed and accounted by the service, or None: take the
+    keyword path."""
     if os.environ.get("AGENTCTX_NO_SERVICE") == "1":
         return None
     from agentctx_store import service_link
@@ -57,19 +60,17 @@ def ask(hook: HookInput, prompt: str, data: dict[str, Any], already: list[str]) 
         return None
     if not os.path.exists(path):
         return None  # no service for this data dir: the normal case without MCP, not logged
-    pending = data.get("pending") if isinstance(data.get("pending"), dict) else None
     request = {
         "v": service_link.PROTOCOL,
         "op": "prompt",
         "cwd": hook.cwd,
-        "prompt": prompt,
-        "session_id": hook.session_id,
-        "exclude": already,
-        "pending": [
-            int(pending.get("tokens", 0) or 0) if pending else 0,
-            [value for value in pending.get("ids", []) if isinstance(value, str)] if pending else [],
-            int(pending.get("count", 0) or 0) if pending else 0,
-        ],
+        "prompt": asked.prompt,
+        "session_id": asked.session_id,
+        "client": asked.client,
+        "hook": asked.hook,
+        "exclude": asked.already,
+        "pending": asked.pending.to_json(),
+        "gated": asked.gated,
     }
     began = _CLOCK["start"] or time.monotonic()
     _CLOCK["start"] = None
@@ -88,9 +89,8 @@ def ask(hook: HookInput, prompt: str, data: dict[str, Any], already: list[str]) 
     except (service_link.ServiceUnavailable, ValueError, TypeError, OverflowError) as exc:
         _note_fallback(hook, data, str(exc))
         return None
-    data.pop("pending", None)  # the service recorded it
     _count(data, "warm")
-    return text, ids
+    return text, ids, bool(reply.get("recorded", True))
 
 
 def count_keyword(data: dict[str, Any]) -> None:

@@ -1,13 +1,14 @@
 """The compact index: one short line per record, the first step of progressive disclosure.
 
-`ctx_search` and `ctx_related` answer with this index and never with bodies (SPEC §5): the
-model reads the titles, then fetches only the records it needs with `ctx_get`. A line is
+`ctx_search` and `ctx_related` answer with this index and never with bodies
+(docs/contracts.md#mcp-tools): the model reads the titles, then fetches only the records it needs
+with `ctx_get`. A line is
 
     01K2Y5Q8ZB3W7RJ4M6T9XA0CDE | decision | Use SQLite in WAL mode | 3d | explicit | 1.00
 
 and is held to `SEARCH_RESULT_TOKENS` (50) by shortening the title, never by dropping the id.
-Lines rather than JSON objects: the same six fields cost about 30 estimated tokens less per
-result without the quotes, colons and key names.
+Lines rather than JSON objects: the same six fields cost fewer tokens per result without the
+quotes, colons and key names (docs/mcp.md, "What Claude receives, and why").
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The MCP stdio server: seven tools, compact text results, structured errors (SPEC §5, ADR-008).
+"""The MCP stdio server: seven tools, compact text results, structured errors
+(docs/contracts.md#mcp-tools, docs/adr/0002-hooks-inject-mcp-looks-up.md).
 
 What reaches the model. Claude Code hands the model a tool's `structuredContent` when there is
 one, and mcp 2.x derives that (and an `outputSchema` in `tools/list`) from a return annotation,
@@ -25,14 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-from agentctx_store import paths
+from agentctx_store import digest, paths
 from agentctx_store.errors import AgentctxError, NotHeadError, StoreError, ValidationError
 from agentctx_store.fence import unfence
 from agentctx_store.projects import Project, resolve_project
 from agentctx_store.records import RecordType, Scope, check_type
 from agentctx_store.store import Store
 from agentctx_store.ulid import new_ulid
-from agentctx_store.upkeep import digest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -91,7 +91,8 @@ def text_result(value: str | dict[str, Any]) -> CallToolResult:
 
 
 def error_result(message: str, *, degraded: str | None = None, **extra: Any) -> CallToolResult:
-    """The structured error of SPEC §5: `{error, degraded?}` (plus `head_id` for a non-head)."""
+    """The structured error of every tool (docs/contracts.md#mcp-tools): `{error, degraded?}`
+    (plus `head_id` for a non-head)."""
     payload: dict[str, Any] = {"error": message}
     if degraded:
         payload["degraded"] = degraded
@@ -290,7 +291,7 @@ def build_server() -> ContextServer:
 
 def configure_logging() -> None:
     """Log to `$AGENTCTX_HOME/logs/mcp.log`, redacted; stdout belongs to the protocol."""
-    from agentctx_store.upkeep.logfile import log_to_file
+    from agentctx_store.logs import log_to_file
 
     log_to_file("mcp.log")
     logging.getLogger().setLevel(logging.WARNING)
@@ -303,7 +304,8 @@ MODEL_RETRY_S = 300.0  # after the service could not load its model
 
 
 def host_search_service() -> None:
-    """Host the warm search service of this data dir when nobody does (docs/adr-008-warm-service.md).
+    """Host the warm search service of this data dir when nobody does
+    (docs/adr/0008-warm-search-service.md).
 
     A background thread takes the service lock (`service_link.try_lock`) and starts the service
     as a child process that inherits the lock and reads this server's end of a pipe on stdin, so

@@ -1,11 +1,11 @@
-"""What the seven tools do, over the store and without the MCP SDK (SPEC §5).
+"""What the seven tools do, over the store and without the MCP SDK (docs/contracts.md#mcp-tools).
 
 Each function takes an open `Store` and the `Project` the server runs in, and either returns
 what the model will read or raises an `AgentctxError` whose message the model reads instead.
 There is no project argument anywhere: the project is fixed by where the server runs, so the
-model cannot ask for another project's records (context-mode-review §11: delete the parameter
-rather than validate it). Keeping this free of the SDK lets the bench time `ctx_search`
-in-process and lets tests call the logic without a subprocess.
+model cannot ask for another project's records: a parameter that does not exist needs no
+validation. Keeping this free of the SDK lets the bench time `ctx_search` in-process and lets
+tests call the logic without a subprocess.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentctx_store import drift
 from agentctx_store.budget import SEARCH_RESULTS_MAX
 from agentctx_store.errors import ValidationError
 from agentctx_store.fence import DATA_NOTE, unfence
@@ -23,7 +24,6 @@ from agentctx_store.projects import Project
 from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_choice, check_type
 from agentctx_store.retrieval import CANDIDATES, query_terms, search
 from agentctx_store.store import Store
-from agentctx_store.upkeep import drift
 
 from agentctx_mcp import bounds
 from agentctx_mcp.index import IndexEntry, render_index
@@ -143,7 +143,7 @@ def related_index(store: Store, project: Project, file: str, *, now: datetime | 
     """`ctx_related`: current records linked to `file` through entity links and graph edges.
 
     Same shape and limits as `ctx_search`, nearest records first; the score column is the
-    record's stored retrieval score (SPEC §7).
+    record's stored retrieval score (docs/consolidation.md#scores).
     """
     records = related_records(store, project, file, limit=SEARCH_RESULTS_MAX)
     return render_index([IndexEntry(record=record, score=record.score) for record in records], now=now)
@@ -161,11 +161,11 @@ def record_payload(record: Record) -> dict[str, Any]:
 
 
 def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str, Any]:
-    """`ctx_get`: full current records by id; counts the access (SPEC §7 scoring).
+    """`ctx_get`: full current records by id; counts the access (it feeds the derived score).
 
     Unknown ids and other projects' ids come back in `missing`. A superseded id is also
     missing, with its current head in `superseded` so the model can fetch that instead:
-    superseded facts never come back from a default read (SPEC invariant 3).
+    superseded facts never come back from a default read (docs/contracts.md#invariants).
 
     Raises:
         ValidationError: no ids, or more than 10.
@@ -201,7 +201,8 @@ def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str,
 
 
 def keyed_rule(store: Store, project: Project, type: str, title: str) -> tuple[str | None, Record | None]:
-    """The key of a keyed type and the record it replaces (SPEC §3.5 rule-based supersession).
+    """The key of a keyed type and the record it replaces (supersession by key:
+    docs/contracts.md#supersession).
 
     One current handover per project (key `handover`, as extraction writes it), and one current
     profile entry per key (the title as the hooks name keys: `stack`, `commands`, …).

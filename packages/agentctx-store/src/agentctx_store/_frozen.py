@@ -2,8 +2,8 @@
 
 The record types (`Record`, `NewRecord`, `Project`, `SearchHit`, `SearchResult`, `Budget`) sit
 on the path of the UserPromptSubmit hook, a fresh process on every prompt. `import dataclasses`
-pulls in `inspect` (and with it `ast`, `dis`, `tokenize`): about 6 ms, more than half of a bare
-interpreter's start-up, spent before the hook has read a byte (bench/test_bench_hooks.py). This
+pulls in `inspect` (and with it `ast`, `dis`, `tokenize`), a large share of a bare interpreter's
+start-up, spent before the hook has read a byte (bench/README.md#the-hook-path). This
 decorator gives the same behaviour: a keyword-only `__init__` with defaults and default
 factories (generated source, as dataclasses does; the only part compiled, which is the cost),
 `__repr__`, `__eq__` over the fields in order, `__hash__` of them, and assignment or deletion
@@ -82,8 +82,9 @@ def frozen(cls: type[_T]) -> type[_T]:
             params.append(f"{name}=_default_{name}")
             values.append(name)
     # One statement, not one `object.__setattr__` per field: compiling is the cost, and half the
-    # source compiles in half the time (Record: 147 → 66 µs); filling the instance's dict at once is
-    # what `object.__setattr__` does field by field on a class without slots or descriptors.
+    # source compiles in about half the time (bench/README.md#the-hook-path); filling the
+    # instance's dict at once is what `object.__setattr__` does field by field on a class without
+    # slots or descriptors.
     if not names:
         body = "  pass"
     elif "__slots__" in cls.__dict__:

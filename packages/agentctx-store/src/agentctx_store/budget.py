@@ -1,5 +1,5 @@
-"""Token budgets (SPEC §9), enforced in tokens *and* characters: fitting text, items and
-sections into the sizes `tokens` defines."""
+"""Token budgets (docs/contracts.md#budgets), enforced in tokens *and* characters: fitting text,
+items and sections into the sizes `tokens` defines."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The store's timestamps: aware UTC, ISO 8601 with milliseconds and `Z`, so they sort as text.
 
-Standard library `time` only: `datetime` (with `math` and the C `_datetime`) costs about 1.5 ms
-to import, and the prompt hook, a fresh process on every prompt, needs neither (docs/hooks.md).
+Standard library `time` only: `datetime` (with `math` and the C `_datetime`) costs the prompt
+hook, a fresh process on every prompt, an import it does not need (docs/hooks.md#speed;
+bench/README.md#the-hook-path).
 """
 
 from __future__ import annotations

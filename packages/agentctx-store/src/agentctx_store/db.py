@@ -12,7 +12,7 @@ ours is asked of SQLite (`PRAGMA user_version` on a file that is not a database 
 Every process is short-lived (no daemon), so opening must be cheap: when `user_version` is
 current, `connect` runs three pragmas and returns. The store's fast core uses the C module
 `_sqlite3` (its classes are the very objects `sqlite3` exports): the `sqlite3` package on top of
-it imports `datetime`, about 1.5 ms of a prompt hook that needs none of it (docs/hooks.md).
+it imports `datetime`, which a prompt hook does not need (docs/hooks.md#speed).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A project's digest files as SessionStart reads them: the text, its metadata, their age.
 
-`upkeep.digest` composes and writes them; every session start reads them, so this is the
+`digest` composes and writes them; every session start reads them, so this is the
 whole of what that read needs.
 """
 
@@ -48,7 +48,7 @@ def token_count(text: str, meta: dict[str, Any]) -> int:
 
 
 def record_ids(text: str) -> list[str]:
-    """The ids of the `[type ULID]` record lines of a digest (`upkeep.digest.record_line`)."""
+    """The ids of the `[type ULID]` record lines of a digest (`digest.record_line`)."""
     found: list[str] = []
     for part in text.split("[")[1:]:
         label, closed, _ = part.partition("]")

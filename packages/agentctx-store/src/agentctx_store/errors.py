@@ -8,7 +8,7 @@ class AgentctxError(Exception):
 
 
 class ValidationError(AgentctxError):
-    """A record, an id or a config value does not meet the contract (SPEC §5 `ctx_record`)."""
+    """A record, an id or a config value does not meet the contract (docs/contracts.md#records)."""
 
 
 class RecordNotFound(AgentctxError):

@@ -3,7 +3,7 @@
 Every path that shows a record's title or body to a model uses `unfence` on it: the
 UserPromptSubmit injection (`inject.render`, each record in an `<agentctx-record …>` element
 after a header line that says the records are data), the SessionStart digest
-(`upkeep.digest.compose`, the record sections inside one `<agentctx-records note="…">`
+(`digest.compose`, the record sections inside one `<agentctx-records note="…">`
 element), and the MCP tools' results (`agentctx_mcp.tools`). A record is data whatever its
 origin: a teammate's block from the team file, a repository's ADR, extraction's guess, the
 user's own words (docs/hooks.md, "Record text is fenced").

@@ -1,6 +1,6 @@
 """Freshness: does the evidence a record was based on (its anchors) still say what it said?
 
-A record's anchors (`agentctx_store.upkeep.anchors`) name a project file, optionally a line range or a
+A record's anchors (`agentctx_store.anchors`) name a project file, optionally a line range or a
 symbol, and the hash of what that covered when the record was made. Here, the part the hooks and
 the injecting paths run:
   - `capture` turns `PATH`, `PATH:START-END` or `PATH:SYMBOL` into an anchor by reading the file
@@ -13,7 +13,7 @@ the injecting paths run:
   - `note_edit` re-checks the anchors on a file a tool just edited (the capture hook).
 
 The offline half (scanning a whole project, confirming, re-anchoring, finding a symbol that
-moved) is `agentctx_store.upkeep.stale`. A core module (docs/architecture.md): `hashlib` is
+moved) is `agentctx_store.stale`. A core module (docs/architecture.md): `hashlib` is
 imported only when a file must be hashed.
 """
 
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
 
+    from agentctx_store.anchors import Anchor
     from agentctx_store.projects import Project
     from agentctx_store.store import Store
-    from agentctx_store.upkeep.anchors import Anchor
 
 CHANGED = "changed"
 MISSING = "missing"
@@ -206,7 +206,7 @@ def _read(root: str, path: str) -> str:
 
 
 def _digest(root: str, path: str, line_start: int | None, line_end: int | None, symbol: str | None) -> str | None:
-    from agentctx_store.upkeep.anchors import content_hash
+    from agentctx_store.anchors import content_hash
 
     covered = anchored_text(_read(root, path), line_start, line_end, symbol)
     return None if covered is None else content_hash(covered)
@@ -226,7 +226,7 @@ def capture(root: str, spec: str) -> tuple[Anchor, int, int]:
             range is past its end, the symbol is not defined in it, or a whole-file anchor is
             over WHOLE_FILE_BYTES.
     """
-    from agentctx_store.upkeep.anchors import Anchor, content_hash, normalize_anchor_path
+    from agentctx_store.anchors import Anchor, content_hash, normalize_anchor_path
 
     raw_path, start, end, symbol = parse_spec(spec)
     path = _relative(root, raw_path)
@@ -273,7 +273,7 @@ def anchor_record(
         ValidationError: a spec cannot be anchored (see `capture`).
         RecordNotFound: no such record in this project.
     """
-    from agentctx_store.upkeep.anchors import add_anchors, replace_anchors
+    from agentctx_store.anchors import add_anchors, replace_anchors
 
     root = project.root
     captured = [capture(root, spec) for spec in specs]

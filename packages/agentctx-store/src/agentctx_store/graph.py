@@ -1,5 +1,5 @@
-"""Entities and edges (ADR-014): file, test and session nodes, the records linked to them, and
-what a file reaches through the graph. A part of `Store`."""
+"""Entities and edges (docs/adr/0013-graph-in-sqlite.md): file, test and session nodes, the
+records linked to them, and what a file reaches through the graph. A part of `Store`."""
 
 from __future__ import annotations
 

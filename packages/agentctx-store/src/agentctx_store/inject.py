@@ -44,8 +44,9 @@ PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "
 FULL_RATIO = 0.95
 # A hit below this share of the best score is not shown at all, unless its title names at least
 # TITLE_TERMS of the prompt's searchable words (then its title line tells the agent what it is
-# about). Below half of the best score, 1 runner-up in 55 was relevant on the dev sets, but 1 in
-# 7 of those whose title named two prompt words (docs/retrieval.md, "What a prompt injects").
+# about). Below half of the best score a runner-up was rarely relevant on the dev sets, unless its
+# title named two prompt words (docs/retrieval.md, "What a prompt injects";
+# bench/README.md#injection).
 TITLE_RATIO = 0.5
 TITLE_TERMS = 2
 # A full record whose body is longer than this is cut to the passages answering the prompt,
@@ -79,6 +80,7 @@ def compose_injection(
     hits: Sequence[SearchHit],
     prompt: str = "",
     *,
+    terms: Sequence[str] | None = None,
     already_injected: Iterable[str] = (),
     budget: Budget = PROMPT,
     freshness: FreshnessCheck | None = None,
@@ -87,7 +89,8 @@ def compose_injection(
 
     Records in `already_injected` (shown earlier in the session, in full or by title) are
     skipped; of the rest, the top PROMPT_RECORDS are shown in full or by title (FULL_RATIO),
-    within `budget`. `prompt` chooses the passages of long records.
+    within `budget`. `prompt` chooses the passages of long records; `terms` are its searchable
+    words when the caller has them already (`SearchResult.terms`), so it is not split again.
 
     `freshness` (a `freshness.Checker`) checks the candidates' anchors: a record whose anchored
     text changed or whose file is gone is marked (`anchor-changed="…"`, `anchor-missing="…"`)
@@ -113,7 +116,9 @@ def compose_injection(
         return Injection()
     best = scored[0][1]
     # a runner-up far below the best is listed only when its title itself names the prompt
-    wanted: set[str] = _stems(query_terms(prompt)) if prompt else set()
+    if terms is None:
+        terms = query_terms(prompt) if prompt else []
+    wanted: set[str] = _stems(terms)
     scored = [
         (record, score)
         for rank, (record, score) in enumerate(scored)
@@ -121,7 +126,8 @@ def compose_injection(
     ]
     full = [rank == 0 or (best > 0 and score >= FULL_RATIO * best) for rank, (_, score) in enumerate(scored)]
     marks = {record_id: found.attributes for record_id, found in stale.items()}
-    return render([record for record, _ in scored], full=full, prompt=prompt, budget=budget, marks=marks)
+    records = [record for record, _ in scored]
+    return render(records, full=full, prompt=prompt, terms=terms, budget=budget, marks=marks)
 
 
 def render(
@@ -129,6 +135,7 @@ def render(
     *,
     full: Sequence[bool] | None = None,
     prompt: str = "",
+    terms: Sequence[str] | None = None,
     budget: Budget = PROMPT,
     marks: dict[str, str] | None = None,
 ) -> Injection:
@@ -140,7 +147,8 @@ def render(
     does not fit is cut to fewer passages (or, when it has no sentence to cut at, inside its
     text), else shown by its title; the first entry that fits in no form ends the list.
     """
-    terms = query_terms(prompt) if prompt else []
+    if terms is None:
+        terms = query_terms(prompt) if prompt else []
     parts = _Parts(budget)
     full_ids: list[str] = []
     title_ids: list[str] = []
@@ -200,7 +208,9 @@ class _Parts:
         )
 
 
-def _add_full(parts: _Parts, record: Record, title_line: str, prompt: str, terms: list[str], extra: str = "") -> bool:
+def _add_full(
+    parts: _Parts, record: Record, title_line: str, prompt: str, terms: Sequence[str], extra: str = ""
+) -> bool:
     """Add the record with its body, or an excerpt of it, if either fits; say whether one did."""
     from agentctx_store.passages import excerpt  # only once there is a record to show
 

@@ -1,4 +1,4 @@
-"""Ordered schema migrations keyed on `PRAGMA user_version` (SPEC §3.1).
+"""Ordered schema migrations keyed on `PRAGMA user_version` (docs/contracts.md#tables).
 
 Each migration is a function `mNNN_what(conn, fts5)`; its position in `MIGRATIONS` is its
 version. Never edit or reorder a shipped migration: append a new one.
@@ -129,8 +129,8 @@ def m003_create_sessions_and_projects(conn: sqlite3.Connection, fts5: bool) -> N
 
 @migration
 def m004_consolidation(conn: sqlite3.Connection, fts5: bool) -> None:
-    """Offline consolidation (ADR-012): all of it derived and rebuildable except the archive
-    marks and the answers a model gave on merge candidates (kept so nothing is asked twice).
+    """Offline consolidation (docs/consolidation.md): all of it derived and rebuildable except the
+    archive marks and the answers a model gave on merge candidates (kept so nothing is asked twice).
 
     Archived records stay in `records` (every history path keeps working unchanged); the
     archive table marks them cold. Vectors live in sqlite-vec's `records_vec` when the
@@ -185,8 +185,8 @@ FTS_NS_TRIGGERS = (
 def m005_fts_namespace_column(conn: sqlite3.Connection, fts5: bool) -> None:
     """Rebuild the FTS index with the owning project as a column (search speed, docs/retrieval.md).
 
-    Without it FTS5 scores every matching row of every project and the join throws most away:
-    p50 31 ms at 100K records in 20 projects, 3 ms with it. Stores made without FTS5 stay so.
+    Without it FTS5 scores every matching row of every project and the join throws most away
+    (bench/README.md#search). Stores made without FTS5 stay so.
     """
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'records_fts'").fetchone()
     if exists is None:
@@ -212,7 +212,7 @@ def m006_prompt_injection_accounting(conn: sqlite3.Connection, fts5: bool) -> No
 
 @migration
 def m007_record_anchors(conn: sqlite3.Connection, fts5: bool) -> None:
-    """Where a record came from in the project's files (`agentctx_store.upkeep.anchors`): a
+    """Where a record came from in the project's files (`agentctx_store.anchors`): a
     project-relative path, an optional line range or symbol, and the hash of what it covered.
     `learn` writes them; freshness reads them to tell when the evidence changed.
 
@@ -252,7 +252,7 @@ def m008_anchor_freshness(conn: sqlite3.Connection, fts5: bool) -> None:
 
 @migration
 def m009_freshness_proposals(conn: sqlite3.Connection, fts5: bool) -> None:
-    """Re-verification proposals (`agentctx_store.upkeep.reverify`): what a model said about a record
+    """Re-verification proposals (`agentctx_store.stale.reverify`): what a model said about a record
     whose anchors changed, waiting in the review inbox for a person to accept or reject."""
     conn.execute(
         """CREATE TABLE freshness_proposals (

@@ -1,4 +1,5 @@
-"""Where agentctx keeps its files (SPEC §2.4). `AGENTCTX_HOME` overrides the data dir.
+"""Where agentctx keeps its files (docs/store.md#the-data-dir). `AGENTCTX_HOME` overrides the data
+dir.
 
 Paths are text here (the hooks build them on every event); the CLI and the UI make them `Path`s.
 """

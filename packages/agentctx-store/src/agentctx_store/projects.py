@@ -1,4 +1,4 @@
-"""Project namespacing (SPEC §3.4): which project a directory belongs to.
+"""Project namespacing (docs/contracts.md#namespaces): which project a directory belongs to.
 
 `project_id` is the SHA-256 of the normalised `origin` remote, so every clone of one
 repository shares a namespace whatever URL form it was cloned with; without a remote it is

@@ -1,101 +1,164 @@
-"""The store's half of the prompt hook: rank, compose (`agentctx_store.inject`), account.
+"""The store's half of a prompt, in three steps with plain data between them:
 
-One function for both ways a prompt is answered: the keyword path in the hook process and the
-warm search service (`agentctx_embed.service`), so the two inject the same text for the same
-hits and account for it the same way. Standard library and the store's fast core only.
+    rank(…) -> Ranked        the hits worth considering (keyword search here; the warm search
+                             service ranks with vectors too and builds the same `Ranked`)
+    compose(…) -> Injection  what the prompt injects (`agentctx_store.inject.compose_injection`),
+                             anchored records checked against their files
+    account(…)               what was injected, recorded: the session's token accounting, the
+                             records' access counts, the injection log and the client
+                             (provenance), which path served it, and what the fast SessionStart
+                             path left pending
+
+Both ways a prompt is answered, the keyword path in the hook process and the warm search service
+(`agentctx_embed.service`), call `compose` and `account`, so the same hits inject the same text
+and leave the same record, apart from the name of the path. Nothing here calls back into the
+caller: the caller runs the steps in order, and may stop between them (the service does, when
+the hook has given up waiting). Standard library and the store's fast core only.
 """
 
 from __future__ import annotations
 
+from agentctx_store._frozen import field, frozen
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
+    from agentctx_store.inject import Injection
     from agentctx_store.projects import Project
-    from agentctx_store.records import Record
     from agentctx_store.retrieval import SearchHit
     from agentctx_store.store import Store
 
 MAX_QUERY_CHARS = 10_000
+SHOWN = 3  # records a prompt may show (`inject.PROMPT_RECORDS`)
+GATED = 10  # ranked when `review = required` may still drop some, so three kept ones can remain
+MAX_LOG = 50  # entries kept in a session's injection log (`meta["injections"]`)
+PATHS = ("keyword", "warm")
 
 
-def compose_for_prompt(
-    store: Store,
-    project: Project,
-    prompt: str,
-    session_id: str,
-    already: list[str],
-    pending: tuple[int, list[str], int],
-    *,
-    event: str = "UserPromptSubmit",
-    log: Callable[[str, BaseException, str], None] | None = None,
-    rank: Callable[..., Sequence[SearchHit]] | None = None,
-    late: Callable[[], bool] | None = None,
-    served_by: str = "",
-    keep: Callable[[Record], bool] | None = None,
-    noted: Callable[[list[str], int], None] | None = None,
-) -> tuple[str, list[str]]:
-    """The store's half of a prompt, shared by the keyword path (the prompt hook) and the warm
-    search service (`agentctx_embed.service`, which passes its hybrid `rank`): rank, compose with
-    `agentctx_store.inject`, and account for what is injected (and for what the fast
-    SessionStart path left pending). `late()` true after ranking: the caller gave up waiting, so
-    nothing is recorded and nothing returned. Errors go to `log(event, exc)` when given.
-    `served_by` (the service passes "warm") is counted in the session's metadata
-    (`prompts_served_warm`), so the record of what was injected says which path served it.
-    `keep` (the review gate, `config review = required`) filters the ranked hits before they
-    are composed; ten are ranked then, so three kept ones can remain. `noted(ids, tokens)` runs in
-    the accounting transaction when something was injected (the hook's provenance note)."""
-    import _sqlite3 as sqlite3  # not the `sqlite3` package (agentctx_store/db.py)
+@frozen
+class Pending:
+    """SessionStart injections the fast path (which does not open the store) could not record:
+    kept in the session's state file, recorded by the next prompt on either path."""
 
-    from agentctx_store.inject import PROMPT_TYPES, compose_injection
+    tokens: int = 0
+    ids: list[str] = field(default_factory=list[str])
+    count: int = 0
 
-    query = prompt[:MAX_QUERY_CHARS]
-    wanted = 10 if keep is not None else 3
-    if rank is None:
-        from agentctx_store import search
+    def to_json(self) -> dict[str, object]:
+        return {"tokens": self.tokens, "ids": list(self.ids), "count": self.count}
 
-        hits = search(store, project, query, limit=wanted, types=PROMPT_TYPES, exclude_ids=already).hits
-    else:
-        hits = rank(store, project, query, limit=wanted, types=PROMPT_TYPES, exclude_ids=already)
-    hits = [hit for hit in hits if keep is None or keep(hit.record)][:3]
+    @classmethod
+    def from_json(cls, value: object) -> Pending:
+        """From the state file or the warm request; anything malformed is nothing pending."""
+        if not isinstance(value, dict):
+            return cls()
+        ids = value.get("ids")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        try:
+            tokens, count = int(value.get("tokens") or 0), int(value.get("count") or 0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        except (TypeError, ValueError, OverflowError):
+            return cls()
+        kept = [item for item in ids if isinstance(item, str)] if isinstance(ids, list) else []  # pyright: ignore[reportUnknownVariableType]
+        return cls(tokens=max(0, tokens), ids=kept, count=max(0, count))
+
+
+@frozen
+class Asked:
+    """One prompt, as both paths receive it from the hook."""
+
+    prompt: str
+    session_id: str = ""
+    client: str = "claude"  # the agent the hook runs in
+    hook: str = "UserPromptSubmit"  # the client's own name for the hook (`BeforeAgent` for Gemini)
+    already: list[str] = field(default_factory=list[str])  # records shown earlier in the session
+    pending: Pending = field(default_factory=Pending)
+    gated: bool = False  # `config review = required`: extraction results nobody accepted stay out
+
+    @property
+    def query(self) -> str:
+        return self.prompt[:MAX_QUERY_CHARS]
+
+    @property
+    def wanted(self) -> int:
+        """How many hits to rank."""
+        return GATED if self.gated else SHOWN
+
+
+@frozen
+class Ranked:
+    """The hits of a prompt, best first, and the prompt's searchable words."""
+
+    hits: list[SearchHit] = field(default_factory=list["SearchHit"])
+    terms: list[str] = field(default_factory=list[str])
+
+
+def shortlist(asked: Asked, hits: Sequence[SearchHit], terms: Sequence[str]) -> Ranked:
+    """The ranked hits a prompt may show: under the review gate, those somebody accepted."""
+    if asked.gated:
+        from agentctx_store.review import awaiting_review
+
+        hits = [hit for hit in hits if not awaiting_review(hit.record)]
+    return Ranked(hits=list(hits[:SHOWN]), terms=list(terms))
+
+
+def rank(store: Store, project: Project, asked: Asked) -> Ranked:
+    """The keyword path's ranking: BM25, rerank and the relevance floor (`agentctx_store.retrieval`)."""
+    from agentctx_store.inject import PROMPT_TYPES
+    from agentctx_store.retrieval import search
+
+    result = search(store, project, asked.query, limit=asked.wanted, types=PROMPT_TYPES, exclude_ids=asked.already)
+    return shortlist(asked, result.hits, result.terms)
+
+
+def compose(store: Store, project: Project, asked: Asked, ranked: Ranked) -> Injection:
+    """The injection for the ranked hits; records whose anchored files changed are marked, those
+    whose anchored files are all gone left out (`agentctx_store.freshness`)."""
+    from agentctx_store.inject import compose_injection
+
     checker = None
-    if hits:  # anchored records are checked against their files on both paths
+    if ranked.hits:
         from agentctx_store.freshness import Checker
 
         checker = Checker(store, project)
-    injection = compose_injection(hits, query, already_injected=already, freshness=checker)
-    if late is not None and late():
-        return "", []
-    pending_tokens, pending_ids, pending_count = pending
-    if session_id and (injection.text or pending_count):
-        try:
-            with store.transaction():
-                for _ in range(max(0, pending_count - 1)):
-                    store.record_injection(project, session_id, [], 0)
-                if pending_count:
-                    store.record_injection(project, session_id, pending_ids, pending_tokens)
-                if injection.text:
-                    store.record_injection(
-                        project,
-                        session_id,
-                        injection.full_ids,
-                        injection.tokens,
-                        title_ids=injection.title_ids,
-                        prompt=True,
-                    )
-                    if noted is not None:
-                        noted(list(injection.ids), injection.tokens)
-                    if served_by:
-                        row = store.conn.execute(
-                            "SELECT meta FROM sessions WHERE session_id = ?", (session_id,)
-                        ).fetchone()
-                        served = 0
-                        if row is not None and row[0]:
-                            from agentctx_store.jsontext import loads as json_loads
+    return compose_injection(
+        ranked.hits, asked.query, terms=ranked.terms, already_injected=asked.already, freshness=checker
+    )
 
-                            served = int(json_loads(row[0]).get(f"prompts_served_{served_by}", 0) or 0)
-                        store.update_session_meta(project, session_id, **{f"prompts_served_{served_by}": served + 1})
-        except sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
-            if log is not None:
-                log(event, exc, session_id)
-    return injection.text, injection.ids
+
+def account(store: Store, project: Project, asked: Asked, injection: Injection, *, path: str, at: str) -> None:
+    """Record what a prompt injected (and what SessionStart left pending), in one transaction.
+
+    Nothing is written for a prompt that injected nothing and had nothing pending. `path` is
+    "keyword" or "warm": the one thing the two paths record differently. `at`: the time of the
+    injection, as stored. Raises `sqlite3.OperationalError` when the store stayed locked: the
+    caller injects anyway."""
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {PATHS}, not {path!r}")
+    if not asked.session_id or not (injection.text or asked.pending.count):
+        return
+    with store.transaction():
+        record_pending(store, project, asked.session_id, asked.pending)
+        if not injection.text:
+            return
+        store.record_injection(
+            project,
+            asked.session_id,
+            injection.full_ids,
+            injection.tokens,
+            title_ids=injection.title_ids,
+            prompt=True,
+        )
+        entry = {"at": at, "client": asked.client, "hook": asked.hook, "ids": injection.ids, "tokens": injection.tokens}
+        store.log_in_session(
+            project, asked.session_id, "injections", entry, keep=MAX_LOG, count=f"prompts_served_{path}"
+        )
+
+
+def record_pending(store: Store, project: Project, session_id: str, pending: Pending) -> None:
+    """Record SessionStart's parked accounting: `count` injections, the tokens and ids on the last."""
+    if not pending.count:
+        return
+    with store.transaction():
+        for _ in range(pending.count - 1):
+            store.record_injection(project, session_id, [], 0)
+        store.record_injection(project, session_id, pending.ids, pending.tokens)

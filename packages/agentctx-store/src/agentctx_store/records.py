@@ -1,4 +1,5 @@
-"""The record: typed, atomic, bi-temporal (SPEC §3.1–3.3), and the rules a new one must meet."""
+"""The record: typed, atomic, bi-temporal (docs/contracts.md#records), and the rules a new one
+must meet."""
 
 from __future__ import annotations
 
@@ -202,7 +203,7 @@ def supersession_error(old_type: str, old_key: str | None, new_type: str, new_ke
 
 
 def check_text(title: str, body: str) -> tuple[str, str]:
-    """Title and body limits of SPEC §5 `ctx_record`, after trimming whitespace and
+    """Title and body limits of a record (docs/contracts.md#records), after trimming whitespace and
     redacting secrets (every record write passes here: add, supersede, edit, import)."""
     from agentctx_store.redact import redact_text  # not at the top: `re` stays off the prompt path
 

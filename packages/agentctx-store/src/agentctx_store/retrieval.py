@@ -1,6 +1,7 @@
 """Search: FTS5 BM25 over the literal text a developer typed, scoped, floored, reranked.
 
-Pipeline (ADR-005, SPEC §4; the why and the measurements are in docs/retrieval.md):
+Pipeline (docs/adr/0005-keyword-retrieval-with-a-floor.md; the why and the measurements are in
+docs/retrieval.md):
   1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped;
   2. FTS5 BM25, title weighted over body, only this project's and `_global` rows;
   3. superseded matches hand their relevance to the current head of their chain;
@@ -8,7 +9,7 @@ Pipeline (ADR-005, SPEC §4; the why and the measurements are in docs/retrieval.
      two-distinct-words rules), then a tail cut;
   5. rerank: relevance × type weight × recency × confidence × pin.
 Without FTS5, LIKE serves the same contract (`degraded="like-search"`); when even that fails,
-pinned records only (`degraded="pinned-only"`), SPEC §8 rungs 4–5.
+pinned records only (`degraded="pinned-only"`): rungs 4–5 of docs/contracts.md#degradation.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ TYPE_WEIGHTS = {
     "handover": 0.9,
     "profile": 0.8,
 }
-# Half-life in days of the recency factor; None = never decays (ADR-012).
+# Half-life in days of the recency factor; None = never decays (docs/contracts.md#record-types).
 HALF_LIFE_DAYS: dict[str, float | None] = {
     "decision": None,
     "convention": None,
@@ -253,7 +254,8 @@ def _current_heads(
     types: Sequence[str] | None,
     exclude_ids: Sequence[str],
 ) -> list[tuple[Record, float]]:
-    """Replace every superseded match by the current head of its chain (SPEC §3.5).
+    """Replace every superseded match by the current head of its chain
+    (docs/contracts.md#supersession).
 
     The head keeps the better of its own relevance and `INHERIT_SHARE` of its predecessor's;
     superseded records themselves are dropped here and never reach the caller.

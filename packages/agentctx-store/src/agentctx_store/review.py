@@ -3,7 +3,7 @@ or reject. `agentctx review` and the dashboard's Inbox view both call these func
 
 The inbox holds a project's current `inferred` records (and the `_global` ones it sees),
 newest first: by default those session-end extraction wrote and the team file's blocks that
-would have changed a private record (`upkeep.team`), with `everything=True` also the
+would have changed a private record (`sharing.team`), with `everything=True` also the
 ones hooks observed or tools recorded as inferred. Handovers are left out: each session's
 replaces the last, and the digest already shows it marked as unconfirmed. Explicit records
 (`agentctx record`, `ctx_record`) never enter it.
@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from agentctx_store import paths
 from agentctx_store.jsontext import is_object, loads
-from agentctx_store.projects import Project
-from agentctx_store.records import Record
-from agentctx_store.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the prompt path reads the setting without loading the store
+    from agentctx_store.projects import Project
+    from agentctx_store.records import Record
+    from agentctx_store.store import Store
 
 EXTRACTION_SOURCE = "llm_extraction"
 # What waits for a person by default: extraction's guesses, and a team file's block that would
-# have changed a private record (`upkeep.team`: kept as an inferred record from `import`).
+# have changed a private record (`sharing.team`: kept as an inferred record from `import`).
 REVIEWED_SOURCES = (EXTRACTION_SOURCE, "import")
 NOT_REVIEWED = ("handover",)
 
@@ -33,7 +36,7 @@ def review_required() -> bool:
     """Whether `agentctx config review required` is set: config.json (ours, by its marker) says
     `review = required`; False when it is missing or unreadable. One key, read directly: the
     prompt path (the hook's keyword path, the warm service) does not need
-    `agentctx_store.upkeep.config` to validate the whole file."""
+    `agentctx_store.config` to validate the whole file."""
     try:
         with open(paths.config_path(), "rb") as handle:
             raw = handle.read()

@@ -1,5 +1,6 @@
 """Records as rows: the columns the store selects, a row made a `Record`, and the namespaces a
-project may read (SPEC §3.4). Shared by every module that queries `records` directly."""
+project may read (docs/contracts.md#namespaces). Shared by every module that queries `records`
+directly."""
 
 from __future__ import annotations
 
@@ -52,5 +53,6 @@ def like_literal(text: str) -> str:
 
 
 def visible_ids(project: Project) -> tuple[str, str]:
-    """The namespaces a project may read (SPEC §3.4): its own and the global one."""
+    """The namespaces a project may read (docs/contracts.md#namespaces): its own and the global
+    one."""
     return (project.project_id, GLOBAL_PROJECT_ID)

@@ -1,4 +1,4 @@
-"""The client end of the warm search service (docs/adr-008-warm-service.md), stdlib only.
+"""The client end of the warm search service (docs/adr/0008-warm-search-service.md), stdlib only.
 
 The service (`agentctx_embed.service`) listens on a Unix domain socket in the data dir; this
 module knows where that socket is and how to talk to it. It imports nothing that opens the
@@ -35,8 +35,9 @@ MAX_SOCKET_PATH = 100
 MAX_REPLY_BYTES = 1 << 20
 # The service's process runs numpy's BLAS on one thread (set before numpy loads: by `agentctx
 # serve`, and in the environment `agentctx mcp` starts it with). The vector product is
-# bandwidth-bound; a second BLAS thread only competes with SQLite for the two cores (measured at
-# 10K records × 384: 0.8 ms on one thread, 0.6–4.4 ms on two). Cosines may differ in the last bit.
+# bandwidth-bound; a second BLAS thread only competes with SQLite for the cores and makes the
+# product slower and less steady (bench/README.md#the-warm-services-vectors). Cosines may differ
+# in the last bit.
 SERVICE_ENV = {"OPENBLAS_NUM_THREADS": "1"}
 
 

@@ -1,5 +1,6 @@
-"""Sessions: one row per client session, its metadata (branch, commits, tests, snapshot, …)
-and the accounting of what the hooks injected (ADR-007). A part of `Store`."""
+"""Sessions: one row per client session, its metadata (branch, commits, tests, snapshot, …) and
+the accounting of what the hooks injected (docs/adr/0003-hard-injection-budgets.md). A part of
+`Store`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,24 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agentctx_store.projects import Project
+
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def is_name(value: object, *, extra: str = "") -> bool:
+    """A short name such as `codex`, `AfterTool` or a record id: 1–64 letters, digits, `_`, `-`
+    (and the characters in `extra`)."""
+    return (
+        isinstance(value, str) and 0 < len(value) <= 64 and all(char in _NAME_CHARS or char in extra for char in value)
+    )
+
+
+def _is_plain(value: object) -> bool:
+    """A count, a name, a stored timestamp, or a list of names (record ids)."""
+    if isinstance(value, list):
+        return all(is_name(item) for item in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return isinstance(value, int) or is_name(value, extra=":.+")
 
 
 class Sessions(Connected):
@@ -34,7 +53,8 @@ class Sessions(Connected):
         title_ids: Sequence[str] = (),
         prompt: bool = False,
     ) -> None:
-        """Self-accounting (ADR-007): what a hook injected and its token estimate.
+        """Self-accounting (docs/adr/0003-hard-injection-budgets.md): what a hook injected and its
+        token estimate.
 
         `record_ids` were shown in full (their access count goes up), `title_ids` by their title
         only; `prompt=True` for a prompt's injection (counted apart from the session-start digest).
@@ -71,6 +91,34 @@ class Sessions(Connected):
             meta.update(values)
             conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json_dumps(meta), session_id))
         return meta
+
+    def log_in_session(
+        self, project: Project, session_id: str, key: str, entry: dict[str, Any], *, keep: int, count: str = ""
+    ) -> None:
+        """Append `entry` to the session's log `meta[key]` (the last `keep` entries stay), name
+        the session's client (`entry["client"]`), and add one to `meta[count]` when given: the
+        provenance of what the hooks and the warm service injected or created
+        (`agentctx_store.origin` reads it back).
+
+        Unlike `update_session_meta`, nothing is redacted: an entry holds only what the store
+        made (record ids, counts, a timestamp) and names, which are checked here; any other text
+        is refused (ValueError). So the prompt path never loads the redactor."""
+        refused = [name for name, value in entry.items() if not _is_plain(value)]
+        if refused:
+            raise ValueError(f"{refused} of a session log entry: not an id, a count, a time or a name")
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            meta: dict[str, Any] = json_loads(row[0] or "{}") if row else {}
+            current = meta.get(key)
+            items: list[Any] = list(current) if isinstance(current, list) else []  # pyright: ignore[reportUnknownArgumentType]
+            items.append(entry)
+            meta[key] = items[-keep:]
+            meta["client"] = entry.get("client", meta.get("client"))
+            if count:
+                previous = meta.get(count)
+                meta[count] = (previous if isinstance(previous, int) else 0) + 1
+            conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json_dumps(meta), session_id))
 
     def end_session(self, project: Project, session_id: str) -> None:
         self.touch_session(project, session_id)

@@ -45,7 +45,7 @@ class Store(Graph, Sessions):
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self.conn = conn
         self.path = path
-        self.dirty: set[str] = set()  # projects changed through this connection (`upkeep.digest.refreshing`)
+        self.dirty: set[str] = set()  # projects changed through this connection (`digest.refreshing`)
 
     @classmethod
     def open(cls, path: str | PathLike[str] | None = None, *, create: bool = True, readonly: bool = False) -> Store:
@@ -95,7 +95,8 @@ class Store(Graph, Sessions):
     # -- writing records ------------------------------------------------------------
 
     def add(self, project: Project, new: NewRecord, *, supersedes: str | None = None) -> Record:
-        """Insert a record; with `supersedes`, atomically retire that record (SPEC §3.5).
+        """Insert a record; with `supersedes`, atomically retire that record
+        (docs/contracts.md#supersession).
 
         Raises:
             ValidationError: the record breaks the contract.
@@ -250,7 +251,7 @@ class Store(Graph, Sessions):
 
     def reinforce(self, project: Project, record_id: str, *, threshold: int, explicit: bool = False) -> Record:
         """Count one more sighting of an inferred record; at `threshold` (or on an explicit
-        statement) it becomes `reinforced` (SPEC §3.3, one-way)."""
+        statement) it becomes `reinforced` (one-way: docs/contracts.md#confidence)."""
         current = self.get(project, record_id)
         count = current.reinforce_count + 1
         confidence = current.confidence
@@ -320,7 +321,7 @@ class Store(Graph, Sessions):
     ) -> tuple[list[Record], list[str]]:
         """The records of `record_ids` this project can see, and the ids it cannot.
 
-        With `touch`, counts the access (feeds derived scoring, SPEC §7).
+        With `touch`, counts the access (feeds derived scoring: docs/consolidation.md#scores).
         """
         found: list[Record] = []
         missing: list[str] = []
@@ -420,7 +421,8 @@ class Store(Graph, Sessions):
         return heads[-1] if heads else None
 
     def as_of(self, project: Project, moment: str, *, types: Sequence[str] | None = None) -> list[Record]:
-        """What was true at `moment`: valid by then and not yet superseded then (SPEC §3.5)."""
+        """What was true at `moment`: valid by then and not yet superseded then
+        (docs/contracts.md#supersession)."""
         when = normalize_time(moment)
         clauses = ["project_id IN (?, ?)", "valid_from <= ?", "(superseded_at IS NULL OR superseded_at > ?)"]
         params: list[Any] = [*visible_ids(project), when, when]

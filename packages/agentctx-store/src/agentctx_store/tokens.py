@@ -1,4 +1,4 @@
-"""Token estimates and the sizes of the budgets (SPEC §9).
+"""Token estimates and the sizes of the budgets (docs/contracts.md#budgets).
 
 There is no local Claude tokenizer, so `estimate_tokens` over-counts on purpose: every word
 piece, number group, symbol and non-ASCII character is charged at least what Claude's
@@ -66,8 +66,8 @@ def estimate_tokens(text: str) -> int:
     The text is cut into pieces, `[A-Za-z]+|[0-9]+|\\s+|[\\x21-\\x7e]|[^\\x00-\\x7f]` as a regular
     expression would cut it, and counted without `re` (tests/test_without_re.py holds the two
     equal): each character becomes its class, and the pieces are counted in the class string
-    by C loops (`translate`, `count`, `split`): ~0.13 ms for a 3,000-character digest with a few
-    non-ASCII characters, where walking the characters took 0.27 ms.
+    by C loops (`translate`, `count`, `split`), about twice as fast as walking the characters
+    (bench/README.md#the-hook-path).
     """
     if not text:
         return 0

@@ -1,6 +1,6 @@
 """`/api/inbox`: the review inbox (issue 14), the same `agentctx_store.review` calls as
 `agentctx review`; and `/api/inbox/proposals`, the re-verification proposals for records whose
-anchored code changed (`agentctx_store.upkeep.reverify`, the second part of `agentctx review`).
+anchored code changed (`agentctx_store.stale.reverify`, the second part of `agentctx review`).
 Accepting and rejecting are writes, so they need the page's token."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Annotated
 
 from agentctx_store import Record, review
-from agentctx_store.upkeep import reverify
+from agentctx_store.stale import reverify
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 

@@ -7,10 +7,9 @@ import importlib
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeGuard, runtime_checkable
 
 import pydantic
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, global_project
-from agentctx_store.upkeep import config, spend
-from agentctx_store.upkeep.graph_view import record_graph
-from agentctx_store.upkeep.stale import counts as stale_counts
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, global_project, spend
+from agentctx_store.graph_view import record_graph
+from agentctx_store.stale import counts as stale_counts
 from fastapi import APIRouter, Query, Request
 
 from agentctx_ui import __version__
@@ -192,7 +191,7 @@ def sync(request: Request, project: ProjectParam = None) -> SyncOut:
 
 def _drift_module() -> Any:
     try:
-        return importlib.import_module("agentctx_store.upkeep.drift")
+        return importlib.import_module("agentctx_store.drift")
     except ImportError:
         return None
 

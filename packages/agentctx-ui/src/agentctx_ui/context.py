@@ -24,7 +24,7 @@ class DashboardContext:
         """One connection per request: cheap (three pragmas), and a write refreshes the digest when the request ends
         exactly as a CLI command does. Never creates the store file (that is `agentctx ui`'s start-up
         step), so not even a first GET writes."""
-        from agentctx_store.upkeep import digest
+        from agentctx_store import digest
 
         with digest.refreshing(Store.open(self.db_path, create=False)) as store:
             yield store

@@ -151,7 +151,7 @@ class GraphOut(BaseModel):
 
 
 class ExtractionOut(BaseModel):
-    """A session's extraction runs (`agentctx_store.upkeep.spend.session_usage`)."""
+    """A session's extraction runs (`agentctx_store.spend.session_usage`)."""
 
     runs: int
     calls: int
@@ -214,7 +214,7 @@ Outcome = Literal["confirmed", "superseded", "deleted"]
 
 
 class ProposalOut(BaseModel):
-    """A re-verification proposal (`agentctx_store.upkeep.reverify`) for a record whose anchored code changed."""
+    """A re-verification proposal (`agentctx_store.stale.reverify`) for a record whose anchored code changed."""
 
     id: int = Field(description="The proposal id (POST /api/inbox/proposals/{id}/accept|reject).")
     verdict: VerdictName = Field(

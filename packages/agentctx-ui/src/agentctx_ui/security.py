@@ -1,4 +1,5 @@
-"""The dashboard's guard (ARCHITECTURE ADR-015), applied to every request before routing.
+"""The dashboard's guard (docs/adr/0014-dashboard-separate-and-guarded.md), applied to every request
+before routing.
 
 The server listens on 127.0.0.1, but a web page the user has open elsewhere can still reach it:
 - DNS rebinding: a hostile name re-resolved to 127.0.0.1 sends its own name as `Host`, so only

@@ -132,10 +132,55 @@ def bracket_fences(text: str) -> str:
     `[agentctx-record …]` / `[/agentctx-record]`, and the digest's `<agentctx-records …>` alike.
 
     Record text already has every `<` that could open a tag escaped (`fence.unfence`); the
-    bracket form is defused here first, so only our fences read as fences."""
-    if "agentctx-record" not in text.lower():
+    bracket form is defused here first (`[agentctx-record` becomes `[agentctx-record_`, in any
+    case), so only our fences read as fences. Scanned by hand: the prompt path loads no `re`
+    (tests/test_prompt_without_re.py holds both steps to their regular expressions)."""
+    if _FENCE not in text.lower():
         return text
-    import re
+    return _tags_as_brackets(_defuse_brackets(text))
 
-    text = re.sub(r"\[(/?)(agentctx-records?)", r"[\1\2_", text, flags=re.IGNORECASE)
-    return re.sub(r"<(/?)(agentctx-records?)((?: [^<>\n]*)?)>", r"[\1\2\3]", text)
+
+_FENCE = "agentctx-record"
+
+
+def _name_end(text: str, at: int, *, any_case: bool) -> int:
+    """Where `agentctx-record` or `agentctx-records` (after an optional `/`) starting at `at` ends, or -1."""
+    if text.startswith("/", at):
+        at += 1
+    word = text[at : at + len(_FENCE)]
+    if (word.lower().replace("\u017f", "s") if any_case else word) != _FENCE:  # ſ is an s to `re.IGNORECASE`
+        return -1
+    end = at + len(_FENCE)
+    return end + 1 if text[end : end + 1] in (("s", "S", "\u017f") if any_case else ("s",)) else end
+
+
+def _defuse_brackets(text: str) -> str:
+    """`re.sub(r"\\[(/?)(agentctx-records?)", r"[\\1\\2_", text, flags=re.IGNORECASE)`."""
+    parts: list[str] = []
+    done = 0
+    at = text.find("[")
+    while at >= 0:
+        end = _name_end(text, at + 1, any_case=True)
+        if end >= 0:
+            parts += (text[done:end], "_")
+            done = end
+        at = text.find("[", max(at + 1, done))
+    return "".join(parts) + text[done:]
+
+
+def _tags_as_brackets(text: str) -> str:
+    """`re.sub(r"<(/?)(agentctx-records?)((?: [^<>\\n]*)?)>", r"[\\1\\2\\3]", text)`."""
+    parts: list[str] = []
+    done = 0
+    at = text.find("<")
+    while at >= 0:
+        close = _name_end(text, at + 1, any_case=False)
+        if close >= 0 and text.startswith(" ", close):
+            close += 1
+            while close < len(text) and text[close] not in "<>\n":
+                close += 1
+        if close >= 0 and text.startswith(">", close):
+            parts += (text[done:at], "[", text[at + 1 : close], "]")
+            done = close + 1
+        at = text.find("<", max(at + 1, done))
+    return "".join(parts) + text[done:]

@@ -1,4 +1,5 @@
-"""Project profile detection (SPEC §3.2 `profile`): stack, commands, entry points.
+"""Project profile detection (the `profile` type, docs/contracts.md#record-types): stack, commands,
+entry points.
 
 Rule-based and read-only: it parses the manifests a repository already has (pyproject.toml,
 package.json, Cargo.toml, go.mod, Makefile, …) with the standard library. `agentctx init` and

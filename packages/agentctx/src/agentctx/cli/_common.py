@@ -40,8 +40,7 @@ def open_store(*, read: bool = False) -> Iterator[Store]:
     """The store; for a read command (`read=True`), opened read-only when this user cannot
     write it, so reading works and only an attempted write fails. What a command changed
     reaches the session-start digest on the way out."""
-    from agentctx_store import paths
-    from agentctx_store.upkeep import digest
+    from agentctx_store import digest, paths
 
     path = paths.db_path()
     with digest.refreshing(Store.open(path, readonly=read and cannot_write(path))) as store:

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import Project, Store, paths
+from agentctx_store import Project, Store, config, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
-from agentctx_store.upkeep import config
 
 from agentctx.cli._install import install_command
 
@@ -45,7 +44,7 @@ class Rung:
 
 
 def active_rungs(store: Store | None, settings: dict[str, Any]) -> list[Rung]:
-    """The degradation rungs (SPEC §8) in force right now, checked cheaply."""
+    """The degradation rungs (docs/contracts.md#degradation) in force right now, checked cheaply."""
     rungs: list[Rung] = []
     probe = sqlite3.connect(":memory:")
     try:

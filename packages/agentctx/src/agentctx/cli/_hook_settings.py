@@ -1,6 +1,7 @@
-"""How `agentctx init` and `agentctx uninstall` change a client's JSON config (ADR-016): the
-`hooks` and `mcpServers` surgery shared by Claude Code (`agentctx/cli/setup.py`) and Codex CLI /
-Gemini CLI (`agentctx.cli._client_setup`). Never imported by a hook.
+"""How `agentctx init` and `agentctx uninstall` change a client's JSON config
+(docs/adr/0015-explicit-reversible-install.md): the `hooks` and `mcpServers` surgery shared by
+Claude Code (`agentctx/cli/setup.py`) and Codex CLI / Gemini CLI (`agentctx.cli._client_setup`).
+Never imported by a hook.
 
 Pure planning functions (dict in, dict out) plus careful file writes: add or remove only our
 entries, keep every other key and every foreign hook exactly as it was, write nothing when

@@ -1,6 +1,7 @@
-"""What `agentctx init` registers for Claude Code and remembers (ADR-016): the events its version
-knows, the command a client runs, the hook groups and the MCP entry, reading its JSON files,
-and the manifest of what init created.
+"""What `agentctx init` registers for Claude Code and remembers
+(docs/adr/0015-explicit-reversible-install.md): the events its version knows, the command a client
+runs, the hook groups and the MCP entry, reading its JSON files, and the manifest of what init
+created.
 
 The manifest in the data dir (`install.json`) remembers which containers init created, so
 uninstall removes exactly those and leaves a file that was `"hooks": {}` before as `"hooks": {}`

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import paths
+from agentctx_store import config, paths
 from agentctx_store.errors import ValidationError
-from agentctx_store.upkeep import config
 
 from agentctx.cli._common import JsonOption, print_json
 from agentctx.cli._health import check_config

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import Project, Store
-from agentctx_store.upkeep import config, consolidate, digest
-from agentctx_store.upkeep.merges import MergeJudge
+from agentctx_store import Project, Store, config, consolidate, digest
+from agentctx_store.consolidate.merges import MergeJudge
 
 from agentctx.cli import _health
 from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for

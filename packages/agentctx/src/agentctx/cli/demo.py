@@ -191,8 +191,7 @@ def demo(
 
 
 def _record_and_search(project_dir: Path) -> Any:
-    from agentctx_store import NewRecord, Store, resolve_project, search
-    from agentctx_store.upkeep import digest
+    from agentctx_store import NewRecord, Store, digest, resolve_project, search
 
     project = resolve_project(project_dir)
     typer.echo(f"agentctx demo — a throwaway store for the project {project.name!r}\n")

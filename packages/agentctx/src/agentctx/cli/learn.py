@@ -1,6 +1,6 @@
 """`agentctx learn`: records from what the project already wrote (ADRs, CLAUDE.md/AGENTS.md,
 Copilot and Cursor rules, GEMINI.md, Claude Code's auto-memory). The logic lives in
-`agentctx_store.upkeep.learn`; see docs/learn.md."""
+`agentctx_store.learn`; see docs/learn.md."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import typer
 from agentctx_store import Project
 from agentctx_store.errors import ValidationError
+from agentctx_store.learn import Action, LearnPlan, apply_plan, discover, plan_learn
 from agentctx_store.redact import redact_text, redact_value
-from agentctx_store.upkeep.learn import Action, LearnPlan, apply_plan, discover, plan_learn
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 

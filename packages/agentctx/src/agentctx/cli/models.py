@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import typer
+from agentctx_store import config
 from agentctx_store.errors import ValidationError
-from agentctx_store.upkeep import config
 
 from agentctx.cli import _health
 from agentctx.cli._install import install_command

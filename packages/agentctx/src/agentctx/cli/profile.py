@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from agentctx_store import global_project
+from agentctx_store import config, global_project
+from agentctx_store.consolidate import profile as dev_profile
 from agentctx_store.errors import RecordNotFound, ValidationError
-from agentctx_store.upkeep import config
-from agentctx_store.upkeep import profile as dev_profile
 
 from agentctx.cli._common import JsonOption, open_store, print_json
 

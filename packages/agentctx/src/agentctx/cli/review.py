@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 from agentctx_store import Project, Record, Store, review
-from agentctx_store.upkeep import team
+from agentctx_store.sharing import team
 
 from agentctx.cli._common import JsonOption, ProjectOption, ask_choice, open_store, print_json, project_for
 from agentctx.cli.records import record_json
@@ -69,7 +69,7 @@ def review_cmd(
         agentctx review
         agentctx review --json
     """
-    from agentctx_store.upkeep.reverify import open_proposals
+    from agentctx_store.stale.reverify import open_proposals
 
     from agentctx.cli.stale import proposal_json, walk_proposals
 

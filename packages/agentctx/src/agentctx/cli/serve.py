@@ -1,4 +1,5 @@
-"""`agentctx serve`: the warm search service in the foreground (docs/adr-008-warm-service.md).
+"""`agentctx serve`: the warm search service in the foreground
+(docs/adr/0008-warm-search-service.md).
 
 `agentctx mcp` hosts the same service in the background, so Claude Code users never start it;
 this command is for setups without the MCP server, and for tests and benchmarks.

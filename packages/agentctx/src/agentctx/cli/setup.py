@@ -1,4 +1,5 @@
-"""`agentctx init` and `agentctx uninstall`: the only commands that touch Claude Code's files (ADR-016).
+"""`agentctx init` and `agentctx uninstall`: the only commands that touch Claude Code's files
+(docs/adr/0015-explicit-reversible-install.md).
 
 init registers the hooks in `~/.claude/settings.json` (or the repository's
 `.claude/settings.json` with `--project`), registers the MCP server at user scope and detects
@@ -518,7 +519,7 @@ def _purge(data_home: Path, *, yes: bool, dry_run: bool) -> None:
     """Delete the files agentctx created, by name (`_purge.py`); a folder only once it is empty."""
     import tempfile
 
-    from agentctx_store.upkeep import config
+    from agentctx_store import config
 
     from agentctx.cli import _purge as purge
 

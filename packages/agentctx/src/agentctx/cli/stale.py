@@ -13,9 +13,9 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, Store
+from agentctx_store.anchors import anchors_of
 from agentctx_store.freshness import anchor_record, format_spec, parse_spec
-from agentctx_store.upkeep.anchors import anchors_of
-from agentctx_store.upkeep.stale import StaleRecord, confirm, scan, still_there
+from agentctx_store.stale import StaleRecord, confirm, scan, still_there
 
 from agentctx.cli._common import (
     JsonOption,
@@ -199,7 +199,8 @@ def register(app: typer.Typer) -> None:
 def reverify_projects(targets: list[Project], settings: dict[str, Any]) -> dict[str, Any]:
     """Consolidation's re-verification: per project, stale records re-checked and (with an API
     key, `llm` on and the monthly cap not reached) proposals from Haiku into the review inbox."""
-    from agentctx_store.upkeep import reverify, spend
+    from agentctx_store import spend
+    from agentctx_store.stale import reverify
 
     verifier = None
     note = ""
@@ -239,7 +240,7 @@ VERDICT_TEXT = {
 def walk_proposals(target: Project, read_line: Any) -> dict[str, int] | None:
     """`agentctx review`'s second part: each open proposal, accept / reject / skip / quit.
     Returns the counts, or None when input ended or the person quit."""
-    from agentctx_store.upkeep import reverify
+    from agentctx_store.stale import reverify
 
     with open_store() as store:
         pending = reverify.open_proposals(store, target)

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import Project, Store, paths
-from agentctx_store.upkeep import config, digest, spend
+from agentctx_store import Project, Store, config, digest, paths, spend
 
 from agentctx.cli._clients import clients_status
 from agentctx.cli._common import (

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from agentctx_store import digest, drift
 from agentctx_store.errors import ValidationError
-from agentctx_store.upkeep import digest, drift
 
 from agentctx.cli._common import JsonOption, ProjectOption, open_store, print_json, project_for
 

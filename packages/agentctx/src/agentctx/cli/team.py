@@ -1,5 +1,5 @@
 """`agentctx team export|import|status|resolve`: the team's records in `.agentctx/context.md`,
-committed with the code (docs/team.md). The logic lives in `agentctx_store.upkeep.team`."""
+committed with the code (docs/team.md). The logic lives in `agentctx_store.sharing.team`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from agentctx_store import AgentctxError, Project, Store
 from agentctx_store.projects import repo_root
-from agentctx_store.upkeep import team, team_state
+from agentctx_store.sharing import team, team_state
 
 from agentctx.cli._common import JsonOption, ProjectOption, StatusSection, open_store, print_json, project_for
 

@@ -1,6 +1,6 @@
 """Records in and out of the store as files: `export` (Markdown) and `import` (Markdown or JSONL).
 
-The logic lives in `agentctx_store.upkeep.transfer` so the dashboard can offer the same export.
+The logic lives in `agentctx_store.sharing.transfer` so the dashboard can offer the same export.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 from agentctx_store.errors import ValidationError
-from agentctx_store.upkeep import transfer
+from agentctx_store.sharing import transfer
 
 from agentctx.cli._common import JsonOption, ProjectOption, check_filters, open_store, print_json, project_for
 from agentctx.cli._secrets import warn_redacted
