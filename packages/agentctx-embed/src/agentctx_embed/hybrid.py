@@ -90,7 +90,7 @@ class HybridResult:
     hits: list[SearchHit] = field(default_factory=list[SearchHit])
     mode: str = "hybrid"  # "hybrid" | "keyword"
     degraded: str | None = None
-    terms: list[str] = field(default_factory=list)  # the query's searchable words (`SearchResult.terms`)
+    terms: list[str] = field(default_factory=list[str])  # the query's searchable words (`SearchResult.terms`)
     # what the floor saw (for the bench and the ablation)
     keyword_pass: bool = False
     keyword_share: float = 0.0
