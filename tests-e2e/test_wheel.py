@@ -118,6 +118,7 @@ def test_the_all_extra_brings_embeddings_and_the_dashboard(dist: Path, tmp_path:
 # -- issue 10: what `scripts/build-dist` makes, installed the way a user does -------------------
 
 INTERNAL = {name.replace("_", "-") for name in DISTRIBUTIONS}
+VERSION = (Path(__file__).resolve().parents[1] / "VERSION").read_text(encoding="utf-8").strip()  # all seven's
 
 
 def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str, str]:
@@ -156,14 +157,15 @@ def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -
         for requirement in fields.get("Requires-Dist", []):
             dependency = re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]
             if dependency in INTERNAL:  # an internal dependency is pinned to exactly this version
-                assert re.match(rf"^{re.escape(dependency)}==0\.1\.0(;|$)", requirement.replace(" ", "")), requirement
+                pinned = rf"^{re.escape(dependency)}=={re.escape(VERSION)}(;|$)"
+                assert re.match(pinned, requirement.replace(" ", "")), requirement
         if name == "agentctx":
             assert "[console_scripts]\nagentctx = agentctx.__main__:main" in entry_points
             assert sorted(fields["Provides-Extra"]) == ["all", "embeddings", "ui"]
             extras: dict[str, set[str]] = {}
             for requirement in fields["Requires-Dist"]:
                 if "extra ==" in requirement:
-                    target, extra = re.match(r"([\w-]+)==0\.1\.0; extra == '(\w+)'", requirement).groups()
+                    target, extra = re.match(rf"([\w-]+)=={re.escape(VERSION)}; extra == '(\w+)'", requirement).groups()
                     extras.setdefault(extra, set()).add(target)
             assert extras == {
                 "embeddings": {"agentctx-embed"},
@@ -172,7 +174,7 @@ def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -
             }
         else:
             assert entry_points == "", f"{name} should not install a command"
-    assert versions == {"0.1.0"}
+    assert versions == {VERSION}
 
 
 def offline_env(tmp_path: Path, deps: Path) -> dict[str, str]:

@@ -5,7 +5,8 @@ never on a hook's path. `agentctx_store.consolidate` declares the seam (`VectorP
 `EmbedPhase` fills it.
 """
 
-import agentctx_embed._offline  # noqa: F401 - first: telemetry off before onnxruntime loads
+# first, for its effect alone: telemetry off before onnxruntime loads
+import agentctx_embed._offline  # noqa: F401  # pyright: ignore[reportUnusedImport]
 from agentctx_embed.judge import make_judge
 from agentctx_embed.models import DEFAULT_MODEL, Embedder, ModelChoice, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import EmbedPhase, embedding_text, find_duplicates

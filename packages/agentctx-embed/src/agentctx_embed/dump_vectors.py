@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         blobs: list[bytes] = []
         if meta.get("model") and vectors.has_table():
             # one pass over the table: a lookup per id is a scan per chunk on a vec0 table
-            for record_id, blob in vectors.conn.execute(f"SELECT record_id, embedding FROM {vectors._table()}"):
+            for record_id, blob in vectors.conn.execute(f"SELECT record_id, embedding FROM {vectors.table()}"):
                 if record_id in current:
                     ids.append(record_id)
                     blobs.append(blob)

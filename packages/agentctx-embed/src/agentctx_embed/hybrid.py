@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from agentctx_store.digest.ranking import rrf
@@ -55,7 +55,7 @@ RRF_K = 60
 MIN_POOL = 20
 # How candidates are fused: "evidence" (`evidence_fusion`) or "rrf" (reciprocal rank fusion, the
 # former way, kept for the ablation); calibrated in docs/retrieval.md ("Fusion").
-FUSION = "evidence"
+FUSION: Literal["evidence", "rrf"] = "evidence"
 # The weight of one standard deviation of cosine against one gate of keyword evidence.
 VECTOR_WEIGHT = 0.3
 
@@ -88,10 +88,10 @@ DEFAULT_FLOOR = HybridFloor()
 
 @dataclass
 class HybridResult:
-    hits: list[SearchHit] = field(default_factory=list)
+    hits: list[SearchHit] = field(default_factory=list[SearchHit])
     mode: str = "hybrid"  # "hybrid" | "keyword"
     degraded: str | None = None
-    terms: list[str] = field(default_factory=list)  # the query's searchable words (`SearchResult.terms`)
+    terms: list[str] = field(default_factory=list[str])  # the query's searchable words (`SearchResult.terms`)
     # what the floor saw (for the bench and the ablation)
     keyword_pass: bool = False
     keyword_share: float = 0.0
@@ -141,8 +141,8 @@ class Candidates:
     cosine_of: dict[str, float]
     relevance_of: dict[str, float]
     best_relevance: float
-    order: list[tuple[str, float]] = field(default_factory=list)  # (id, fused value), best first
-    records: dict[str, Any] = field(default_factory=dict)
+    order: list[tuple[str, float]] = field(default_factory=list[tuple[str, float]])  # (id, fused value), best first
+    records: dict[str, Any] = field(default_factory=dict[str, Any])
     fetch: Callable[[list[str]], dict[str, Any]] | None = None
 
 

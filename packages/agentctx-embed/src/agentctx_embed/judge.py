@@ -15,6 +15,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from agentctx_store.consolidate.merges import MergeJudge
+from agentctx_store.jsontext import is_object
 from agentctx_store.records import Record
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def parse_verdict(text: str) -> bool | None:
     """True for DUPLICATE, False for DIFFERENT (as JSON or a bare word), None otherwise."""
     try:
         value = json.loads(text)
-        word = str(value.get("verdict", "")) if isinstance(value, dict) else ""
+        word = str(value.get("verdict", "")) if is_object(value) else ""
     except ValueError:
         word = text
     word = word.strip().upper()

@@ -133,8 +133,10 @@ def _register_local(choice: ModelChoice) -> None:
     pooling_file = folder / "1_Pooling" / "config.json"
     config_file = folder / "config.json"
     try:
-        pooling_cfg = json.loads(pooling_file.read_text(encoding="utf-8")) if pooling_file.exists() else {}
-        config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
+        pooling_cfg: dict[str, Any] = (
+            json.loads(pooling_file.read_text(encoding="utf-8")) if pooling_file.exists() else {}
+        )
+        config: dict[str, Any] = json.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
         modules = folder / "modules.json"
         normalize = "Normalize" in modules.read_text(encoding="utf-8") if modules.exists() else True
     except (OSError, ValueError) as exc:
@@ -180,7 +182,7 @@ def load(
     """
     from fastembed import TextEmbedding
 
-    say = notice or (lambda line: print(line, file=sys.stderr))
+    say: Callable[[str], None] = notice or (lambda line: print(line, file=sys.stderr))
     threads = threads or max(1, min(4, os.cpu_count() or 1))
     extra: dict[str, Any] = {"enable_cpu_mem_arena": False} if lean else {}
     if choice.model_dir is not None:

@@ -74,7 +74,7 @@ class EmbedPhase:
             needs_model = bool(todo) or other_form or any(text.strip() for text in request.focus.values())
             embedder = self.embedder(request.settings) if needs_model else None
             if embedder is not None and vectors.prepare(embedder.name, embedder.dims, TEXT_FORM):
-                stored = set()
+                stored = set[str]()
                 todo = records
             vectors.begin()
             try:

@@ -19,7 +19,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import apsw
 import numpy as np
@@ -31,10 +31,28 @@ from agentctx_store.store import Store
 COLUMN_NAMES = [column.strip() for column in RECORD_COLUMNS.split(",")]
 KNN_MAX_K = 4096  # sqlite-vec's limit on k
 
+Binding = str | int | float | bytes | None  # what this package binds to a statement
+
+
+class Connection(Protocol):
+    """The part of an `apsw.Connection` the vector code calls, with the bindings it passes.
+
+    apsw's stub types bindings and values with `collections.abc.Buffer`, which typeshed defines
+    from Python 3.12 on: checked as 3.11, each of these calls would be partially unknown.
+    """
+
+    def execute(self, statements: str, bindings: Sequence[Binding] = ..., /) -> apsw.Cursor: ...
+
+    def executemany(self, statements: str, sequenceofbindings: Iterable[Sequence[Binding]], /) -> apsw.Cursor: ...
+
+    def get_autocommit(self) -> bool: ...
+
+    def close(self) -> None: ...
+
 
 class VectorStore:
     def __init__(self, conn: apsw.Connection, backend: str) -> None:
-        self.conn = conn
+        self.conn: Connection = conn
         self.backend = backend  # "vec0" | "numpy"
 
     @classmethod
@@ -110,21 +128,21 @@ class VectorStore:
 
     # -- vectors ----------------------------------------------------------------------
 
-    def _table(self) -> str:
+    def table(self) -> str:
         return "records_vec" if self.backend == "vec0" else "record_vectors"
 
     def has_table(self) -> bool:
-        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (self._table(),)).fetchone()
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (self.table(),)).fetchone()
         return row is not None
 
     def stored_ids(self) -> set[str]:
         if not self.has_table():
             return set()
-        return {row[0] for row in self.conn.execute(f"SELECT record_id FROM {self._table()}")}
+        return {row[0] for row in self.conn.execute(f"SELECT record_id FROM {self.table()}")}
 
     def put(self, record_ids: Sequence[str], vectors: np.ndarray) -> None:
         """Store vectors and clear `pending_embedding`; call inside `begin()`/`commit()`."""
-        table = self._table()
+        table = self.table()
         self.conn.executemany(f"DELETE FROM {table} WHERE record_id = ?", [(rid,) for rid in record_ids])
         self.conn.executemany(
             f"INSERT INTO {table}(record_id, embedding) VALUES (?, ?)",
@@ -135,13 +153,13 @@ class VectorStore:
     def delete(self, record_ids: Iterable[str]) -> int:
         ids = [(rid,) for rid in record_ids]
         if ids:
-            self.conn.executemany(f"DELETE FROM {self._table()} WHERE record_id = ?", ids)
+            self.conn.executemany(f"DELETE FROM {self.table()} WHERE record_id = ?", ids)
         return len(ids)
 
     def matrix(self, record_ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
         """The stored vectors of these ids (those that have one), as a row matrix."""
         found: dict[str, bytes] = {}
-        table = self._table()
+        table = self.table()
         if not self.has_table():
             return [], np.zeros((0, 0), dtype=np.float32)
         for start in range(0, len(record_ids), 500):
@@ -211,7 +229,7 @@ def _load_sqlite_vec(conn: apsw.Connection) -> bool:
     if os.environ.get("AGENTCTX_SIMULATE_NO_SQLITE_VEC") == "1":
         return False
     try:
-        import sqlite_vec
+        import sqlite_vec  # pyright: ignore[reportMissingTypeStubs]  # it ships no type information
 
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())

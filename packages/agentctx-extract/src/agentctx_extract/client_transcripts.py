@@ -28,7 +28,7 @@ from typing import Any
 from agentctx_store import clients
 from agentctx_store.bounded import Refused, regular_lines
 from agentctx_store.client_text import strip_hook_context
-from agentctx_store.jsontext import is_object
+from agentctx_store.jsontext import is_array, is_object
 
 from agentctx_extract.transcript import Transcript, Turn, read_entries
 
@@ -63,9 +63,9 @@ def _parts_text(content: Any) -> str:
     """A string, or the `text` of a list of parts (both clients use both)."""
     if isinstance(content, str):
         return content
-    parts = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, dict) and isinstance(part.get("text"), str):
+    parts: list[str] = []
+    for part in content if is_array(content) else []:
+        if is_object(part) and isinstance(part.get("text"), str):
             parts.append(part["text"])
     return "\n".join(parts)
 
@@ -98,7 +98,7 @@ def _codex_turns(entries: list[dict[str, Any]]) -> Iterator[Turn]:
                 parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
             except ValueError:
                 parsed = arguments
-            shown = parsed.get("cmd") or parsed.get("command") if isinstance(parsed, dict) else None
+            shown = parsed.get("cmd") or parsed.get("command") if is_object(parsed) else None
             text = f"{name}: {shown if isinstance(shown, str) else json.dumps(parsed, ensure_ascii=False)}"
             yield Turn(kind="tool_call", text=text, detail=name)
         elif kind in ("function_call_output", "custom_tool_call_output"):
@@ -113,7 +113,8 @@ def read_codex_rollout(path: Path) -> Transcript:
             bad += 1
         else:
             entries.append(entry)
-    meta = next((e.get("payload") for e in entries if e.get("type") == "session_meta"), None) or {}
+    meta = next((e.get("payload") for e in entries if e.get("type") == "session_meta"), None)
+    meta = meta if is_object(meta) else {}
     turns = tuple(turn for turn in _codex_turns(entries) if turn.text.strip())
     session = meta.get("session_id") or meta.get("id")
     return Transcript(
@@ -144,8 +145,8 @@ def _gemini_messages(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
             # earlier run's first prompt. Nothing said is forgotten here: messages are merged, so
             # the turns only ever grow (extraction resumes from the turns it has done).
             messages = entry["$set"].get("messages")
-            for message in messages if isinstance(messages, list) else []:
-                if isinstance(message, dict) and message.get("id"):
+            for message in messages if is_array(messages) else []:
+                if is_object(message) and message.get("id"):
                     key = str(message["id"])
                     if key not in by_id:
                         order.append(key)
@@ -170,7 +171,7 @@ def session_recordings(path: Path, session_id: str | None) -> list[Path]:
             header = json.loads(first.decode("utf-8") or "{}")
         except (Refused, ValueError, RecursionError):
             continue
-        if isinstance(header, dict) and header.get("sessionId") == session_id:
+        if is_object(header) and header.get("sessionId") == session_id:
             found.append((str(header.get("startTime") or ""), candidate))
     if path.exists() and path not in [candidate for _, candidate in found]:
         found.append(("", path))
@@ -184,9 +185,9 @@ def _typed(text: str) -> str:
 def _gemini_turns(message: dict[str, Any]) -> Iterator[Turn]:
     content = message.get("content")
     if message.get("type") == "user":
-        parts = content if isinstance(content, list) else [{"text": content}] if isinstance(content, str) else []
+        parts: list[Any] = content if is_array(content) else [{"text": content}] if isinstance(content, str) else []
         for part in parts:
-            if not isinstance(part, dict):
+            if not is_object(part):
                 continue
             if isinstance(part.get("text"), str):
                 text = _typed(part["text"])
@@ -199,8 +200,8 @@ def _gemini_turns(message: dict[str, Any]) -> Iterator[Turn]:
         text = _parts_text(content)  # a string, or (as a resume rewrites it) a list of `{text}` parts
         if text.strip():
             yield Turn(kind="assistant", text=text)
-        for call in message.get("toolCalls") or []:
-            if not isinstance(call, dict):
+        for call in message.get("toolCalls") or ():
+            if not is_object(call):
                 continue
             name = str(call.get("name") or "tool")
             args = call.get("args")
@@ -208,9 +209,10 @@ def _gemini_turns(message: dict[str, Any]) -> Iterator[Turn]:
             shown = args.get("command") or args.get("file_path") or args.get("query")
             text = f"{name}: {shown if isinstance(shown, str) else json.dumps(args, ensure_ascii=False)}"
             yield Turn(kind="tool_call", text=text, detail=name)
-            for result in call.get("result") or []:
-                response = (result.get("functionResponse") or {}).get("response") if isinstance(result, dict) else None
-                output = response.get("output") if isinstance(response, dict) else None
+            for result in call.get("result") or ():
+                found = result.get("functionResponse") if is_object(result) else None
+                response = found.get("response") if is_object(found) else None
+                output = response.get("output") if is_object(response) else None
                 if isinstance(output, str):
                     yield Turn(kind="tool_output", text=output.split("\n\n<hook_context>", 1)[0])
 

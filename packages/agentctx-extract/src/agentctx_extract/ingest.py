@@ -36,10 +36,10 @@ NEVER = 2**31  # a reinforce threshold no count reaches (review required: a pers
 
 @dataclass(kw_only=True)
 class IngestReport:
-    created: list[str] = field(default_factory=list)
-    reinforced: list[str] = field(default_factory=list)
-    superseded: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # why entries were not written
+    created: list[str] = field(default_factory=list[str])
+    reinforced: list[str] = field(default_factory=list[str])
+    superseded: list[str] = field(default_factory=list[str])
+    skipped: list[str] = field(default_factory=list[str])  # why entries were not written
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from agentctx_store import Project, Store, config
 from agentctx_store.budget import estimate_tokens
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.learn import Action, Item, LearnPlan
 from agentctx_store.redact import redact
 from agentctx_store.spend import month_spent
@@ -165,10 +166,10 @@ def estimated_cost(groups: Sequence[Sequence[SentRule]], model: str) -> float:
 
 def valid_answers(answer: Any, numbers: set[int]) -> dict[int, tuple[str | None, str | None]]:
     """Rule id → (type, title), each `None` where the answer for it is missing or invalid."""
-    entries = answer.get("rules") if isinstance(answer, dict) else None
+    entries = answer.get("rules") if is_object(answer) else None
     found: dict[int, tuple[str | None, str | None]] = {}
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict):
+    for entry in entries if is_array(entries) else []:
+        if not is_object(entry):
             continue
         number = entry.get("id")
         if isinstance(number, str) and number.strip().isdigit():
@@ -217,7 +218,8 @@ def type_rules(store: Store, project: Project, plan: LearnPlan, *, dry_run: bool
         return _skip(plan, "nothing_to_send", "no new or changed rules; nothing sent.")
     if dry_run:
         return _skip(plan, "dry_run", f"{len(places)} rules would go to Haiku; nothing sent on --dry-run.")
-    rules, redacted = [], 0
+    rules: list[SentRule] = []
+    redacted = 0
     for number, index in enumerate(places, start=1):
         item = plan.actions[index].item
         assert item is not None  # `candidates` keeps only actions with an item

@@ -14,6 +14,7 @@ import os
 import random
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,7 +158,7 @@ class Caller:
         base = min(8.0, self.settings.backoff_s * (2 ** (attempt - 1)))
         delay = base * (0.75 + random.random() * 0.5)
         response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None) or {}
+        headers: Mapping[str, str] = getattr(response, "headers", None) or {}
         try:
             if "retry-after-ms" in headers:
                 delay = max(delay, float(headers["retry-after-ms"]) / 1000)

@@ -14,10 +14,11 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 from agentctx_store import paths
+from agentctx_store.jsontext import is_object
 from agentctx_store.processes import is_alive
 
 STALE_AFTER_S = 15 * 60  # far beyond the longest extraction (retries and map-reduce included)
@@ -36,7 +37,7 @@ def _read(path: Path) -> dict[str, object] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return data if is_object(data) else None
 
 
 def is_stale(info: dict[str, object] | None, *, now: float | None = None) -> bool:
@@ -75,7 +76,7 @@ def _break_stale(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def session_lock(session_id: str) -> Iterator[bool]:
+def session_lock(session_id: str) -> Generator[bool]:
     """Yields True when this process holds the session's lock, False when another live one does."""
     path = lock_path(session_id)
     path.parent.mkdir(parents=True, exist_ok=True)

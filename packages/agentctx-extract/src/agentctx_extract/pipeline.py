@@ -13,13 +13,14 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from agentctx_store import AgentctxError, Project, Store, clients, config, digest, paths, resolve_project
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
 from agentctx_store.spend import month_spent
@@ -83,8 +84,18 @@ class Outcome:
         return self.usage.cost_usd
 
 
+class _OutcomeBase(TypedDict):
+    """The fields every `Outcome` of a run shares once its plan is known."""
+
+    session_id: str
+    project_id: str
+    mode: str
+    tokens_estimated: int
+    secrets_redacted: int
+
+
 @contextlib.contextmanager
-def _extract_log() -> Iterator[None]:
+def _extract_log() -> Generator[None]:
     """Send this run's log lines to `$AGENTCTX_HOME/logs/extract.log` (never the transcript's text)."""
     logs = Path(paths.logs_dir())
     try:
@@ -123,7 +134,7 @@ def with_run(extraction: dict[str, Any], usage: Usage, *, trigger: str, mode: st
         updated[key] = int(extraction.get(key, 0) or 0) + value
     updated["cost_usd"] = round(float(extraction.get("cost_usd", 0) or 0) + usage.cost_usd, 6)
     line = {"at": utc_now(), "trigger": trigger, "mode": mode, "status": status, **usage.to_json()}
-    runs = [entry for entry in extraction.get("runs_log", []) if isinstance(entry, dict)]
+    runs = [entry for entry in extraction.get("runs_log", ()) if is_object(entry)]
     updated["runs_log"] = [*runs, line][-RUNS_KEPT:]
     return updated
 
@@ -188,7 +199,7 @@ def _note_failure(
     stretch of a session cannot be paid for again at every later turn."""
     if not paid:
         return ""
-    previous = done.get("failures") or {}
+    previous: dict[str, Any] = done.get("failures") or {}
     count = int(previous.get("count", 0)) + 1 if previous.get("start") == start else 1
     extraction = dict(with_run(done, **run), failures={"start": start, "count": count})
     note = ""
@@ -249,8 +260,8 @@ def _anchor_created(store: Store, project: Project, session_id: str, created: li
     from agentctx_store.stale import anchor_from_mentions
 
     session = store.get_session(session_id) or {}
-    files = session.get("meta", {}).get("files") or []
-    if created and isinstance(files, list):
+    files = session.get("meta", {}).get("files")
+    if created and is_array(files):  # none, or not a list: nothing to anchor to
         anchor_from_mentions(store, project, created, [str(name) for name in files])
 
 
@@ -316,7 +327,7 @@ def _run(
             start = 0 if force else min(int(done.get("turns_done", 0)), total_turns)
             cleaned = redact(render(transcript, start=start))
             plan = plan_input(cleaned.text)
-            base_outcome = {
+            base_outcome: _OutcomeBase = {
                 "session_id": session_id,
                 "project_id": project.project_id,
                 "mode": plan.mode,

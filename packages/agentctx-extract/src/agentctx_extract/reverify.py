@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentctx_store.jsontext import is_object
 from agentctx_store.records import Record
 from agentctx_store.stale.reverify import VERDICTS, Answer, Evidence, Verifier
 
@@ -69,7 +70,7 @@ def prompt_text(record: Record, evidence: Sequence[Evidence]) -> str:
 
 def answer_from(raw: Any, cost: float) -> Answer | None:
     """The tool input as an `Answer`; None when it is not one (an update needs a body)."""
-    if not isinstance(raw, dict) or raw.get("verdict") not in VERDICTS:
+    if not is_object(raw) or raw.get("verdict") not in VERDICTS:
         return None
     verdict = str(raw["verdict"])
     title = str(raw.get("title") or "").strip()[:120] or None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.records import MAX_BODY_CHARS
 
 CONFIDENCE = ("explicit", "inferred")
@@ -191,9 +192,10 @@ def _choice(entry: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
 def _text_list(value: Any, key: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+    if not is_array(value) or not all(isinstance(item, str) for item in value):
         raise MalformedOutput(f"active_work.{key} is not a list of strings")
-    return tuple(item.strip() for item in value if item.strip())[:MAX_LIST_ITEMS]
+    texts: list[str] = value
+    return tuple(item.strip() for item in texts if item.strip())[:MAX_LIST_ITEMS]
 
 
 def _decision(entry: dict[str, Any]) -> Decision:
@@ -238,7 +240,7 @@ def parse_extraction(data: Any) -> Extraction:
     Raises:
         MalformedOutput: not an object, a required key missing, or a category that is not a list.
     """
-    if not isinstance(data, dict):
+    if not is_object(data):
         raise MalformedOutput(f"the answer is a {type(data).__name__}, not an object")
     missing = [key for key in OUTPUT_SCHEMA["required"] if key not in data]
     if missing:
@@ -249,7 +251,7 @@ def parse_extraction(data: Any) -> Extraction:
     parsed: dict[str, list[Any]] = {}
     for key, parse in _PARSERS.items():
         entries = data[key]
-        if not isinstance(entries, list):
+        if not is_array(entries):
             raise MalformedOutput(f"{key} is not a list")
         kept: list[Any] = []
         for index, entry in enumerate(entries):
@@ -257,7 +259,7 @@ def parse_extraction(data: Any) -> Extraction:
                 dropped.append(f"{key}[{index}]: over {MAX_ENTRIES} entries")
                 continue
             try:
-                if not isinstance(entry, dict):
+                if not is_object(entry):
                     raise _EntryError("not an object")
                 item = parse(entry)
             except _EntryError as exc:
@@ -267,7 +269,7 @@ def parse_extraction(data: Any) -> Extraction:
                 kept.append(item)
         parsed[key] = kept
     work = data["active_work"]
-    if work is not None and not isinstance(work, dict):
+    if work is not None and not is_object(work):
         raise MalformedOutput("active_work is not an object")
     active: ActiveWork | None = None
     if work:

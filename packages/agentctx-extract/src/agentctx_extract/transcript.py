@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.transcripts import LIMITS, TOOL_ERROR_CHARS, is_meta
 
 TurnKind = Literal["developer", "assistant", "tool_call", "tool_output", "meta", "subagent"]
@@ -96,7 +97,7 @@ def read_entries(path: Path) -> Iterator[dict[str, Any] | None]:
             except (ValueError, RecursionError):
                 yield None
                 continue
-            yield value if isinstance(value, dict) else None
+            yield value if is_object(value) else None
     finally:
         lines.close()
 
@@ -105,10 +106,10 @@ def _text_of(content: Any) -> str:
     """The text of a tool result or message content: a string, or a list of blocks."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        parts = []
+    if is_array(content):
+        parts: list[str] = []
         for block in content:
-            if isinstance(block, dict):
+            if is_object(block):
                 if block.get("type") == "text":
                     parts.append(str(block.get("text", "")))
                 elif block.get("type") == "image":
@@ -122,7 +123,7 @@ def _text_of(content: Any) -> str:
 def _tool_call_text(block: dict[str, Any]) -> str:
     name = str(block.get("name", "tool"))
     tool_input = block.get("input")
-    if isinstance(tool_input, dict):
+    if is_object(tool_input):
         for key in ("command", "file_path", "path", "pattern", "query", "url", "description", "prompt"):
             if isinstance(tool_input.get(key), str):
                 return f"{name}: {tool_input[key]}"
@@ -130,8 +131,14 @@ def _tool_call_text(block: dict[str, Any]) -> str:
     return name
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a field that is missing, null or of
+    another type reads as empty)."""
+    return value if is_object(value) else {}
+
+
 def _user_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[Turn]:
-    content = (entry.get("message") or {}).get("content")
+    content = _object(entry.get("message")).get("content")
     if entry.get("isCompactSummary"):
         yield Turn(kind="meta", text=_text_of(content), detail="compact summary")
         return
@@ -139,9 +146,9 @@ def _user_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[T
         kind: TurnKind = "meta" if entry.get("isMeta") or is_meta(content) else "developer"
         yield Turn(kind=kind, text=content)
         return
-    if not isinstance(content, list):
+    if not is_array(content):
         return
-    results = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
+    results = [block for block in content if is_object(block) and block.get("type") == "tool_result"]
     if results:
         for block in results:
             name = tool_names.get(str(block.get("tool_use_id")), "")
@@ -156,12 +163,12 @@ def _user_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[T
 
 
 def _assistant_turns(entry: dict[str, Any], tool_names: dict[str, str]) -> Iterator[Turn]:
-    content = (entry.get("message") or {}).get("content")
+    content = _object(entry.get("message")).get("content")
     if isinstance(content, str):
         yield Turn(kind="assistant", text=content)
         return
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
+    for block in content if is_array(content) else []:
+        if not is_object(block):
             continue
         if block.get("type") == "text" and block.get("text"):
             yield Turn(kind="assistant", text=str(block["text"]))
@@ -182,10 +189,10 @@ def turns_of(entries: Iterable[dict[str, Any]]) -> Iterator[Turn]:
         elif kind == "assistant":
             produced = _assistant_turns(entry, tool_names)
         elif kind == "attachment":
-            attachment = entry.get("attachment") or {}
+            attachment = _object(entry.get("attachment"))
             if attachment.get("type") == "file":  # a file the developer @-mentioned
                 file = attachment.get("content", {})
-                text = _text_of((file.get("file") or {}).get("content") if isinstance(file, dict) else file)
+                text = _text_of(_object(file.get("file")).get("content") if is_object(file) else file)
                 produced = [Turn(kind="tool_output", text=text, detail="attached file")] if text else []
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             produced = [Turn(kind="meta", text="(conversation compacted here)", detail="compact boundary")]
@@ -255,7 +262,7 @@ def render(transcript: Transcript, *, start: int = 0, context_turns: int = 3) ->
     a session is extracted in increments); the few turns before it come first, marked as
     already extracted.
     """
-    lines = []
+    lines: list[str] = []
     if start > 0:
         lines.append(
             "[META] Earlier turns of this session were already extracted; the last few follow as context only:"

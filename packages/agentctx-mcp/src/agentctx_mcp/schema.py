@@ -21,9 +21,13 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return compact
 
 
+# A JSON Schema value: the annotations let `isinstance` narrow to a typed list or object.
+_Json = dict[str, Any] | list[dict[str, Any]] | str | int | float | bool | None
+
+
 def _compact_property(spec: dict[str, Any]) -> dict[str, Any]:
-    result = {key: value for key, value in spec.items() if key != "title"}
-    options = result.get("anyOf")
+    result: dict[str, Any] = {key: value for key, value in spec.items() if key != "title"}
+    options: _Json = result.get("anyOf")
     if isinstance(options, list):
         kept = [option for option in options if option != {"type": "null"}]
         if len(kept) == 1:
@@ -31,6 +35,7 @@ def _compact_property(spec: dict[str, Any]) -> dict[str, Any]:
             result = {**kept[0], **result}
     if "default" in result and result["default"] is None:
         del result["default"]
-    if isinstance(result.get("items"), dict):
-        result["items"] = _compact_property(result["items"])
+    items: _Json = result.get("items")
+    if isinstance(items, dict):
+        result["items"] = _compact_property(items)
     return result

@@ -265,17 +265,18 @@ def record_new(
     specs = [spec for spec in anchors or () if spec.strip()]
     if specs and scope != "project":
         raise ValidationError("Anchors belong to project files; drop `anchors` for a global record.")
+    anchored: list[str] = []
     with store.transaction():
         created = store.add(project, new, supersedes=target)
         if specs:
             from agentctx_store.freshness import anchor_record, format_spec
 
-            stored = anchor_record(store, project, created.record_id, specs)
+            anchored = [format_spec(anchor) for anchor in anchor_record(store, project, created.record_id, specs)]
     payload: dict[str, Any] = {"id": created.record_id, "type": created.type, "scope": created.scope}
     if target:
         payload["superseded"] = target.upper()
     if specs:
-        payload["anchors"] = [format_spec(anchor) for anchor in stored]
+        payload["anchors"] = anchored
     return _with_redaction_note(payload, title, body)
 
 

@@ -1,3 +1,5 @@
 """The agentctx local dashboard: browse, search and correct the context store."""
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+__version__ = version("agentctx-ui")  # the repository's VERSION file, as built into this distribution

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeGuard, runtime_checkable
 
 import pydantic
 from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, global_project, spend
@@ -27,6 +27,9 @@ from agentctx_ui.models import (
     SessionOut,
     SyncOut,
 )
+
+if TYPE_CHECKING:
+    from agentctx_store.jsontext import JsonValue
 
 router = APIRouter(prefix="/api", tags=["views"])
 
@@ -157,14 +160,14 @@ def sessions(
     )
 
 
-def _client(meta: Any) -> str | None:
-    client = meta.get("client") if isinstance(meta, dict) else None
+def _client(meta: JsonValue) -> str | None:
+    client: JsonValue = meta.get("client") if isinstance(meta, dict) else None
     return client if isinstance(client, str) else None
 
 
-def _injection_log(meta: Any) -> list[InjectionOut]:
+def _injection_log(meta: JsonValue) -> list[InjectionOut]:
     """The session's logged injections (`agentctx_hooks.provenance`); malformed entries are skipped."""
-    entries = meta.get("injections") if isinstance(meta, dict) else None
+    entries: JsonValue = meta.get("injections") if isinstance(meta, dict) else None
     log: list[InjectionOut] = []
     for entry in entries if isinstance(entries, list) else []:
         try:
@@ -193,14 +196,27 @@ def _drift_module() -> Any:
         return None
 
 
-def _plain(value: Any) -> Any:
+@runtime_checkable
+class _Reportable(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _plain(value: object) -> JsonValue:
     """A report object as JSON-ready data (its own `to_dict()` when it has one)."""
-    if hasattr(value, "to_dict"):
+    if isinstance(value, _Reportable):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
-    if isinstance(value, list | tuple):
+    if _is_sequence(value):
         return [_plain(item) for item in value]
-    if isinstance(value, dict):
+    if _is_mapping(value):
         return {str(key): _plain(item) for key, item in value.items()}
     return value if isinstance(value, str | int | float | bool | type(None)) else str(value)
+
+
+def _is_sequence(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(value, list | tuple)
+
+
+def _is_mapping(value: object) -> TypeGuard[dict[object, object]]:
+    return isinstance(value, dict)

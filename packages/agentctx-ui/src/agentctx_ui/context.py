@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +20,7 @@ class DashboardContext:
     db_path: Path | None = None  # None: the store's default location, read at each request
 
     @contextmanager
-    def store(self) -> Iterator[Store]:
+    def store(self) -> Generator[Store]:
         """One connection per request: cheap (three pragmas), and a write refreshes the digest when the request ends
         exactly as a CLI command does. Never creates the store file (that is `agentctx ui`'s start-up
         step), so not even a first GET writes."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,7 @@ def cannot_write(path: Path | str) -> bool:
 
 
 @contextmanager
-def open_store(*, read: bool = False) -> Iterator[Store]:
+def open_store(*, read: bool = False) -> Generator[Store]:
     """The store; for a read command (`read=True`), opened read-only when this user cannot
     write it, so reading works and only an attempted write fails. What a command changed
     reaches the session-start digest on the way out."""

@@ -28,6 +28,7 @@ from typing import Any
 
 from agentctx_store import bounded
 from agentctx_store.errors import ValidationError
+from agentctx_store.jsontext import is_object
 
 MAX_CONFIG = 64 << 20  # bytes: ~/.claude.json grows with every project Claude Code has seen
 UNCHANGED = "Nothing was changed."
@@ -206,7 +207,7 @@ def remember(previous: dict[str, Any] | None, before: str | None, after: str | N
 def restore_point(remembered: Any, current: str | None) -> tuple[bool, str | None]:
     """(True, the text to put back, `None` for "no file") when `current` is exactly what init
     wrote; (False, None) when it was edited since or nothing was remembered."""
-    if not isinstance(remembered, dict) or current is None:
+    if not is_object(remembered) or current is None:
         return False, None
     if fingerprint(current) != remembered.get("sha256"):
         return False, None

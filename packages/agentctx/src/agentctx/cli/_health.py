@@ -16,6 +16,7 @@ from typing import Any
 from agentctx_store import Project, Store, config, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
+from agentctx_store.jsontext import is_object
 
 from agentctx.cli._install import install_command
 
@@ -178,7 +179,7 @@ def check_config(path: Path) -> Check:
         data = json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         data = None
-    if not isinstance(data, dict) or data.get(config.MARKER) != config.MARKER_VALUE:
+    if not is_object(data) or data.get(config.MARKER) != config.MARKER_VALUE:
         return Check(
             name="config",
             state="fail",

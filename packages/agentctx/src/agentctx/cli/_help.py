@@ -19,10 +19,15 @@ def _usage_name(self: core.TyperArgument) -> str:
     return name if self.required else f"[{name}]"
 
 
-_typer_display_type = core._TyperParameter.display_type
+# typer has no public hook for these two: this module overrides its private display methods on
+# purpose (and the help test catches a release that renames them).
+_typer_display_type = core._TyperParameter.display_type  # pyright: ignore[reportPrivateUsage]
 
 
-def _display_type(self: core._TyperParameter, ctx: core._click.Context) -> str:  # typer 0.29 vendors click
+def _display_type(
+    self: core._TyperParameter,  # pyright: ignore[reportPrivateUsage]
+    ctx: core._click.Context,  # pyright: ignore[reportPrivateUsage]  # typer 0.29 vendors click
+) -> str:
     """`<str>` for a repeatable option of text, not `<list[str]>` (its help says it repeats)."""
     label = _typer_display_type(self, ctx)
     if label.startswith("<list[") and label.endswith("]>"):
@@ -31,5 +36,5 @@ def _display_type(self: core._TyperParameter, ctx: core._click.Context) -> str: 
 
 
 def install() -> None:
-    core.TyperArgument._usage_display_name = _usage_name
-    core._TyperParameter.display_type = _display_type
+    core.TyperArgument._usage_display_name = _usage_name  # pyright: ignore[reportPrivateUsage]
+    core._TyperParameter.display_type = _display_type  # pyright: ignore[reportPrivateUsage]

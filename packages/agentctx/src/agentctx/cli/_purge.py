@@ -16,6 +16,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from agentctx_store.jsontext import is_object
+
 # exact names in the data dir
 TOP_FILES = (
     "agentctx.db",
@@ -36,7 +38,7 @@ def _is_state_file(path: Path) -> bool:
         return False
     from agentctx_hooks.state import KEYS
 
-    return isinstance(data, dict) and set(data) <= KEYS
+    return is_object(data) and set(data) <= KEYS
 
 
 def _is_lock_file(path: Path) -> bool:
@@ -131,7 +133,7 @@ def delete(paths: list[Path], folders: list[Path]) -> list[Path]:
             shutil.rmtree(path)
         else:
             path.unlink(missing_ok=True)
-    kept = []
+    kept: list[Path] = []
     for folder in folders:
         if not folder.is_dir():
             continue

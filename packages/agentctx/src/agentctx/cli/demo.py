@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +98,7 @@ class HookCall:
 
 
 @contextmanager
-def _throwaway_home(home: Path) -> Iterator[None]:
+def _throwaway_home(home: Path) -> Generator[None]:
     """Point this process's store at the demo's data dir; restore the caller's afterwards."""
     saved = os.environ.get("AGENTCTX_HOME")
     os.environ["AGENTCTX_HOME"] = str(home)

@@ -124,7 +124,7 @@ def _print_plan(plan: LearnPlan, *, dry_run: bool, verbose: bool) -> None:
             "or Claude Code memory found. Pass files or folders: agentctx learn docs/decisions"
         )
         return
-    shown = {"add", "supersede", "retire", "duplicate", "link"} | ({"keep", "move"} if verbose else set())
+    shown = {"add", "supersede", "retire", "duplicate", "link"} | ({"keep", "move"} if verbose else set[str]())
     for action in plan.actions:
         if action.action not in shown:
             continue

@@ -59,7 +59,7 @@ def age_text(days: float) -> str:
 
 
 def flags(record: Record) -> str:
-    marks = []
+    marks: list[str] = []
     if record.pinned:
         marks.append("pinned")
     if record.scope == "global":

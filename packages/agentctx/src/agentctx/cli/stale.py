@@ -48,7 +48,7 @@ def cli_specs(specs: list[str] | None, project: Project, given: Path | None) -> 
     subfolder; anything else is taken as project-relative."""
     if not specs:
         return []
-    found = []
+    found: list[str] = []
     for spec in specs:
         path = parse_spec(spec)[0]
         if given is None and not os.path.isabs(path) and os.path.exists(path):
