@@ -37,8 +37,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Generator, Sequence
+from typing import Any, cast
 
 import numpy as np
 from agentctx_store import paths
@@ -153,14 +153,13 @@ class Service:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
-            assert isinstance(
-                child.stdout, io.BufferedReader
-            )  # stdout=PIPE, default buffering: typeshed says IO[bytes]
-            header = json.loads(child.stdout.readline() or b"{}")
-            ids = header.get("ids") or []
+            # stdout=PIPE with default buffering is a BufferedReader; typeshed says IO[bytes]
+            stream = cast("io.BufferedReader[io.FileIO]", child.stdout)
+            header = json.loads(stream.readline() or b"{}")
+            ids = _strings(header.get("ids"))
             dims = int(header.get("dims") or 0)
-            codes, scales, complete = _read_quantized(child.stdout, len(ids), dims)
-            child.stdout.close()
+            codes, scales, complete = _read_quantized(stream, len(ids), dims)
+            stream.close()
             child.wait(600)
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             logger.warning("could not read the stored vectors (%s); embedding what is needed instead", exc)
@@ -169,7 +168,7 @@ class Service:
             return 0
         if header.get("text") != TEXT_FORM:  # embedded from another text: the background pass redoes them
             return 0
-        with self._store() as store:
+        with self.open_store() as store:
             rows = {
                 row[0]: row
                 for row in store.conn.execute(
@@ -187,14 +186,14 @@ class Service:
         return len(keep)
 
     @contextlib.contextmanager
-    def _serving_store(self) -> Iterator[Any]:
+    def _serving_store(self) -> Generator[Any]:
         """The service's one connection for requests, kept open between them (autocommit: it
         holds no snapshot while idle); requests take turns. After a write the digests are
         refreshed as every writer's are (`digest.refresh_changed`); a failed connection is reopened next time."""
 
         with self.store_lock:
             if self._open is None:
-                self._open = self._store()
+                self._open = self.open_store()
             store = self._open
             try:
                 yield store
@@ -223,12 +222,21 @@ class Service:
         self._projects[cwd] = (now, project)
         return project
 
-    def _store(self) -> Any:
+    def open_store(self) -> Any:
+        """A new connection to the data dir's store (the caller closes it)."""
         from agentctx_store.store import Store
 
         store = Store.open(self.db_path)
         store.conn.execute("PRAGMA busy_timeout = 1000")
         return store
+
+    def close_store(self) -> None:
+        """Close the connection requests share (`_serving_store`), when it is open."""
+        with self.store_lock:
+            if self._open is not None:
+                with contextlib.suppress(Exception):
+                    self._open.close()
+                self._open = None
 
     def _embed_rows(self, rows: Sequence[Any]) -> int:
         if not rows:
@@ -268,7 +276,7 @@ class Service:
     def sync_all(self) -> int:
         """Every current record without an up-to-date vector (new, edited, never embedded),
         newest first; vectors of records no longer current are dropped."""
-        with self._store() as store:
+        with self.open_store() as store:
             top = store.conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
             todo = self.index.reconcile(
                 store.conn.execute(
@@ -281,7 +289,7 @@ class Service:
             if self.stop.is_set():
                 break
             chunk = todo[start : start + EMBED_CHUNK]
-            with self._store() as store:
+            with self.open_store() as store:
                 rows = store.conn.execute(self._SELECT + f" AND id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
             done += self._embed_rows(rows)
             time.sleep(0.01)  # leave the cores to the requests
@@ -353,7 +361,7 @@ class Service:
             session_id=str(request.get("session_id") or ""),
             client=client if isinstance(client, str) and client in clients.names() else "unknown",
             hook=hook if isinstance(hook, str) and is_name(hook) else "UserPromptSubmit",
-            already=[value for value in request.get("exclude") or [] if isinstance(value, str)],
+            already=_strings(request.get("exclude")),
             pending=Pending.from_json(request.get("pending")),
             gated=bool(request.get("gated")),
         )
@@ -416,7 +424,7 @@ class Service:
                 limit=int(request.get("limit") or 10),
                 types=types,
                 scope=scope,
-                exclude_ids=[value for value in request.get("exclude") or [] if isinstance(value, str)],
+                exclude_ids=_strings(request.get("exclude")),
                 floor=DEFAULT_FLOOR if request.get("floor", True) else None,
             )
         return {
@@ -428,10 +436,15 @@ class Service:
         }
 
 
+def _strings(value: object) -> list[str]:
+    """The strings of a JSON array (a request's ids); anything else is none."""
+    return [item for item in cast("list[object]", value) if isinstance(item, str)] if isinstance(value, list) else []
+
+
 LOAD_BLOCK_ROWS = 4096  # float32 rows read from the pipe at a time at start-up
 
 
-def _read_quantized(stream: io.BufferedReader, count: int, dims: int) -> tuple[np.ndarray, np.ndarray, bool]:
+def _read_quantized(stream: io.BufferedReader[io.FileIO], count: int, dims: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """`count` float32 rows of `dims` from `stream`, as `quantize`d int8 codes and scales, and
     whether they were all there."""
     codes = np.empty((count, dims), dtype=np.int8)
@@ -537,7 +550,7 @@ def _max_rss() -> int:
 
 
 class _Handler(socketserver.BaseRequestHandler):
-    server: _Server
+    server: _Server  # pyright: ignore[reportIncompatibleVariableOverride]  # the server class is ours: `_Server`
 
     def handle(self) -> None:
         sock: socket.socket = self.request
@@ -575,7 +588,7 @@ class _Handler(socketserver.BaseRequestHandler):
                 self._reply({"error": "not a JSON object"})
                 return
             try:
-                reply = self.server.service.handle(request)
+                reply = self.server.service.handle(cast("dict[str, Any]", request))
             except Exception as exc:
                 logger.exception("request failed")
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
@@ -698,11 +711,7 @@ class Running:
         self.service.queries.close()
         self.server.shutdown()
         self.server.server_close()
-        with self.service.store_lock:
-            if self.service._open is not None:
-                with contextlib.suppress(Exception):
-                    self.service._open.close()
-                self.service._open = None
+        self.service.close_store()
         with contextlib.suppress(OSError):  # ours: only the lock holder binds it
             os.unlink(self.path)
         self.election.release()
@@ -726,7 +735,7 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
         embedder = loader() if loader else load_model()
         service = Service(home, embedder)
         service.load_stored_vectors()
-        with service._store() as store:
+        with service.open_store() as store:
             service.high_rowid = 0
             service.sync_new(store, limit=0)  # only notes where new records start
         return Running(service, election)
