@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 from agentctx_store.errors import ValidationError
+from agentctx_store.jsontext import is_object
 
 SUPPORTED = ("claude", "codex", "gemini")
 INSTALL_HINTS = {
@@ -200,7 +201,7 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
     from agentctx.cli import _config_file as config_file
 
     clients = manifest.setdefault("clients", {})
-    record = clients.get(client) or {}
+    record: dict[str, Any] = clients.get(client) or {}
     try:
         if client == "codex":
             home = setup.codex_home()
@@ -213,12 +214,14 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
                 ),
             ]
         else:
-            files = dict(record.get("files") or {})
+            stored: dict[str, Any] = record.get("files") or {}
+            files = dict(stored)
             targets = [setup.gemini_settings(project_root)] if project_root else [setup.gemini_settings()]
             if project_root is None:
                 targets += [Path(name) for name in files if Path(name) not in targets]
             for target in targets:
-                repository = project_root or (files.get(str(target)) or {}).get("repository")
+                entry: dict[str, Any] = files.get(str(target)) or {}
+                repository = project_root or entry.get("repository")
                 if target == setup.gemini_settings(project_root) and project_root is None:
                     repository = None  # the user's own ~/.gemini/settings.json: links are followed
                 if repository:
@@ -239,7 +242,8 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
     if dry_run:
         return
     if client == "gemini" and project_root is not None:
-        files = dict(record.get("files") or {})
+        kept: dict[str, Any] = record.get("files") or {}
+        files = dict(kept)
         files.pop(str(setup.gemini_settings(project_root)), None)
         if files:
             clients[client] = {"files": files}
@@ -301,7 +305,7 @@ def registrations(project_root: Path | None = None) -> dict[str, dict[str, Any]]
         servers = data.get("mcpServers")
         gemini_mcp = gemini_mcp or (isinstance(servers, dict) and "agentctx" in servers)
         config = data.get("hooksConfig")
-        if isinstance(config, dict) and config.get("enabled") is False:
+        if is_object(config) and config.get("enabled") is False:
             enabled = False
     found["gemini"] = {
         "installed": setup.executable("gemini") is not None,
@@ -317,7 +321,7 @@ def client_checks(project: Any) -> list[Any]:
     """`doctor` lines for Codex CLI and Gemini CLI (Claude Code has its own checks)."""
     from agentctx.cli._health import Check
 
-    checks = []
+    checks: list[Check] = []
     for client, info in registrations(Path(project.root)).items():
         name = f"{LABELS[client].lower()} hooks"
         if not info["hooks"]:
@@ -373,7 +377,7 @@ def clients_status(store: Any, project: Any) -> Any:
     from agentctx.cli._common import StatusSection
 
     data = registrations(Path(project.root))
-    lines = []
+    lines: list[str] = []
     for client, info in data.items():
         if not info["hooks"] and not info["mcp"]:
             lines.append(f"{LABELS[client]}: not registered" + ("" if info["installed"] else " (not installed)"))

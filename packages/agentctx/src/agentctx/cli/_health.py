@@ -16,7 +16,7 @@ from typing import Any
 from agentctx_store import Project, Store, config, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
-from agentctx_store.jsontext import is_object
+from agentctx_store.jsontext import is_array, is_object
 
 from agentctx.cli._install import install_command
 
@@ -219,13 +219,13 @@ def hook_events(settings_path: Path) -> list[str] | None:
         return []
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    hooks = data.get("hooks") if isinstance(data, dict) else None
+    hooks = data.get("hooks") if is_object(data) else None
     events: list[str] = []
-    for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            entries = group.get("hooks", []) if isinstance(group, dict) else []
-            for entry in entries if isinstance(entries, list) else ():
-                command = entry.get("command", "") if isinstance(entry, dict) else ""
+    for event, groups in hooks.items() if is_object(hooks) else ():
+        for group in groups if is_array(groups) else ():
+            entries = group.get("hooks", ()) if is_object(group) else ()
+            for entry in entries if is_array(entries) else ():
+                command = entry.get("command", "") if is_object(entry) else ""
                 if isinstance(command, str) and "agentctx" in command and " hook" in command and event not in events:
                     events.append(event)
     return events
@@ -257,8 +257,8 @@ def check_mcp_registration(project: Project) -> Check:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue
-        servers = data.get("mcpServers") if isinstance(data, dict) else None
-        if isinstance(servers, dict) and isinstance(servers.get("agentctx"), dict):
+        servers = data.get("mcpServers") if is_object(data) else None
+        if is_object(servers) and is_object(servers.get("agentctx")):
             registered.append(str(path))
     if registered:
         return Check(name="mcp server registered", state="ok", detail=", ".join(registered))

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.jsontext import is_object
+
 CLASSIC_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
 # Events newer clients know. An older client silently rejects a whole settings file that
 # names an event it does not know (seen on 2.0.77), so these are registered only when
@@ -122,7 +124,7 @@ def load_manifest(data_home: Path) -> dict[str, Any]:
         data = json.loads(manifest_path(data_home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"settings": {}, "mcp": None}
-    if not isinstance(data, dict):
+    if not is_object(data):
         return {"settings": {}, "mcp": None}
     data.setdefault("settings", {})
     data.setdefault("mcp", None)

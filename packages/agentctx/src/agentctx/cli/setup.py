@@ -433,7 +433,7 @@ def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool, repository
     if original is None:  # no file, or a dangling link: nothing of ours, and the link stays
         manifest["settings"].pop(str(target), None)
         return
-    exact, before = files.restore_point((record or {}).get("restore"), original)
+    exact, before = files.restore_point(record.get("restore") if record else None, original)
     if exact:
         if dry_run:
             typer.echo(install.diff(target, original, before))
@@ -466,12 +466,14 @@ def _unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool, repository
 
 
 def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
+    from agentctx_store.jsontext import is_object
+
     from agentctx.cli import _config_file as files
     from agentctx.cli import _hook_settings as install
     from agentctx.cli import _registration
 
     path = claude_json_path()
-    record = manifest.get("mcp") or {}
+    record: dict[str, Any] = manifest.get("mcp") or {}
     try:
         config, original = install.read_json(path)
     except install.SettingsError as exc:
@@ -491,7 +493,7 @@ def _unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
         manifest["mcp"] = None
         return
     servers = config.get("mcpServers")
-    if not (isinstance(servers, dict) and install.is_our_mcp(servers.get(install.MCP_NAME))):
+    if not (is_object(servers) and install.is_our_mcp(servers.get(install.MCP_NAME))):
         typer.echo("MCP: no agentctx server registered")
         manifest["mcp"] = None
         return
