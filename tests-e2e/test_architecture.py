@@ -7,11 +7,16 @@
   `agentctx --help` stays light.
 - Inside the store, the top-level modules are the fast core and every subfolder is a feature
   named as users know it (FEATURES); the core never imports a feature, features import the core.
+- No module uses another module's private name (`from agentctx_store.retrieval import _x`);
+  private helper modules (`_sql.py`) are imported only inside their own distribution.
+- Rows of `records` are written (INSERT, UPDATE, DELETE) by `agentctx_store/store.py` only:
+  everything else calls a `Store` method.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,3 +217,156 @@ def _all_imports(path: Path) -> Iterator[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module
             yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+# -- private names stay in their module ------------------------------------------------------
+# A name with a leading underscore is free to change with its module; a module that needs it
+# from outside needs a public name for it (or the code moves). Private helper modules
+# (`agentctx/cli/_config_file.py`) are importable by their siblings, not by other distributions.
+
+
+def _source_file(dotted: str) -> Path | None:
+    """The package folder or `.py` file of an `agentctx*` module in this workspace, if any."""
+    top = dotted.split(".")[0]
+    if top not in PACKAGES:
+        return None
+    base = ROOT / "packages" / PACKAGES[top] / "src" / Path(*dotted.split("."))
+    return base if base.is_dir() else base.with_suffix(".py")
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_uses(path: Path, package: str) -> Iterator[str]:
+    """Every private name of another module that `path` (a module of `package`) imports or
+    reads as an attribute of a module it imported, as `module.name`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    modules: dict[str, str] = {}  # local name -> dotted module, for `import x` and submodule imports
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if top in PACKAGES:
+                    modules[alias.asname or top] = alias.name if alias.asname else top
+                    if top != package and any(map(_is_private, alias.name.split("."))):
+                        yield alias.name
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] in PACKAGES
+        ):
+            foreign = node.module.split(".")[0] != package
+            if foreign and any(map(_is_private, node.module.split("."))):
+                yield node.module
+            folder = _source_file(node.module)
+            for alias in node.names:
+                submodule = (
+                    folder is not None
+                    and folder.is_dir()
+                    and ((folder / f"{alias.name}.py").is_file() or (folder / alias.name).is_dir())
+                )
+                if submodule:
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    if foreign and _is_private(alias.name):
+                        yield f"{node.module}.{alias.name}"
+                elif _is_private(alias.name):
+                    yield f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            owner = _dotted(node.value, modules)
+            if owner is not None and (found := _source_file(owner)) is not None and found.exists():
+                yield f"{owner}.{node.attr}"
+
+
+def _dotted(node: ast.expr, modules: dict[str, str]) -> str | None:
+    """`a.b.c` as the dotted module name it reads, when `a` is a module imported here."""
+    if isinstance(node, ast.Name):
+        return modules.get(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _dotted(node.value, modules)
+        return None if owner is None else f"{owner}.{node.attr}"
+    return None
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_module_uses_another_modules_private_names(package: str) -> None:
+    offenders = [
+        (str(path.relative_to(ROOT)), name) for path in _sources(package) for name in _private_uses(path, package)
+    ]
+    assert not offenders, f"private names used across modules (give them a public name): {offenders}"
+
+
+def test_the_private_name_rule_catches_each_kind_of_use(tmp_path: Path) -> None:
+    """The rule above is not vacuous: a private function, a private module of another
+    distribution and a private attribute of an imported module are found; a sibling's private
+    helper module is not."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from agentctx_store.retrieval import _current_heads, search\n"
+        "from agentctx_store import _frozen, retrieval\n"
+        "from agentctx.cli import _config_file\n"
+        "import agentctx_store.rows\n"
+        "def f():\n    retrieval._filters\n    _config_file.write_text\n    agentctx_store.rows._private\n",
+        encoding="utf-8",
+    )
+    assert sorted(_private_uses(sample, "agentctx")) == [
+        "agentctx_store._frozen",
+        "agentctx_store.retrieval._current_heads",
+        "agentctx_store.retrieval._filters",
+        "agentctx_store.rows._private",
+    ]
+
+
+# -- record writes go through Store ------------------------------------------------------------
+# The SQL that writes rows of `records` lives in one module, so supersession, the time axes and
+# the derived columns follow one set of rules; the FTS and vector tables (`records_fts`,
+# `records_vec`) are not `records`.
+RECORD_WRITES = re.compile(
+    r"\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+records(?!\w)",
+    re.IGNORECASE,
+)
+RECORD_WRITER = "agentctx_store/store.py"
+
+
+def _record_writes(path: Path) -> list[str]:
+    """The SQL in the string literals of a file (f-string parts included) that writes `records`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        match.group(0)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for match in RECORD_WRITES.finditer(node.value)
+    ]
+
+
+def test_rows_of_records_are_written_by_one_module() -> None:
+    writers = {
+        path.relative_to(ROOT / "packages" / PACKAGES[package] / "src").as_posix(): writes
+        for package in PACKAGES
+        for path in _sources(package)
+        if (writes := _record_writes(path))
+    }
+    assert set(writers) == {RECORD_WRITER}, f"record writes outside {RECORD_WRITER} (call a Store method): {writers}"
+
+
+def test_the_record_write_rule_finds_each_form_of_write(tmp_path: Path) -> None:
+    """Not vacuous: every form is found, over line breaks and in f-strings; the FTS and vector
+    tables and reads are not."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        'a = "INSERT INTO records (id) VALUES (?)"\n'
+        'b = f"UPDATE records SET {x} WHERE id = ?"\n'
+        'c = """update\n    records set score = 1"""\n'
+        'd = "INSERT OR IGNORE INTO records VALUES (1)"\n'
+        'e = "DELETE FROM records WHERE id = ?"\n'
+        "f = \"INSERT INTO records_fts(records_fts) VALUES ('rebuild')\"\n"
+        'g = "UPDATE records_vec SET x = 1; SELECT id FROM records"\n',
+        encoding="utf-8",
+    )
+    found = sorted(" ".join(write.split()).upper() for write in _record_writes(sample))
+    assert (
+        found
+        == ["DELETE FROM RECORDS", "INSERT INTO RECORDS", "INSERT OR IGNORE INTO RECORDS"] + ["UPDATE RECORDS"] * 2
+    )

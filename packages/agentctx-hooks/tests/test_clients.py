@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from agentctx_store import NewRecord, Store, resolve_project
+from agentctx_store import clients as registry
 
 from agentctx_hooks import clients, spool
 from agentctx_hooks.__main__ import main, run
@@ -54,8 +55,7 @@ def test_every_captured_payload_is_safe(client: str, path: Path, project_dir: Pa
     one hook object, no error logged."""
     data = load(path, project_dir)
     event = data["hook_event_name"]
-    module = clients.get(client)
-    if not module.EVENTS.get(event):
+    if not registry.get(client).uses(event):
         return  # not an event agentctx uses: `main` returns before `run` (tested below)
     out = run(event, json.dumps(data).encode(), client)
     if out:
@@ -66,20 +66,28 @@ def test_every_captured_payload_is_safe(client: str, path: Path, project_dir: Pa
 
 
 def test_event_maps() -> None:
-    assert gemini.EVENTS["BeforeAgent"] == "UserPromptSubmit"
-    assert gemini.EVENTS["AfterTool"] == "PostToolUse"
-    assert gemini.EVENTS["AfterAgent"] == "Stop"
-    assert gemini.EVENTS["PreCompress"] == ""  # fires before every model call: not a compaction
-    assert "PreCompress" not in gemini.REGISTERED
-    assert all(codex.EVENTS[event] == event for event in codex.REGISTERED)
-    for module in (codex, gemini):
-        assert set(module.REGISTERED) <= {event for event, ours in module.EVENTS.items() if ours}
+    events = registry.get("gemini").events
+    assert events["BeforeAgent"] == "UserPromptSubmit"
+    assert events["AfterTool"] == "PostToolUse"
+    assert events["AfterAgent"] == "Stop"
+    assert events["PreCompress"] == ""  # fires before every model call: not a compaction
+    assert registry.get("codex").events["PostToolUse"] == "PostToolUse"
+
+
+def test_only_clients_whose_payloads_differ_have_a_module() -> None:
+    """Codex and Gemini reshape their payloads; Claude Code's are ours, and a client without a
+    module gets them as they are, answered under its own event name."""
+    assert clients.payloads("codex") is codex and clients.payloads("gemini") is gemini
+    assert clients.payloads("claude") is clients
+    assert clients.normalise("PostToolUse", {"tool_name": "Bash"}) == ("PostToolUse", {"tool_name": "Bash"})
+    out = json.loads(clients.render("UserPromptSubmit", "prompt", "ctx"))["hookSpecificOutput"]
+    assert out == {"hookEventName": "prompt", "additionalContext": "ctx"}
 
 
 def test_gemini_searches_only_what_the_developer_typed() -> None:
     data = fixture("gemini", "BeforeAgent")
     assert data["prompt"].startswith("<hook_context>SESSIONSTART_MARKER")
-    event, normal = gemini.normalise("BeforeAgent", data)
+    event, normal = gemini.normalise("UserPromptSubmit", data)
     assert (event, normal["prompt"]) == ("UserPromptSubmit", "Run echo then search context")
     assert gemini.typed_prompt("no context here") == "no context here"
     assert gemini.typed_prompt("<hook_context>a</hook_context>\n\n<hook_context>b</hook_context>\n\ntyped") == "typed"
@@ -87,14 +95,14 @@ def test_gemini_searches_only_what_the_developer_typed() -> None:
 
 
 def test_gemini_tools_become_claude_shaped() -> None:
-    event, shell = gemini.normalise("AfterTool", fixture("gemini", "AfterTool.run_shell_command"))
+    event, shell = gemini.normalise("PostToolUse", fixture("gemini", "AfterTool.run_shell_command"))
     assert event == "PostToolUse" and shell["tool_name"] == "Bash"
     assert shell["tool_input"] == {"command": "echo hi-from-shell"}
     assert "hi-from-shell" in shell["tool_response"]
-    event, write = gemini.normalise("AfterTool", fixture("gemini", "AfterTool.write_file"))
+    event, write = gemini.normalise("PostToolUse", fixture("gemini", "AfterTool.write_file"))
     assert (event, write["tool_name"]) == ("PostToolUse", "Write")
     assert write["tool_input"]["file_path"].endswith("MEMORY.md")
-    event, read = gemini.normalise("AfterTool", fixture("gemini", "AfterTool.read_file"))
+    event, read = gemini.normalise("PostToolUse", fixture("gemini", "AfterTool.read_file"))
     assert read["tool_name"] == "read_file"  # not captured, left as it was
 
     failed = fixture("gemini", "AfterTool.run_shell_command")
@@ -102,11 +110,11 @@ def test_gemini_tools_become_claude_shaped() -> None:
         "llmContent": "<untrusted_context>\nOutput: ModuleNotFoundError: No module named 'x'\nExit Code: 1\n"
         "Process Group PGID: 7\n</untrusted_context>"
     }
-    event, normal = gemini.normalise("AfterTool", failed)
+    event, normal = gemini.normalise("PostToolUse", failed)
     assert event == "PostToolUseFailure" and "ModuleNotFoundError" in normal["error"]
     errored = fixture("gemini", "AfterTool.write_file")
     errored["tool_response"] = {"llmContent": "", "error": {"message": "permission denied"}}
-    assert gemini.normalise("AfterTool", errored)[0] == "PostToolUseFailure"
+    assert gemini.normalise("PostToolUse", errored)[0] == "PostToolUseFailure"
 
 
 def test_codex_payloads() -> None:
@@ -174,6 +182,45 @@ def test_hook_command_names_its_client(project_dir: Path, monkeypatch: pytest.Mo
     # an unknown client: one log line, exit 0, nothing printed
     assert run_main(["--client", "cursor", "SessionStart"], data, monkeypatch, capsys) == ""
     assert "unknown client 'cursor'" in hook_log()
+
+
+def test_a_registry_entry_is_all_the_hook_dispatcher_needs(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """A fourth client whose payloads are shaped like Claude Code's under its own event names: one
+    entry in `agentctx_store.clients`, no module in `agentctx_hooks/clients/`, and `agentctx hook
+    --client` serves it — the prompt searched, the answer under its event name, its provenance kept."""
+    events = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool-done": "PostToolUse", "idle": ""}
+    fourth = registry.Client(
+        name="aider",
+        label="Aider",
+        binary="aider",
+        install="pipx install aider-chat",
+        transcript="claude",
+        transcript_name="a session .jsonl",
+        events=events,
+    )
+    data = {"session_id": "aider-1", "cwd": str(project_dir), "prompt": "What about the sqlite job queue?"}
+    assert run_main(["--client", "aider", "prompt"], data, monkeypatch, capsys) == ""
+    assert "unknown client 'aider'" in hook_log()  # before it is registered
+
+    monkeypatch.setitem(registry.CLIENTS, "aider", fourth)
+    project = resolve_project(project_dir)
+    with Store.open() as store:
+        store.add(project, NewRecord(type="decision", title="Use SQLite for the job queue", body="Jobs in a table."))
+    answer = json.loads(run_main(["--client", "aider", "prompt"], data, monkeypatch, capsys))["hookSpecificOutput"]
+    assert answer["hookEventName"] == "prompt"
+    assert "Use SQLite for the job queue" in answer["additionalContext"]
+    with Store.open() as store:
+        session = store.get_session("aider-1")
+    assert session is not None and session["meta"]["client"] == "aider"
+    assert [(entry["client"], entry["hook"]) for entry in session["meta"]["injections"]] == [("aider", "prompt")]
+
+    before = hook_log()
+    assert run_main(["--client", "aider", "idle"], data, monkeypatch, capsys) == ""  # not used: quiet
+    assert hook_log() == before
+    assert run_main(["--client", "aider", "UserPromptSubmit"], data, monkeypatch, capsys) == ""
+    assert "unknown aider hook event 'UserPromptSubmit'" in hook_log()
 
 
 def test_gemini_off_topic_prompt_gets_nothing_though_the_digest_precedes_it(project_dir: Path) -> None:

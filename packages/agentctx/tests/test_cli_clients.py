@@ -125,3 +125,132 @@ def test_codex_has_no_project_scope_and_says_what_to_do(
     assert done.code == 0, done.err
     assert "Codex CLI: skipped (no project scope)" in done.out
     assert (project_dir / ".gemini" / "settings.json").exists() and not (project_dir / ".codex").exists()
+
+
+def test_every_client_has_its_setup_and_registers_only_events_it_maps() -> None:
+    """Each registry entry but the default has `agentctx/cli/clients/<name>.py` with the names
+    of `ClientSetup`; what init registers is among the events the registry maps to ours."""
+    from agentctx_store import clients as registry
+
+    from agentctx.cli import clients
+    from agentctx.cli.clients import claude, codex, gemini
+
+    protocol = {name for name in vars(clients.ClientSetup) if not name.startswith("_")} | {"NO_PROJECT_SCOPE"}
+    for client in registry.others():
+        setup = clients.setup_for(client.name)
+        assert protocol <= set(vars(setup)), (client.name, protocol - set(vars(setup)))
+    for module, name in ((codex, "codex"), (gemini, "gemini")):
+        assert set(module.REGISTERED) <= {event for event, ours in registry.get(name).events.items() if ours}
+    assert "PreCompress" not in gemini.REGISTERED
+    assert set(claude.events_for((99, 0, 0))) <= set(registry.get("claude").events)
+
+
+FOURTH_CLIENT = '''
+"""A made-up fourth client: hooks and MCP server in `~/.aider/settings.json`."""
+
+from pathlib import Path
+
+from agentctx.cli.clients import hook_groups, mcp_entry
+from agentctx.cli.clients._changes import add_json_entries, check, our_events, read_json, remove_json_entries
+
+NO_PROJECT_SCOPE = None
+
+
+def settings():
+    return Path.home() / ".aider" / "settings.json"
+
+
+def plan(base, record, *, no_mcp, project_root):
+    groups = hook_groups(base, "aider", ["start", "prompt"], matchers={}, timeout=lambda event: 10)
+    change, remembered = add_json_entries(settings(), groups, None if no_mcp else mcp_entry(base, "aider"), record)
+    check([change])
+    return [change], remembered
+
+
+def after_init():
+    return "Aider: ready"
+
+
+def plan_removal(record, project_root):
+    return [remove_json_entries(settings(), record)]
+
+
+def remaining(record, project_root):
+    return None
+
+
+def registration(project_root):
+    events = our_events(settings())
+    servers = read_json(settings())[0].get("mcpServers") or {}
+    return {"hooks": {str(settings()): events} if events else {}, "mcp": "agentctx" in servers, "active": bool(events)}
+
+
+def note(info):
+    return ""
+
+
+def inactive(info):
+    return "never", ""
+'''
+
+
+def test_a_fourth_client_is_its_registry_entry_and_its_setup_module(
+    cli, project_dir: Path, on_path: Path, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry in `agentctx_store.clients` and a module `agentctx/cli/clients/<name>.py` are all
+    the CLI needs: init accepts the name and writes the client's file, status and doctor list it,
+    the hook command init wrote is served, and uninstall puts the file back."""
+    import importlib.util
+    import sys
+
+    from agentctx_store import clients as registry
+
+    events = {"start": "SessionStart", "prompt": "UserPromptSubmit"}
+    monkeypatch.setitem(
+        registry.CLIENTS,
+        "aider",
+        registry.Client(
+            name="aider",
+            label="Aider",
+            binary="aider",
+            install="pipx install aider-chat",
+            transcript="claude",
+            transcript_name="a session .jsonl",
+            events=events,
+        ),
+    )
+    source = tmp_path / "aider.py"
+    source.write_text(FOURTH_CLIENT, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("agentctx.cli.clients.aider", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, "agentctx.cli.clients.aider", module)
+
+    one_line_error(cli("init", "--client", "aider", "--dir", str(project_dir)), "Aider is not installed", "pipx")
+    fake_binary(on_path, "aider")
+    done = cli("init", "--client", "aider", "--dir", str(project_dir), "--no-learn")
+    assert done.code == 0, done.err
+    assert "Aider: wrote" in done.out and "Aider: ready" in done.out
+    settings = isolated_home / ".aider" / "settings.json"
+    written = json.loads(settings.read_text(encoding="utf-8"))
+    command = written["hooks"]["prompt"][0]["hooks"][0]["command"]
+    assert command.endswith(" hook --client aider prompt")
+    assert written["mcpServers"]["agentctx"]["env"]["AGENTCTX_CLIENT"] == "aider"
+    manifest = json.loads((isolated_home / ".agentctx" / "install.json").read_text(encoding="utf-8"))
+    assert set(manifest["clients"]) == {"aider"}
+
+    status = cli("status", "--project", str(project_dir))
+    assert "Aider: active; hooks prompt, start; MCP yes" in status.out, status.out
+    doctor = {check["name"]: check["state"] for check in cli("doctor", "--project", str(project_dir), "--json").json()}
+    assert (doctor["aider hooks"], doctor["aider mcp"]) == ("ok", "ok"), doctor
+
+    cli("record", "--type", "decision", "--title", "Use SQLite for the job queue", "--body", "Jobs in a table.",
+        "--project", str(project_dir))  # fmt: skip
+    payload = json.dumps({"session_id": "aider-1", "cwd": str(project_dir), "prompt": "the sqlite job queue?"})
+    answer = cli("hook", "--client", "aider", "prompt", input=payload)
+    assert json.loads(answer.out)["hookSpecificOutput"]["hookEventName"] == "prompt", answer
+
+    gone = cli("uninstall")  # every client init set up, the fourth one too
+    assert gone.code == 0, gone.err
+    assert "Aider: removed" in gone.out and not settings.exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentctx.cli import _config_file as files
-from agentctx.cli import _hook_settings as install
+from agentctx.cli.clients import _settings as install
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""What init registers for Claude Code (`agentctx/cli/_registration.py`), applied to settings.json and
-~/.claude.json by `agentctx.cli._hook_settings`: only our entries, idempotent, exactly reversible."""
+"""What init registers for Claude Code (`agentctx/cli/clients/claude.py`), applied to settings.json
+and ~/.claude.json by `agentctx.cli.clients._settings`: only our entries, idempotent, exactly reversible."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import copy
 import pytest
 
 from agentctx.cli import _config_file as files
-from agentctx.cli import _hook_settings as install
-from agentctx.cli import _registration
+from agentctx.cli import clients
+from agentctx.cli.clients import _settings as install
+from agentctx.cli.clients import claude
 
 BASE = ["/opt/tools/agentctx/bin/agentctx"]
 REALISTIC = {
@@ -29,20 +30,20 @@ REALISTIC = {
 
 
 def test_events_follow_the_client_version() -> None:
-    assert _registration.events_for(None) == list(_registration.CLASSIC_EVENTS)
-    assert _registration.events_for((2, 0, 77)) == list(_registration.CLASSIC_EVENTS)
-    assert "CwdChanged" not in _registration.events_for((2, 1, 82))
-    assert _registration.events_for((2, 1, 332))[-2:] == ["PostToolUseFailure", "CwdChanged"]
-    assert _registration.parse_version("2.1.332 (Claude Code)") == (2, 1, 332)
-    assert _registration.parse_version("claude: command not found") is None
+    assert claude.events_for(None) == list(claude.CLASSIC_EVENTS)
+    assert claude.events_for((2, 0, 77)) == list(claude.CLASSIC_EVENTS)
+    assert "CwdChanged" not in claude.events_for((2, 1, 82))
+    assert claude.events_for((2, 1, 332))[-2:] == ["PostToolUseFailure", "CwdChanged"]
+    assert claude.parse_version("2.1.332 (Claude Code)") == (2, 1, 332)
+    assert claude.parse_version("claude: command not found") is None
 
 
 def test_hook_command_quotes_paths() -> None:
-    assert _registration.hook_command(["/path with space/agentctx"], "Stop") == "'/path with space/agentctx' hook Stop"
+    assert clients.hook_command(["/path with space/agentctx"], "Stop") == "'/path with space/agentctx' hook Stop"
 
 
 def test_init_keeps_everything_else_and_is_idempotent() -> None:
-    groups = _registration.desired_groups(BASE, _registration.events_for(None))
+    groups = claude.desired_groups(BASE, claude.events_for(None))
     once, created = install.apply_hooks(REALISTIC, groups)
     assert created == ["UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"]
     assert {key: once[key] for key in once if key != "hooks"} == {
@@ -57,7 +58,7 @@ def test_init_keeps_everything_else_and_is_idempotent() -> None:
 
 
 def test_uninstall_restores_the_original_exactly() -> None:
-    groups = _registration.desired_groups(BASE, _registration.events_for((2, 1, 90)))
+    groups = claude.desired_groups(BASE, claude.events_for((2, 1, 90)))
     installed, created = install.apply_hooks(REALISTIC, groups)
     restored = install.remove_hooks(installed, drop_events=set(created), drop_hooks_key=False)
     assert restored == REALISTIC
@@ -65,36 +66,36 @@ def test_uninstall_restores_the_original_exactly() -> None:
 
 def test_uninstall_keeps_empty_containers_that_were_there_before() -> None:
     original = {"hooks": {"Stop": []}}
-    installed, created = install.apply_hooks(original, _registration.desired_groups(BASE, ["Stop", "SessionEnd"]))
+    installed, created = install.apply_hooks(original, claude.desired_groups(BASE, ["Stop", "SessionEnd"]))
     assert created == ["SessionEnd"]
     assert install.remove_hooks(installed, drop_events=set(created), drop_hooks_key=False) == original
     empty = {"hooks": {}}
-    installed, created = install.apply_hooks(empty, _registration.desired_groups(BASE, ["Stop"]))
+    installed, created = install.apply_hooks(empty, claude.desired_groups(BASE, ["Stop"]))
     assert install.remove_hooks(installed, drop_events=set(created), drop_hooks_key=False) == empty
     assert install.remove_hooks(installed, drop_events=None, drop_hooks_key=None) == {}
 
 
 def test_reinstall_from_another_path_replaces_our_old_entries() -> None:
     old, _ = install.apply_hooks(
-        REALISTIC, _registration.desired_groups(["/old/venv/bin/agentctx"], ["SessionStart", "CwdChanged"])
+        REALISTIC, claude.desired_groups(["/old/venv/bin/agentctx"], ["SessionStart", "CwdChanged"])
     )
-    new, _ = install.apply_hooks(old, _registration.desired_groups(BASE, ["SessionStart"]))
+    new, _ = install.apply_hooks(old, claude.desired_groups(BASE, ["SessionStart"]))
     commands = [h["command"] for groups in new["hooks"].values() for group in groups for h in group["hooks"]]
     assert not any(command.startswith("/old/") for command in commands)
     assert "CwdChanged" not in new["hooks"]  # a stale event of ours is dropped for an older client
-    assert commands.count(_registration.hook_command(BASE, "SessionStart")) == 1
+    assert commands.count(clients.hook_command(BASE, "SessionStart")) == 1
 
 
 def test_non_object_hooks_are_refused() -> None:
     with pytest.raises(install.SettingsError):
-        install.apply_hooks({"hooks": []}, _registration.desired_groups(BASE, ["Stop"]))
+        install.apply_hooks({"hooks": []}, claude.desired_groups(BASE, ["Stop"]))
     with pytest.raises(install.SettingsError):
-        install.apply_hooks({"hooks": {"Stop": "x"}}, _registration.desired_groups(BASE, ["Stop"]))
+        install.apply_hooks({"hooks": {"Stop": "x"}}, claude.desired_groups(BASE, ["Stop"]))
 
 
 def test_mcp_entry_round_trip_and_foreign_server_refused() -> None:
     config = {"numStartups": 3, "projects": {"/x": {"allowedTools": []}}}
-    entry = _registration.mcp_entry(BASE, always_load=True)
+    entry = claude.mcp_entry(BASE, always_load=True)
     env = {"AGENTCTX_CLIENT": "claude"}
     assert entry == {"type": "stdio", "command": BASE[0], "args": ["mcp"], "env": env, "alwaysLoad": True}
     registered, created = install.apply_mcp(config, entry)
@@ -107,13 +108,13 @@ def test_mcp_entry_round_trip_and_foreign_server_refused() -> None:
 
 
 def test_python_module_form_is_ours_too() -> None:
-    entry = _registration.mcp_entry(["/usr/bin/python3", "-m", "agentctx"], always_load=False)
+    entry = claude.mcp_entry(["/usr/bin/python3", "-m", "agentctx"], always_load=False)
     assert entry["args"] == ["-m", "agentctx", "mcp"] and install.is_our_mcp(entry)
 
 
 def test_inputs_are_never_mutated() -> None:
     snapshot = copy.deepcopy(REALISTIC)
-    installed, _ = install.apply_hooks(REALISTIC, _registration.desired_groups(BASE, ["Stop"]))
+    installed, _ = install.apply_hooks(REALISTIC, claude.desired_groups(BASE, ["Stop"]))
     install.remove_hooks(installed, drop_events=None, drop_hooks_key=None)
     assert snapshot == REALISTIC
 

@@ -18,9 +18,10 @@ Used by the warm search service (`agentctx_embed.service`) for the prompt hook, 
    together with some keyword evidence, or clearly on its own. A hit is kept when it is close
    to the best by either signal (`tail`). docs/retrieval.md has the ablation.
 
-Candidates found by vector alone are fetched through the store with the same filters as the
-keyword search (current, visible namespaces, types, not excluded): a stale vector can never
-bring back a superseded record or another project's.
+Candidates found by vector alone are fetched through the store (`Store.current_records`) with
+the same filters as the keyword search (current, visible namespaces, types, not excluded): a
+stale vector can never bring back a superseded record or another project's. Both sides take the
+visible namespaces from the store's one rule, `agentctx_store.rows.visible_namespaces`.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from agentctx_store.retrieval import (
     relevance_gate,
     search,
 )
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import visible_namespaces
 from agentctx_store.store import Store
 
 from agentctx_embed.vector_index import VectorIndex
@@ -183,7 +184,7 @@ def candidates(
             mode="keyword", degraded=keyword.degraded, terms=keyword.terms, keyword_pass=bool(fallback.hits)
         )
         return Candidates(result=result, fused=list(fallback.hits), cosine_of={}, relevance_of={}, best_relevance=0.0)
-    namespaces = _namespaces(project, scope)
+    namespaces = visible_namespaces(project, scope)
     if callable(query_vector):  # computed meanwhile on another thread (the service)
         query_vector = query_vector()
     rows, cosines = index.similarities(query_vector, namespaces, types)
@@ -235,7 +236,9 @@ def candidates(
         best_relevance=best_relevance,
         order=order,
         records={hit.record.record_id: hit.record for hit in keyword.hits},
-        fetch=lambda ids: _fetch(store, ids, namespaces, types, excluded),
+        fetch=lambda ids: store.current_records(
+            project, [record_id for record_id in ids if record_id not in excluded], scope=scope, types=types
+        ),
     )
 
 
@@ -367,33 +370,3 @@ def _pool(cosines: np.ndarray) -> tuple[float, float]:
     if len(cosines) < 2:
         return 0.0, 0.0
     return float(np.mean(cosines)), float(np.std(cosines))
-
-
-def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:
-    own, shared = visible_ids(project)
-    if scope == "project":
-        return (own,)
-    if scope == "global":
-        return (shared,)
-    return (own, shared)
-
-
-def _fetch(
-    store: Store, record_ids: Sequence[str], namespaces: Sequence[str], types: Sequence[str] | None, excluded: set[str]
-) -> dict[str, object]:
-    """Current records among `record_ids` that the query may see: the SQL is the guard."""
-    wanted = [record_id for record_id in record_ids if record_id not in excluded]
-    found: dict[str, object] = {}
-    for start in range(0, len(wanted), 400):
-        chunk = wanted[start : start + 400]
-        sql = (
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({','.join('?' * len(chunk))}) "
-            f"AND superseded_at IS NULL AND project_id IN ({','.join('?' * len(namespaces))})"
-        )
-        params: list[object] = [*chunk, *namespaces]
-        if types is not None:
-            sql += f" AND type IN ({','.join('?' * len(types))})"
-            params.extend(types)
-        for row in store.conn.execute(sql, params):
-            found[row["id"]] = row_to_record(row)
-    return found

@@ -42,9 +42,10 @@ from typing import Any
 
 import numpy as np
 from agentctx_store import paths
+from agentctx_store.rows import visible_namespaces
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, socket_problem, try_lock
 
-from agentctx_embed.hybrid import _namespaces, hybrid_search
+from agentctx_embed.hybrid import hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import TEXT_FORM, embedding_text
 from agentctx_embed.vector_index import VectorIndex, quantize
@@ -337,6 +338,7 @@ class Service:
     def prompt(self, request: dict[str, Any]) -> dict[str, Any]:
         """The prompt hook's injection: ranked with vectors, then composed and accounted by the
         same functions as the keyword path (`agentctx_store.prompt_answer`)."""
+        from agentctx_store import clients
         from agentctx_store.clock import utc_now
         from agentctx_store.inject import PROMPT_TYPES
         from agentctx_store.prompt_answer import Asked, Pending, account, compose, shortlist
@@ -349,7 +351,7 @@ class Service:
         asked = Asked(
             prompt=str(request.get("prompt") or ""),
             session_id=str(request.get("session_id") or ""),
-            client=client if isinstance(client, str) and is_name(client) else "unknown",
+            client=client if isinstance(client, str) and client in clients.names() else "unknown",
             hook=hook if isinstance(hook, str) and is_name(hook) else "UserPromptSubmit",
             already=[value for value in request.get("exclude") or [] if isinstance(value, str)],
             pending=Pending.from_json(request.get("pending")),
@@ -362,7 +364,7 @@ class Service:
             return time.monotonic() - started > budget_s
 
         project = self._project(cwd)
-        job = self.queries.submit(asked.query, namespaces=_namespaces(project, None), types=PROMPT_TYPES, expired=late)
+        job = self.queries.submit(asked.query, namespaces=visible_namespaces(project), types=PROMPT_TYPES, expired=late)
         recorded = True
         try:
             with self._serving_store() as store:
@@ -400,7 +402,7 @@ class Service:
             return {"error": "the directory resolves to another project here"}
         types = request.get("types") or None
         scope = request.get("scope") or None
-        job = self.queries.submit(text, namespaces=_namespaces(project, scope), types=types)
+        job = self.queries.submit(text, namespaces=visible_namespaces(project, scope), types=types)
         with self._serving_store() as store:
             self.sync_new(store)
             from agentctx_embed.hybrid import DEFAULT_FLOOR

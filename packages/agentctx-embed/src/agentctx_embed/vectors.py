@@ -26,6 +26,7 @@ import numpy as np
 from agentctx_store.db import BUSY_TIMEOUT_MS
 from agentctx_store.errors import StoreError
 from agentctx_store.rows import RECORD_COLUMNS
+from agentctx_store.store import Store
 
 COLUMN_NAMES = [column.strip() for column in RECORD_COLUMNS.split(",")]
 KNN_MAX_K = 4096  # sqlite-vec's limit on k
@@ -147,10 +148,7 @@ class VectorStore:
             f"INSERT INTO {table}(record_id, embedding) VALUES (?, ?)",
             [(rid, np.asarray(vector, dtype="<f4").tobytes()) for rid, vector in zip(record_ids, vectors, strict=True)],
         )
-        self.conn.executemany(
-            "UPDATE records SET pending_embedding = 0 WHERE id = ? AND pending_embedding != 0",
-            [(rid,) for rid in record_ids],
-        )
+        Store.mark_embedded(self.conn, record_ids)
 
     def delete(self, record_ids: Iterable[str]) -> int:
         ids = [(rid,) for rid in record_ids]

@@ -25,33 +25,35 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentctx_store import clients
 from agentctx_store.bounded import Refused, regular_lines
 from agentctx_store.client_text import strip_hook_context
 from agentctx_store.jsontext import is_array, is_object
 
 from agentctx_extract.transcript import Transcript, Turn, read_entries
 
-CLIENTS = ("claude", "codex", "gemini")
 HOOK_CONTEXT = "<hook_context>"
 HEADER_BYTES = 64_000  # a recording's first line (its header) is read up to this size
 
 
 def read_for_client(path: Path, client: str, *, session_id: str | None = None) -> Transcript:
-    """The transcript of `client`'s session at `path` (see `agentctx_hooks.clients.*.TRANSCRIPT`).
+    """The transcript of `client`'s session at `path`, read in the client's format (its
+    `transcript` in `agentctx_store.clients`).
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: an unknown client.
+        ValueError: an unknown client, or a format there is no reader for.
     """
-    if client == "codex":
+    transcript = clients.get(client).transcript
+    if transcript == "codex":
         return read_codex_rollout(path)
-    if client == "gemini":
+    if transcript == "gemini":
         return read_gemini_chat(path, session_id=session_id)
-    if client == "claude":
+    if transcript == "claude":
         from agentctx_extract.transcript import read_transcript
 
         return read_transcript(path)
-    raise ValueError(f"unknown client {client!r}; supported: {', '.join(CLIENTS)}")
+    raise ValueError(f"no reader for {client!r}'s transcript format {transcript!r}")
 
 
 # -- Codex -------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from agentctx_store import AgentctxError, Project, Store, config, digest, paths, resolve_project
+from agentctx_store import AgentctxError, Project, Store, clients, config, digest, paths, resolve_project
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
@@ -272,13 +272,13 @@ def extract_session(
     project_path: Path | None = None,
     force: bool = False,
     trigger: Trigger = "manual",
-    client: str = "claude",
+    client: str = clients.DEFAULT,
 ) -> Outcome:
     """Extract one session's context into the store. Never raises for runtime failures.
 
     `trigger` says which hook asked (`end`, `stop`, `precompact`, `sweep`) or `manual`; it is
-    written on the session's per-run line and in the log. `client` names the transcript format
-    (claude, codex, gemini: `client_transcripts`)."""
+    written on the session's per-run line and in the log. `client` names the client whose
+    transcript it is (`agentctx_store.clients`; its format is read by `client_transcripts`)."""
     with _extract_log():
         try:
             outcome = _run(
@@ -299,7 +299,7 @@ def _run(
     project_path: Path | None,
     force: bool,
     trigger: str,
-    client: str = "claude",
+    client: str = clients.DEFAULT,
 ) -> Outcome:
     settings = config.load()
     if not settings["llm"]:

@@ -1,21 +1,25 @@
 """`agentctx hook <Event>`: the process Claude Code runs for every registered hook event.
 
 `agentctx/__main__.py` calls `main(argv)` before typer is imported, and this module imports only the
-standard library; each handler imports the store (and only what it needs) itself. Contract
-(docs/contracts.md#hook-events): read the payload from stdin, print nothing or one hook JSON object,
-and always exit 0. Any failure — bad JSON, a locked or corrupt store, a full disk — becomes one line
-in `$AGENTCTX_HOME/logs/hooks.log`, never a blocked prompt.
+standard library and the client registry (`agentctx_store.clients`); each handler imports the store
+(and only what it needs) itself. Contract (docs/contracts.md#hook-events): read the payload from
+stdin, print nothing or one hook JSON object, and always exit 0. Any failure — bad JSON, a locked or
+corrupt store, a full disk — becomes one line in `$AGENTCTX_HOME/logs/hooks.log`, never a blocked
+prompt.
 """
 
 from __future__ import annotations
 
 import sys
 
+from agentctx_store import clients
+from agentctx_store.clients import HOOK_EVENTS as EVENTS
+
 from agentctx_hooks import log
-from agentctx_hooks.clients import HOOK_EVENTS as EVENTS
 
 USAGE = (
-    f"usage: agentctx hook [--client claude|codex|gemini] <{'|'.join(EVENTS)}|the client's event name> < payload.json"
+    f"usage: agentctx hook [--client {'|'.join(clients.names())}] <{'|'.join(EVENTS)}|the client's event name>"
+    " < payload.json"
 )
 
 
@@ -37,7 +41,7 @@ def _handler(event: str):  # returns a handler: HookInput -> str
     return handle
 
 
-def run(event: str, raw: bytes, client: str = "claude", *, ends_process: bool = False) -> str:
+def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: bool = False) -> str:
     """The stdout text for one event and payload ("" for nothing). Never raises.
 
     `event` is the client's own event name; `client` names the client that runs the hook (from
@@ -47,20 +51,20 @@ def run(event: str, raw: bytes, client: str = "claude", *, ends_process: bool = 
     try:
         from agentctx_hooks.payload import parse
 
-        if client == "claude":
+        if client == clients.DEFAULT:  # the reference client: its events and payloads are ours
             from agentctx_hooks.output import hook_json
 
             hook = parse(event, raw, ends_process=ends_process)
             session = hook.session_id
             return hook_json(event, _handler(event)(hook))
-        from agentctx_hooks import clients
+        from agentctx_hooks.clients import payloads
         from agentctx_hooks.payload import HookInput
 
-        module = clients.get(client)
-        ours = module.EVENTS[event]
+        ours = clients.get(client).events[event]
+        module = payloads(client)
         hook = parse(ours, raw, ends_process=ends_process)
         session = hook.session_id
-        ours, data = module.normalise(event, hook.data)
+        ours, data = module.normalise(ours, hook.data)
         data["agentctx_client"] = client
         data["agentctx_hook"] = event
         hook = HookInput(event=ours, data=data, ends_process=ends_process)
@@ -77,25 +81,23 @@ def main(argv: list[str] | None = None, *, owns_process: bool = False) -> int:
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE + "\n")
         return 0
-    client = "claude"
+    client = clients.DEFAULT
     if args[0] == "--client" or args[0].startswith("--client="):
         client = args[0].partition("=")[2] if "=" in args[0] else (args[1] if len(args) > 1 else "")
         args = args[1:] if "=" in args[0] else args[2:]
-        if client not in ("claude", "codex", "gemini"):
-            log.write("hook", f"unknown client {client!r}; supported: claude, codex, gemini")
+        if client not in clients.CLIENTS:
+            log.write("hook", f"unknown client {client!r}; supported: {', '.join(clients.names())}")
             return 0
     if not args:
         log.write("hook", f"no hook event given ({USAGE})")
         return 0
     event = args[0]
-    if client == "claude":
+    if client == clients.DEFAULT:
         if event not in EVENTS:
             log.write(event, f"unknown hook event {event!r}; known: {', '.join(EVENTS)}")
             return 0
     else:
-        from agentctx_hooks import clients
-
-        known = clients.get(client).EVENTS
+        known = clients.get(client).events
         if not known.get(event):  # unknown to us, or an event of this client agentctx does not use
             if event not in known:
                 log.write(

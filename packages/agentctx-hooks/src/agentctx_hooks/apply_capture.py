@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from agentctx_store import clients
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.projects import resolve_project
 
@@ -142,7 +143,7 @@ def _apply_bash(store: Store, project: Project, root: str, session_id: str, entr
             from agentctx_hooks.provenance import note_record
 
             hook = str(entry.get("hook") or "PostToolUseFailure")
-            note_record(store, project, session_id, stub.record_id, str(entry.get("client") or "claude"), hook)
+            note_record(store, project, session_id, stub.record_id, str(entry.get("client") or clients.DEFAULT), hook)
         store.add_edge(stub.record_id, session_node, "observed_in")
     test = entry.get("test")
     if test:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx_store import paths, projects
+from agentctx_store import clients, paths, projects
 from agentctx_store.bounded import read_regular
 from agentctx_store.jsontext import dumps, is_object, loads
 
@@ -155,16 +155,16 @@ def _drop(path: str, why: str) -> None:
 
 def client_of(hook: HookInput) -> str:
     """The client whose hook this is (`agentctx hook --client X`); its transcript format."""
-    return hook.get_text("agentctx_client") or "claude"
+    return hook.get_text("agentctx_client") or clients.DEFAULT
 
 
-def start(session_id: str, transcript: str, cwd: str, trigger: str, client: str = "claude") -> bool:
+def start(session_id: str, transcript: str, cwd: str, trigger: str, client: str = clients.DEFAULT) -> bool:
     """Start `agentctx extract` detached for the session; False when one is running already."""
     from agentctx_hooks.spawn import spawn_agentctx
 
     return spawn_agentctx(
         ["extract", "--session-id", session_id, "--transcript", transcript, "--trigger", trigger]
-        + (["--client", client] if client != "claude" else []),
+        + (["--client", client] if client != clients.DEFAULT else []),
         lock_name=f"extract-{session_id}",
         timeout_seconds=EXTRACT_TIMEOUT_SECONDS,
         cwd=cwd,
@@ -228,7 +228,7 @@ def sweep(hook: HookInput, project_id: str) -> None:
             cwd = marker.get("cwd")
             cwd = cwd if isinstance(cwd, str) else hook.cwd
             client = marker.get("client")
-            client = client if isinstance(client, str) else "claude"
+            client = client if isinstance(client, str) else clients.DEFAULT
             try:
                 started = start(marker["session_id"], marker["transcript"], cwd, "sweep", client)
             except (OSError, ValueError) as exc:  # this session only: the others are still swept

@@ -24,7 +24,9 @@ MAX_ENTRIES = 50
 
 def client_and_hook(hook: HookInput) -> tuple[str, str]:
     """The client the hook runs in and the client's own name for the hook."""
-    return hook.get_text("agentctx_client") or "claude", hook.get_text("agentctx_hook") or hook.event
+    from agentctx_store.clients import DEFAULT
+
+    return hook.get_text("agentctx_client") or DEFAULT, hook.get_text("agentctx_hook") or hook.event
 
 
 def note_record(store: Store, project: Project, session_id: str, record_id: str, client: str, hook: str) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-from agentctx_store import digest, paths
+from agentctx_store import clients, digest, paths
 from agentctx_store.errors import AgentctxError, NotHeadError, StoreError, ValidationError
 from agentctx_store.fence import unfence
 from agentctx_store.projects import Project, resolve_project
@@ -58,7 +58,6 @@ def server_project() -> Project:
     return resolve_project(base)
 
 
-CLIENTS = ("claude", "codex", "gemini")
 RUN_ID = new_ulid()  # one server process = one session of its client
 
 
@@ -66,7 +65,7 @@ def server_client() -> str | None:
     """The client that started this server: `AGENTCTX_CLIENT`, which `agentctx init --client X`
     writes into the server's registration (None when unset or not a client agentctx knows)."""
     value = os.environ.get("AGENTCTX_CLIENT", "").strip().lower()
-    return value if value in CLIENTS else None
+    return value if value in clients.CLIENTS else None
 
 
 def client_session() -> str | None:

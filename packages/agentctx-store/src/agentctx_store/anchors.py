@@ -16,7 +16,7 @@ from agentctx_store._frozen import frozen
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, utc_now
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 
 TYPE_CHECKING = False
@@ -149,7 +149,7 @@ def anchored_records(
     sql = f"""SELECT a.record_id, a.{_ANCHOR_COLUMNS.replace(", ", ", a.")}
               FROM record_anchors a JOIN records r ON r.id = a.record_id
               WHERE a.project_id IN (?, ?) AND r.project_id IN (?, ?)"""
-    params: list[object] = [*visible_ids(project), *visible_ids(project)]
+    params: list[object] = [*visible_namespaces(project), *visible_namespaces(project)]
     if not include_superseded:
         sql += " AND r.superseded_at IS NULL"
     if paths is not None:

@@ -4,7 +4,7 @@ records linked to them, and what a file reaches through the graph. A part of `St
 from __future__ import annotations
 
 from agentctx_store.db import Connected
-from agentctx_store.rows import RECORD_COLUMNS, like_literal, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, like_literal, row_to_record, visible_namespaces
 from agentctx_store.ulid import new_ulid
 
 TYPE_CHECKING = False
@@ -62,7 +62,7 @@ class Graph(Connected):
                 file_path,
                 "%/" + like_literal(file_path.lstrip("/")),
                 max_depth,
-                *visible_ids(project),
+                *visible_namespaces(project),
                 limit,
             ),
         ).fetchall()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from agentctx_store._frozen import field, frozen
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 
 TYPE_CHECKING = False
@@ -71,7 +71,7 @@ def record_graph(
 ) -> RecordGraph:
     """Records of `types` (whole chains when `include_superseded`) plus every current record
     linked to an entity, newest first, at most `limit` records; read only."""
-    namespaces = visible_ids(project)
+    namespaces = visible_namespaces(project)
     marks = ",".join("?" * len(types))
     type_clause = f"type IN ({marks})" if types else "0"
     type_params: list[str] = list(types)

@@ -19,6 +19,7 @@ the hook has given up waiting). Standard library and the store's fast core only.
 from __future__ import annotations
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store.clients import DEFAULT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class Asked:
 
     prompt: str
     session_id: str = ""
-    client: str = "claude"  # the agent the hook runs in
+    client: str = DEFAULT  # the agent the hook runs in (`agentctx_store.clients`)
     hook: str = "UserPromptSubmit"  # the client's own name for the hook (`BeforeAgent` for Gemini)
     already: list[str] = field(default_factory=list[str])  # records shown earlier in the session
     pending: Pending = field(default_factory=Pending)

@@ -12,7 +12,6 @@ from agentctx_store.errors import NotHeadError, ValidationError
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, normalize_time, supersession_error, utc_now
 from agentctx_store.store import Store
-from agentctx_store.ulid import new_ulid
 
 __all__ = ["retire"]
 
@@ -31,18 +30,11 @@ def retire(
     if old.superseded_at is not None:
         raise NotHeadError(f"Record {old.record_id} is no longer current; nothing to retire.", head_id=None)
     moment = normalize_time(when) if when else utc_now()
-    with store.transaction() as conn:
+    with store.transaction():
         if successor_id is not None:
             new = store.get(project, successor_id)
             if (why := supersession_error(old.type, old.key, new.type, new.key)) is not None:
                 raise ValidationError(f"Record {old.record_id} cannot be retired by {new.record_id}: {why}.")
-            conn.execute(
-                "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
-                (new_ulid(), new.record_id, old.record_id),
-            )
-        conn.execute(
-            "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
-            (moment, successor_id, old.record_id),
-        )
+        store.mark_superseded(old.record_id, by=successor_id, when=moment)
     store.dirty.add(old.project_id)
     return store.get(project, old.record_id)

@@ -20,9 +20,9 @@ import time
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.clock import epoch_seconds
-from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
+from agentctx_store.projects import Project
 from agentctx_store.records import Record
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 
 TYPE_CHECKING = False
@@ -209,17 +209,21 @@ def search(
     """Rank this project's (and `_global`) records against `text`. Never raises on any text.
 
     Args:
-        scope: None = project + global; "project" = own records only; "global" = `_global` only.
+        scope: None = project + global; "project" = own records only; "global" = `_global` only
+            (`rows.visible_namespaces`).
         include_superseded: history search; superseded records are otherwise never returned.
         floor: the relevance floor in rare-term matches (see `relevance_gate`); None returns every
             match (browsing, evaluation).
         exclude_ids: records already shown (session dedup) are skipped, not counted.
+
+    Raises:
+        ValidationError: `scope` is not one of the above.
     """
     terms = query_terms(text)
     if not terms:
         return SearchResult(terms=terms)
     moment = time.time() if now is None else now.timestamp()
-    namespaces = _namespaces(project, scope)
+    namespaces = visible_namespaces(project, scope)
     # Superseded rows are read too (never returned): they lead to their current heads.
     filters, params = _filters(namespaces, types, True, exclude_ids)
     degraded: str | None = None
@@ -379,14 +383,6 @@ def _distinct_terms(conn: sqlite3.Connection, record: Record, terms: Sequence[st
                     return found
         most = max(most, found)
     return most
-
-
-def _namespaces(project: Project, scope: str | None) -> tuple[str, ...]:
-    if scope == "global":
-        return (GLOBAL_PROJECT_ID,)
-    if scope == "project":
-        return (project.project_id,)
-    return visible_ids(project)
 
 
 def _filters(

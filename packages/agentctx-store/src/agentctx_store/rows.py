@@ -5,7 +5,7 @@ directly."""
 from __future__ import annotations
 
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
-from agentctx_store.records import Record
+from agentctx_store.records import SCOPES, Record, check_choice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +52,20 @@ def like_literal(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def visible_ids(project: Project) -> tuple[str, str]:
-    """The namespaces a project may read (docs/contracts.md#namespaces): its own and the global
-    one."""
-    return (project.project_id, GLOBAL_PROJECT_ID)
+def visible_namespaces(project: Project, scope: str | None = None) -> tuple[str, ...]:
+    """The namespaces (owning project ids) whose records `project` may read
+    (docs/contracts.md#namespaces): the one rule behind every read that filters on
+    `records.project_id`.
+
+    Args:
+        scope: None = its own and `_global` (always these two, in this order); "project" = its
+            own only; "global" = `_global` only. Team records live in the project's own
+            namespace, so they follow "project".
+
+    Raises:
+        ValidationError: `scope` is none of these.
+    """
+    if scope is None:
+        return (project.project_id, GLOBAL_PROJECT_ID)
+    check_choice("scope", scope, SCOPES)
+    return (GLOBAL_PROJECT_ID,) if scope == "global" else (project.project_id,)

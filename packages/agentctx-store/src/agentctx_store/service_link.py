@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agentctx_store.projects import Project
-    from agentctx_store.records import Record
     from agentctx_store.retrieval import SearchResult
     from agentctx_store.store import Store
 
@@ -282,7 +281,6 @@ def service_search(
         return None
     from agentctx_store.jsontext import is_object
     from agentctx_store.retrieval import SearchHit, SearchResult, query_terms
-    from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
 
     request = {
         "v": PROTOCOL,
@@ -303,21 +301,7 @@ def service_search(
         return None
     ranking: list[Any] = reply.get("hits") or []
     ranked = [(str(item[0]), float(item[1]), float(item[2])) for item in ranking]
-    namespaces = (
-        visible_ids(project)
-        if scope is None
-        else (project.project_id if scope == "project" else visible_ids(project)[1],)
-    )
-    found: dict[str, Record] = {}
-    if ranked:
-        marks = ",".join("?" * len(ranked))
-        spaces = ",".join("?" * len(namespaces))
-        for row in store.conn.execute(
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({marks}) AND superseded_at IS NULL "
-            f"AND project_id IN ({spaces})",
-            [item[0] for item in ranked] + list(namespaces),
-        ):
-            found[row["id"]] = row_to_record(row)
+    found = store.current_records(project, [item[0] for item in ranked], scope=scope)
     hits = [SearchHit(record=found[rid], score=score, relevance=rel) for rid, score, rel in ranked if rid in found]
     result = SearchResult(hits=hits, degraded=reply.get("degraded"), terms=query_terms(text))
     return result, str(reply.get("mode") or "hybrid")

@@ -36,6 +36,10 @@ def _is_plain(value: object) -> bool:
 
 
 class Sessions(Connected):
+    if TYPE_CHECKING:  # what this part needs from `Store`, where every write of records lives
+
+        def count_access(self, record_ids: Sequence[str]) -> None: ...
+
     def touch_session(self, project: Project, session_id: str) -> None:
         with self.transaction() as conn:
             conn.execute(
@@ -72,11 +76,7 @@ class Sessions(Connected):
                     (tokens, len(record_ids), len(title_ids), session_id),
                 )
             if record_ids:
-                now = utc_now()
-                conn.executemany(
-                    "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
-                    [(now, record_id) for record_id in record_ids],
-                )
+                self.count_access(record_ids)
 
     def update_session_meta(self, project: Project, session_id: str, **values: Any) -> dict[str, Any]:
         """Merge keys into a session's JSON metadata (branch, commits, snapshot, …); every

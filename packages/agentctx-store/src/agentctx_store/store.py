@@ -29,14 +29,19 @@ from agentctx_store.records import (
     utc_now,
     validate,
 )
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.sessions import Sessions
 from agentctx_store.ulid import new_ulid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Any
+    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from typing import Any, Protocol
+
+    class ExecutesMany(Protocol):
+        """A connection `Store.mark_embedded` can write through (sqlite3's or apsw's)."""
+
+        def executemany(self, statement: str, bindings: Iterable[Sequence[Any]], /) -> object: ...
 
 
 class Store(Graph, Sessions):
@@ -108,30 +113,36 @@ class Store(Graph, Sessions):
         owner = GLOBAL_PROJECT_ID if new.scope == "global" else project.project_id
         record_id = new_ulid()
         valid_from = normalize_time(new.valid_from) if new.valid_from else now
-        with self.transaction() as conn:
+        with self.transaction():
             if supersedes is not None:
                 old = self._require_head(project, supersedes)
                 if (why := supersession_error(old.type, old.key, new.type, new.key)) is not None:
                     raise ValidationError(f"Record {supersedes} is a {old.type}; {why}. Use type {old.type!r}.")
-            conn.execute(
-                f"""INSERT INTO records ({RECORD_COLUMNS})
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, NULL, 1.0, 0.0, ?, ?, 1, ?, NULL)""",
-                (
-                    record_id,
-                    owner,
-                    new.type,
-                    new.title,
-                    new.body,
-                    new.scope,
-                    int(new.pinned),
-                    new.confidence,
-                    new.reinforce_count,
-                    valid_from,
-                    now,
-                    new.source,
-                    new.session_id,
-                    new.key,
-                ),
+            self.insert_row(
+                {
+                    "id": record_id,
+                    "project_id": owner,
+                    "type": new.type,
+                    "title": new.title,
+                    "body": new.body,
+                    "scope": new.scope,
+                    "pinned": int(new.pinned),
+                    "confidence": new.confidence,
+                    "reinforce_count": new.reinforce_count,
+                    "valid_from": valid_from,
+                    "recorded_at": now,
+                    "superseded_at": None,
+                    "superseded_by": None,
+                    "access_count": 0,
+                    "last_accessed": None,
+                    "score": 1.0,
+                    "claudemd_drift_score": 0.0,
+                    "source": new.source,
+                    "session_id": new.session_id,
+                    "pending_embedding": 1,
+                    "key": new.key,
+                    "updated_at": None,
+                }
             )
             if supersedes is not None:
                 self._mark_superseded(supersedes, record_id, now)
@@ -192,16 +203,8 @@ class Store(Graph, Sessions):
         return old
 
     def _mark_superseded(self, old_id: str, new_id: str, when: str) -> None:
-        cursor = self.conn.execute(
-            "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
-            (when, new_id, old_id),
-        )
-        if cursor.rowcount != 1:  # lost a race with another writer: nothing may be half-done
+        if not self.mark_superseded(old_id, by=new_id, when=when):  # lost a race with another writer
             raise NotHeadError(f"Record {old_id} was superseded by another process meanwhile; retry.", head_id=None)
-        self.conn.execute(
-            "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
-            (new_ulid(), new_id, old_id),
-        )
 
     def edit(
         self,
@@ -231,12 +234,8 @@ class Store(Graph, Sessions):
         if new_scope != current.scope:
             owner = GLOBAL_PROJECT_ID if new_scope == "global" else project.project_id
         new_valid = normalize_time(valid_from) if valid_from else current.valid_from
-        with self.transaction() as conn:
-            conn.execute(
-                """UPDATE records SET title = ?, body = ?, type = ?, confidence = ?, scope = ?, project_id = ?,
-                       valid_from = ?, updated_at = ?, pending_embedding = 1 WHERE id = ?""",
-                (new_title, new_body, new_type, new_conf, new_scope, owner, new_valid, utc_now(), record_id),
-            )
+        fields = {"title": new_title, "body": new_body, "type": new_type, "confidence": new_conf, "scope": new_scope}
+        self.rewrite(record_id, fields | {"project_id": owner, "valid_from": new_valid}, when=utc_now())
         self.dirty.update({owner, current.project_id})
         return self.get(project, record_id, include_superseded=True)
 
@@ -253,10 +252,7 @@ class Store(Graph, Sessions):
         """Count one more sighting of an inferred record; at `threshold` (or on an explicit
         statement) it becomes `reinforced` (one-way: docs/contracts.md#confidence)."""
         current = self.get(project, record_id)
-        count = current.reinforce_count + 1
-        confidence = current.confidence
-        if confidence == "inferred" and (explicit or count >= threshold):
-            confidence = "reinforced"
+        count, confidence = _sighting(current, threshold=threshold, explicit=explicit)
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE records SET reinforce_count = ?, confidence = ?, updated_at = ? WHERE id = ?",
@@ -300,6 +296,127 @@ class Store(Graph, Sessions):
         self.dirty.add(doomed.project_id)
         return doomed
 
+    # -- record writes of the other parts of agentctx ---------------------------------
+    # Import, consolidation, drift, scoring and the hooks' accounting change records too; the
+    # SQL that does it lives here, beside `add` and `supersede`, so the rules of a record's
+    # time axes (`valid_from`, `recorded_at`, `superseded_at`/`superseded_by`) and of its
+    # derived columns are written once. Each method joins the caller's transaction if any.
+
+    def insert_row(self, row: Mapping[str, object]) -> None:
+        """Write one record row exactly as given, every column of `rows.RECORD_COLUMNS` named:
+        an imported record keeps its id, times and supersession. The caller has checked it
+        against the record contract (`add` and the import do).
+
+        Raises:
+            ValueError: a column is missing or unknown.
+        """
+        _check_columns(row, _COLUMN_NAMES, exact=True)
+        with self.transaction() as conn:
+            conn.execute(
+                f"INSERT INTO records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * len(_COLUMN_NAMES))})",
+                [row[column] for column in _COLUMN_NAMES],
+            )
+
+    def rewrite(self, record_id: str, fields: Mapping[str, object], *, when: str) -> None:
+        """Change a record in place, as a correction (`edit`, an imported hand edit) and not a
+        new fact: `fields` are columns of `REWRITABLE`; `updated_at` becomes `when` and the
+        record is embedded again.
+
+        Raises:
+            ValueError: a column is not one of `REWRITABLE`.
+        """
+        _check_columns(fields, REWRITABLE)
+        assignments = "".join(f"{column} = ?, " for column in fields)
+        with self.transaction() as conn:
+            conn.execute(
+                f"UPDATE records SET {assignments}updated_at = ?, pending_embedding = 1 WHERE id = ?",
+                [*fields.values(), when, record_id],
+            )
+
+    def mark_superseded(self, record_id: str, *, by: str | None, when: str) -> bool:
+        """End the current record `record_id` at `when` (`superseded_at`): replaced by the record
+        `by` (linked by a `supersedes` edge), or by nothing (retired). False, and the record
+        left as it is, when it was no longer current; the edge is written either way."""
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
+                (when, by, record_id),
+            )
+            if by is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
+                    (new_ulid(), by, record_id),
+                )
+        return cursor.rowcount == 1
+
+    def merge(self, keep: Record, drop: Record, *, threshold: int, when: str) -> None:
+        """Consolidation found that `drop` states the fact `keep` states: `drop` is superseded
+        by `keep` at `when`, and counts as one more sighting of `keep` (`reinforce`'s rule, a
+        `drop` that is not `inferred` counting as an explicit statement). Neither text changed,
+        so neither gets a new `updated_at`."""
+        count, confidence = _sighting(keep, threshold=threshold, explicit=drop.confidence != "inferred")
+        with self.transaction() as conn:
+            self.mark_superseded(drop.record_id, by=keep.record_id, when=when)
+            conn.execute(
+                "UPDATE records SET reinforce_count = ?, confidence = ? WHERE id = ?",
+                (count, confidence, keep.record_id),
+            )
+
+    def promote_reinforced(self, threshold: int) -> int:
+        """Make every current `inferred` record seen at least `threshold` times `reinforced`
+        (after the threshold was lowered); never the other way (docs/contracts.md#confidence).
+        Returns how many."""
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                """UPDATE records SET confidence = 'reinforced' WHERE confidence = 'inferred'
+                   AND reinforce_count >= ? AND superseded_at IS NULL""",
+                (threshold,),
+            )
+            return cursor.rowcount
+
+    def count_access(self, record_ids: Sequence[str]) -> None:
+        """One more access of each record, now (shown in full by a hook, read by id): feeds
+        the derived score (docs/consolidation.md#scores)."""
+        now = utc_now()
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                [(now, record_id) for record_id in record_ids],
+            )
+
+    def set_scores(self, scores: Mapping[str, float]) -> None:
+        """Store the derived `score` of these records (`upkeep.scoring`), by id."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE records SET score = ? WHERE id = ?", [(score, record_id) for record_id, score in scores.items()]
+            )
+
+    def set_drift_scores(self, project: Project, scores: Mapping[str, float]) -> int:
+        """Store `claudemd_drift_score` (derived) on the project's own records: `scores` by id,
+        0.0 on every other decision and convention of the project. Returns how many rows changed."""
+        with self.transaction() as conn:
+            before = conn.total_changes
+            conn.execute(
+                """UPDATE records SET claudemd_drift_score = 0.0 WHERE project_id = ?
+                   AND type IN ('decision', 'convention') AND claudemd_drift_score != 0.0""",
+                (project.project_id,),
+            )
+            conn.executemany(
+                "UPDATE records SET claudemd_drift_score = ? WHERE id = ? AND project_id = ?",
+                [(score, record_id, project.project_id) for record_id, score in scores.items()],
+            )
+            return conn.total_changes - before
+
+    @staticmethod
+    def mark_embedded(conn: ExecutesMany, record_ids: Sequence[str]) -> None:
+        """Clear `pending_embedding` of these records on `conn`, in the transaction that stores
+        their vectors. It takes the connection because that one is the embedding phase's own
+        (apsw, which loads sqlite-vec): a process may not hold a `Store` beside it."""
+        conn.executemany(
+            "UPDATE records SET pending_embedding = 0 WHERE id = ? AND pending_embedding != 0",
+            [(record_id,) for record_id in record_ids],
+        )
+
     # -- reading records --------------------------------------------------------------
 
     def get(self, project: Project, record_id: str, *, include_superseded: bool = True) -> Record:
@@ -310,7 +427,7 @@ class Store(Graph, Sessions):
         """
         row = self.conn.execute(
             f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ? AND project_id IN (?, ?)",
-            (record_id.strip().upper(), *visible_ids(project)),
+            (record_id.strip().upper(), *visible_namespaces(project)),
         ).fetchone()
         if row is None or (not include_superseded and row["superseded_at"] is not None):
             raise RecordNotFound(f"No record {record_id!r} in this project; `agentctx search` lists record ids.")
@@ -331,14 +448,41 @@ class Store(Graph, Sessions):
             except RecordNotFound:
                 missing.append(record_id)
         if touch and found:
-            now = utc_now()
-            with self.transaction() as conn:
-                conn.executemany(
-                    "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
-                    [(now, record.record_id) for record in found],
-                )
+            self.count_access([record.record_id for record in found])
             found = [self.get(project, record.record_id) for record in found]
         return found, missing
+
+    def current_records(
+        self,
+        project: Project,
+        record_ids: Sequence[str],
+        *,
+        scope: str | None = None,
+        types: Sequence[str] | None = None,
+    ) -> dict[str, Record]:
+        """The current records among `record_ids` that `project` may see under `scope`
+        (`rows.visible_namespaces`), of `types` when given, by id: what a ranking made elsewhere
+        (vectors, the warm service) may show. The SQL is the guard: a stale id of a superseded
+        record or of another project's is left out.
+
+        Raises:
+            ValidationError: `scope` is not None, "project" or "global".
+        """
+        namespaces = visible_namespaces(project, scope)
+        found: dict[str, Record] = {}
+        for start in range(0, len(record_ids), 400):  # within SQLite's limit on bound parameters
+            chunk = list(record_ids[start : start + 400])
+            sql = (
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({','.join('?' * len(chunk))}) "
+                f"AND superseded_at IS NULL AND project_id IN ({','.join('?' * len(namespaces))})"
+            )
+            params: list[object] = [*chunk, *namespaces]
+            if types is not None:
+                sql += f" AND type IN ({','.join('?' * len(types))})"
+                params.extend(types)
+            for row in self.conn.execute(sql, params):
+                found[row["id"]] = row_to_record(row)
+        return found
 
     def list_records(
         self,
@@ -352,20 +496,20 @@ class Store(Graph, Sessions):
         limit: int | None = None,
         order: str = "recorded_at DESC",
     ) -> list[Record]:
-        """Records of this project (and `_global`), newest first; current only by default."""
-        clauses = ["project_id IN (?, ?)"]
-        params: list[Any] = list(visible_ids(project))
+        """Records this project may see under `scope` (`rows.visible_namespaces`: its own and
+        `_global` ones by default), newest first; current only by default.
+
+        Raises:
+            ValidationError: `scope` is not None, "project" or "global".
+        """
+        namespaces = visible_namespaces(project, scope)
+        clauses = [f"project_id IN ({','.join('?' * len(namespaces))})"]
+        params: list[Any] = list(namespaces)
         if not include_superseded:
             clauses.append("superseded_at IS NULL")
         if types:
             clauses.append(f"type IN ({','.join('?' * len(types))})")
             params.extend(types)
-        if scope == "global":
-            clauses.append("project_id = ?")
-            params.append(GLOBAL_PROJECT_ID)
-        elif scope == "project":
-            clauses.append("project_id = ?")
-            params.append(project.project_id)
         if confidence:
             clauses.append("confidence = ?")
             params.append(confidence)
@@ -398,7 +542,7 @@ class Store(Graph, Sessions):
         while True:  # walk back: who did this one supersede?
             row = self.conn.execute(
                 f"SELECT {RECORD_COLUMNS} FROM records WHERE superseded_by = ? AND project_id IN (?, ?) ORDER BY recorded_at DESC LIMIT 1",
-                (current.record_id, *visible_ids(project)),
+                (current.record_id, *visible_namespaces(project)),
             ).fetchone()
             if row is None or row["id"] in seen:
                 break
@@ -425,7 +569,7 @@ class Store(Graph, Sessions):
         (docs/contracts.md#supersession)."""
         when = normalize_time(moment)
         clauses = ["project_id IN (?, ?)", "valid_from <= ?", "(superseded_at IS NULL OR superseded_at > ?)"]
-        params: list[Any] = [*visible_ids(project), when, when]
+        params: list[Any] = [*visible_namespaces(project), when, when]
         if types:
             clauses.append(f"type IN ({','.join('?' * len(types))})")
             params.extend(types)
@@ -436,4 +580,42 @@ class Store(Graph, Sessions):
         sql = "SELECT type, count(*) FROM records WHERE project_id IN (?, ?)"
         if not include_superseded:
             sql += " AND superseded_at IS NULL"
-        return {row[0]: row[1] for row in self.conn.execute(sql + " GROUP BY type ORDER BY type", visible_ids(project))}
+        return {
+            row[0]: row[1]
+            for row in self.conn.execute(sql + " GROUP BY type ORDER BY type", visible_namespaces(project))
+        }
+
+
+_COLUMN_NAMES = tuple(column.strip() for column in RECORD_COLUMNS.split(","))
+# The columns `Store.rewrite` may set: the fact, where it belongs, and its supersession (an
+# import may state it); never the counters, scores or the time it was recorded.
+REWRITABLE = frozenset(
+    (
+        "type",
+        "title",
+        "body",
+        "scope",
+        "project_id",
+        "pinned",
+        "confidence",
+        "valid_from",
+        "superseded_at",
+        "superseded_by",
+    )
+)
+
+
+def _check_columns(row: Mapping[str, object], allowed: Collection[str], *, exact: bool = False) -> None:
+    unknown = [column for column in row if column not in allowed]
+    missing = [column for column in allowed if column not in row] if exact else []
+    if unknown or missing:
+        raise ValueError(f"record columns: unknown {unknown}, missing {missing}")
+
+
+def _sighting(record: Record, *, threshold: int, explicit: bool) -> tuple[int, str]:
+    """(reinforce_count, confidence) after one more sighting of `record`: an `inferred` one
+    becomes `reinforced` on an explicit statement or at `threshold` sightings (one-way)."""
+    count = record.reinforce_count + 1
+    if record.confidence == "inferred" and (explicit or count >= threshold):
+        return count, "reinforced"
+    return count, record.confidence

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from agentctx_store import clients
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 RecordTypeName = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"]
@@ -60,8 +61,8 @@ class RecordOut(BaseModel):
     )
     origin: dict[str, str] | None = Field(
         default=None,
-        description="Which client (claude, codex, gemini) and hook produced it, `{client, hook?}`, `{}` when not "
-        "known; only when reading one record.",
+        description=f"Which client ({', '.join(clients.names())}) and hook produced it, `{{client, hook?}}`, `{{}}` "
+        "when not known; only when reading one record.",
     )
 
 
@@ -182,7 +183,9 @@ class SessionOut(BaseModel):
     tokens_injected: int
     extraction_cost_usd: float
     extraction: ExtractionOut
-    client: str | None = Field(default=None, description="The client the session ran in: claude, codex, gemini.")
+    client: str | None = Field(
+        default=None, description=f"The client the session ran in: {', '.join(clients.names())}."
+    )
     injection_log: list[InjectionOut] = Field(default=[], description="The prompt injections, oldest first (last 50).")
     meta: dict[str, Any]
 

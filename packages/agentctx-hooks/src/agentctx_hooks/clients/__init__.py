@@ -1,53 +1,50 @@
-"""The client contract: what differs between Claude Code, Codex CLI and Gemini CLI.
+"""How a client's hook payloads become ours, for the clients whose payloads are not Claude Code's.
 
-One module per client (`claude`, `codex`, `gemini`), each with the same names:
+Which clients there are, and how their event names map to ours, is the registry
+(`agentctx_store.clients`). A client whose payloads or output differ from Claude Code's beyond the
+event names has a module here named after it (`codex`, `gemini`), with:
 
-- `NAME`, `LABEL`, `BINARY`: how it is called on the command line, for people, on PATH.
-- `EVENTS`: its hook event names -> ours (the events `agentctx hook` implements). An event the
-  client has but agentctx does not use maps to "" (ignored quietly); a name not in the map is
-  unknown (one log line).
-- `REGISTERED`: the events `agentctx init` registers, `MATCHERS` and `timeout(event)` for them.
-- `normalise(native_event, data)`: the payload in the shape the shared handlers read (Claude
-  Code's): `prompt` as the developer typed it, `tool_name` / `tool_input` / `tool_response`
-  with Claude's tool names, `source`, `session_id`, `cwd`, `transcript_path`.
-- `render(native_event, context)`: the text the model should get, as the client wants it
+- `normalise(event, data)`: the payload of our `event` in the shape the shared handlers read
+  (Claude Code's): `prompt` as the developer typed it, `tool_name` / `tool_input` /
+  `tool_response` with Claude's tool names, `source`, `session_id`, `cwd`, `transcript_path`.
+  Returns the event and the payload (a failed tool call becomes PostToolUseFailure).
+- `render(event, native_event, context)`: the text the model should get, as the client wants it
   printed (`output.hook_json` with the client's own event name).
-- `TRANSCRIPT`: the transcript format extraction reads (`agentctx extract --client`).
-- config location and registration: `agentctx_hooks.clients.install_<name>` (not imported by hooks).
 
-Everything else — store, search, budgets, dedup, digest, extraction — is shared and knows
-nothing of clients. These modules import only the standard library (the hook path), and
-`re` / `json` only inside the functions that need them.
+A client without a module gets the defaults below: its payloads as they are, our answer under
+its own event name. Everything else — store, search, budgets, dedup, digest, extraction — is
+shared and knows nothing of clients. These modules import only the standard library (the hook
+path), and `re` / `json` only inside the functions that need them.
 """
 
 from __future__ import annotations
 
-NAMES = ("claude", "codex", "gemini")
-# The events `agentctx hook` implements, by Claude Code's names (each client maps its own to these).
-HOOK_EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "CwdChanged",
-    "PreCompact",
-    "Stop",
-    "SessionEnd",
-)
-DEFAULT = "claude"
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
 
 
-class UnknownClient(ValueError):
-    """A client name agentctx does not support."""
+def payloads(name: str) -> ModuleType:
+    """The module that reshapes client `name`'s payloads: its own here, else this one (the defaults)."""
+    module = f"{__name__}.{name}"
+    try:
+        __import__(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise  # the client's module is there but imports something that is not
+        return sys.modules[__name__]
+    return sys.modules[module]
 
 
-def get(name: str):  # returns the client's module
-    if name == "claude":
-        from agentctx_hooks.clients import claude as module
-    elif name == "codex":
-        from agentctx_hooks.clients import codex as module
-    elif name == "gemini":
-        from agentctx_hooks.clients import gemini as module
-    else:
-        raise UnknownClient(f"unknown client {name!r}; supported: {', '.join(NAMES)}")
-    return module
+def normalise(event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A Claude-Code-shaped payload needs nothing done."""
+    return event, data
+
+
+def render(event: str, native_event: str, context: str) -> str:
+    from agentctx_hooks.output import hook_json
+
+    return hook_json(event, context, name=native_event)

@@ -11,7 +11,7 @@ file, so our 6,000 / 8,000-character budgets keep it whole). Differences handled
 - file edits go through `apply_patch` (the patch text names the files);
 - UserPromptSubmit also fires for a subagent's first prompt (`agent_id` set), which the model
   wrote, not the developer: nothing is searched for it;
-- `transcript_path` is a rollout JSONL (`TRANSCRIPT = "codex"` for extraction).
+- `transcript_path` is a rollout JSONL (extraction reads it as `codex`).
 """
 
 from __future__ import annotations
@@ -22,40 +22,10 @@ if TYPE_CHECKING:
 
     from agentctx_store.jsontext import JsonValue
 
-NAME = "codex"
-LABEL = "Codex CLI"
-BINARY = "codex"
-TRANSCRIPT = "codex"
-EVENTS = {
-    "SessionStart": "SessionStart",  # startup / resume / fork / compact
-    "UserPromptSubmit": "UserPromptSubmit",
-    "PostToolUse": "PostToolUse",
-    "PreCompact": "PreCompact",  # followed by SessionStart(compact), which re-injects the snapshot
-    "Stop": "Stop",
-    "SessionEnd": "SessionEnd",
-    # events Codex has that agentctx does not use (never registered; quiet if they come anyway)
-    "PreToolUse": "",
-    "PermissionRequest": "",
-    "PostCompact": "",
-    "PreModelRequest": "",
-    "PostModelRequest": "",
-    "SubagentStart": "",
-    "SubagentStop": "",
-    "Interrupt": "",
-}
-REGISTERED = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
-TOOLS = {"Bash": "Bash", "apply_patch": "Edit"}
-MATCHERS = {"PostToolUse": "^(Bash|apply_patch)$"}
-_TIMEOUTS = {"SessionEnd": 3}  # seconds; Codex clamps SessionEnd to 3 s anyway
 _PATCH_FILE_MARKS = ("*** Update File: ", "*** Add File: ")
 
 
-def timeout(event: str) -> int:
-    return _TIMEOUTS.get(event, 10)
-
-
-def normalise(native_event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    event = EVENTS.get(native_event) or native_event
+def normalise(event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if event == "UserPromptSubmit" and data.get("agent_id"):
         data = {**data, "prompt": ""}  # a subagent's task, written by the model
     elif event == "PostToolUse" and data.get("tool_name") == "apply_patch":

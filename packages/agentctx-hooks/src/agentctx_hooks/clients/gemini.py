@@ -2,9 +2,10 @@
 
 What differs from Claude Code, and what this module does about it:
 
-- Event names: `BeforeAgent` is our UserPromptSubmit, `AfterTool` our PostToolUse, `AfterAgent`
-  our Stop. `PreCompress` fires before *every* model call (also when nothing is compressed) and
-  Gemini has no SessionStart after compression to re-inject a snapshot, so it is not used.
+- Event names (mapped in `agentctx_store.clients`): `BeforeAgent` is our UserPromptSubmit,
+  `AfterTool` our PostToolUse, `AfterAgent` our Stop. `PreCompress` fires before *every* model
+  call (also when nothing is compressed) and Gemini has no SessionStart after compression to
+  re-inject a snapshot, so it is not used.
 - BeforeAgent's `prompt` already carries the SessionStart context in front of what the developer
   typed (`<hook_context>…</hook_context>\\n\\n<typed text>`): only the typed text is searched,
   or every prompt would match the whole digest.
@@ -16,7 +17,7 @@ What differs from Claude Code, and what this module does about it:
   `<agentctx-record …>` fence would reach the model as `&lt;agentctx-record …&gt;`, so for
   Gemini the fences are written with square brackets: `[agentctx-record id="…" …]` …
   `[/agentctx-record]` (record text cannot forge them either).
-- Timeouts are in milliseconds. `transcript_path` is a chat recording (`TRANSCRIPT = "gemini"`).
+- `transcript_path` is a chat recording (extraction reads it as `gemini`).
 """
 
 from __future__ import annotations
@@ -27,33 +28,8 @@ if TYPE_CHECKING:
 
     from agentctx_store.jsontext import JsonValue
 
-NAME = "gemini"
-LABEL = "Gemini CLI"
-BINARY = "gemini"
-TRANSCRIPT = "gemini"
-EVENTS = {
-    "SessionStart": "SessionStart",  # startup / resume (/ clear, interactive)
-    "BeforeAgent": "UserPromptSubmit",
-    "AfterTool": "PostToolUse",
-    "AfterAgent": "Stop",
-    "SessionEnd": "SessionEnd",
-    # events Gemini has that agentctx does not use (never registered; quiet if they come anyway)
-    "PreCompress": "",  # before every model call: a snapshot here would be taken every turn
-    "BeforeModel": "",
-    "AfterModel": "",
-    "BeforeToolSelection": "",
-    "BeforeTool": "",
-    "Notification": "",
-}
-REGISTERED = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd")
 TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
-MATCHERS = {"AfterTool": "^(run_shell_command|write_file|replace)$"}
-_TIMEOUTS_MS = {"SessionEnd": 5000}
 _EXIT_MARK = "Exit Code: "
-
-
-def timeout(event: str) -> int:
-    return _TIMEOUTS_MS.get(event, 10_000)
 
 
 def typed_prompt(prompt: str) -> str:
@@ -64,8 +40,7 @@ def typed_prompt(prompt: str) -> str:
     return strip_hook_context(prompt)
 
 
-def normalise(native_event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    event = EVENTS.get(native_event) or native_event
+def normalise(event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if event == "UserPromptSubmit":
         prompt = data.get("prompt")
         if isinstance(prompt, str):

@@ -37,6 +37,7 @@ from agentctx_store.digest import ranking
 from agentctx_store.errors import AgentctxError
 from agentctx_store.projects import Project
 from agentctx_store.records import utc_now
+from agentctx_store.rows import visible_namespaces
 from agentctx_store.store import Store
 
 DEFAULT_TIME_LIMIT_S = 240.0
@@ -143,8 +144,8 @@ def fingerprint(store: Store, project: Project, settings: dict[str, Any], now: d
     row = store.conn.execute(
         """SELECT count(*), max(rowid), max(recorded_at), max(updated_at), max(superseded_at),
                   sum(access_count), sum(pending_embedding), sum(pinned), sum(reinforce_count)
-           FROM records WHERE project_id IN (?, '_global')""",
-        (project.project_id,),
+           FROM records WHERE project_id IN (?, ?)""",
+        visible_namespaces(project),
     ).fetchone()
     files: list[tuple[str, int, int]] = []
     for name in drift.CLAUDE_FILES:
@@ -324,9 +325,9 @@ def status_sections(store: Store, project: Project, *, now: datetime | None = No
     rows = store.conn.execute(
         """SELECT m.keep_id, m.drop_id, m.type, m.similarity, k.title, d.title FROM merge_candidates m
            JOIN records k ON k.id = m.keep_id JOIN records d ON d.id = m.drop_id
-           WHERE m.project_id IN (?, '_global') AND m.status = 'open' AND k.superseded_at IS NULL AND d.superseded_at IS NULL
+           WHERE m.project_id IN (?, ?) AND m.status = 'open' AND k.superseded_at IS NULL AND d.superseded_at IS NULL
            ORDER BY m.similarity DESC LIMIT 20""",
-        (project.project_id,),
+        visible_namespaces(project),
     ).fetchall()
     if rows:
         data = [

@@ -12,7 +12,6 @@ from agentctx_store.consolidate.checkpoints import checkpoint
 from agentctx_store.records import Record, utc_now
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record
 from agentctx_store.store import Store
-from agentctx_store.ulid import new_ulid
 
 CONFIDENCE_RANK = {"explicit": 2, "reinforced": 1, "inferred": 0}
 MAX_JUDGED_PER_RUN = 20
@@ -70,22 +69,7 @@ def apply_merges(store: Store, judge: MergeJudge, *, deadline: float, settings: 
         with store.transaction() as conn:
             now = utc_now()
             if verdict:
-                conn.execute(
-                    "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
-                    (now, keep.record_id, drop.record_id),
-                )
-                conn.execute(
-                    "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
-                    (new_ulid(), keep.record_id, drop.record_id),
-                )
-                count = keep.reinforce_count + 1
-                confidence = keep.confidence
-                if confidence == "inferred" and (count >= threshold or drop.confidence != "inferred"):
-                    confidence = "reinforced"
-                conn.execute(
-                    "UPDATE records SET reinforce_count = ?, confidence = ? WHERE id = ?",
-                    (count, confidence, keep.record_id),
-                )
+                store.merge(keep, drop, threshold=threshold, when=now)
                 checkpoint("merge")
                 merged += 1
             conn.execute(

@@ -30,13 +30,7 @@ def preferences(store: Store) -> list[Record]:
 def promote_reinforced(store: Store, threshold: int) -> int:
     """Apply the configured threshold to records already counted (e.g. after lowering it).
     One-way (docs/contracts.md#confidence): nothing is ever demoted."""
-    with store.transaction() as conn:
-        cursor = conn.execute(
-            """UPDATE records SET confidence = 'reinforced' WHERE confidence = 'inferred'
-               AND reinforce_count >= ? AND superseded_at IS NULL""",
-            (threshold,),
-        )
-        return cursor.rowcount
+    return store.promote_reinforced(threshold)
 
 
 def profile_dir() -> Path:

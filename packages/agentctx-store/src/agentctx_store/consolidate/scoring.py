@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from agentctx_store.projects import Project
 from agentctx_store.records import Record, parse_time, parsed_to_text
 from agentctx_store.retrieval import HALF_LIFE_DAYS, PIN_WEIGHT, TYPE_WEIGHTS
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 
 CONFIDENCE_WEIGHTS = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.6}
@@ -82,15 +82,14 @@ def score(record: Record, now: datetime) -> float:
 def update_scores(store: Store, now: datetime) -> int:
     """Recompute `score` for every current record of the store; returns how many changed."""
     rows = store.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE superseded_at IS NULL").fetchall()
-    changes: list[tuple[float, str]] = []
+    changes: dict[str, float] = {}
     for row in rows:
         record = row_to_record(row)
         value = round(score(record, now), 6)
         if abs(value - record.score) > 1e-6:
-            changes.append((value, record.record_id))
+            changes[record.record_id] = value
     if changes:
-        with store.transaction() as conn:
-            conn.executemany("UPDATE records SET score = ? WHERE id = ?", changes)
+        store.set_scores(changes)
     return len(changes)
 
 
@@ -113,7 +112,7 @@ def pruning_candidates(store: Store, project: Project, now: datetime, *, limit: 
         f"""SELECT {RECORD_COLUMNS} FROM records WHERE project_id IN (?, ?) AND superseded_at IS NULL
             AND pinned = 0 AND type NOT IN ('decision', 'convention', 'profile') AND score < ?
             ORDER BY score, id""",
-        (*visible_ids(project), PRUNE_SCORE),
+        (*visible_namespaces(project), PRUNE_SCORE),
     ).fetchall()
     found = [record for record in map(row_to_record, rows) if is_pruning_candidate(record, now)]
     return found[:limit]

@@ -354,18 +354,7 @@ def write_scores(store: Store, project: Project, drift: DriftReport) -> int:
     """Store `claudemd_drift_score` (derived: docs/contracts.md#stored-inferred-derived) on the
     project's decisions and conventions: 1 − best match for current ones, 1.0 for superseded ones
     still written, 0.0 for every other record of those types. Returns how many rows changed."""
-    with store.transaction() as conn:
-        before = conn.total_changes
-        conn.execute(
-            """UPDATE records SET claudemd_drift_score = 0.0 WHERE project_id = ? AND type IN ('decision', 'convention')
-               AND claudemd_drift_score != 0.0""",
-            (project.project_id,),
-        )
-        conn.executemany(
-            "UPDATE records SET claudemd_drift_score = ? WHERE id = ? AND project_id = ?",
-            [(score, record_id, project.project_id) for record_id, score in drift.scores.items()],
-        )
-        return conn.total_changes - before
+    return store.set_drift_scores(project, drift.scores)
 
 
 def _relative(path: Path, root: Path) -> str:

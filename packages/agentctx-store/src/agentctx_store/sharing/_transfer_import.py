@@ -26,7 +26,7 @@ from agentctx_store.records import (
     supersession_error,
     utc_now,
 )
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_ids
+from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid, new_ulid
 
@@ -130,31 +130,20 @@ def import_items(store: Store, project: Project, items: Sequence[ImportItem], *,
             row = _row(planned, links.get(planned.record_id), now)
             _note_origin(conn, planned, row["session_id"], now)
             if planned.existing is None:
-                conn.execute(
-                    f"INSERT INTO records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * len(row))})", list(row.values())
-                )
+                store.insert_row(row)
                 report.created.append(planned.record_id)
             elif _differs(planned.existing, row) or _newly_superseded(planned.existing, row):
                 columns = _UPDATABLE + (("superseded_at", "superseded_by") if row["superseded_by"] else ())
-                assignments = ", ".join(f"{column} = ?" for column in columns)
-                conn.execute(
-                    f"UPDATE records SET {assignments}, updated_at = ?, pending_embedding = 1 WHERE id = ?",
-                    [*(row[column] for column in columns), now, planned.record_id],
-                )
+                store.rewrite(planned.record_id, {column: row[column] for column in columns}, when=now)
                 report.updated.append(planned.record_id)
             else:
                 report.unchanged.append(planned.record_id)
         planned_ids = {planned.record_id for planned in plan}
         for old_id, (new_id, when) in links.items():
             if old_id not in planned_ids:  # a stored record retired by a successor in the file
-                conn.execute(
-                    "UPDATE records SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
-                    (when, new_id, old_id),
-                )
-            conn.execute(
-                "INSERT OR IGNORE INTO edges(id, from_id, to_id, rel_type) VALUES (?, ?, ?, 'supersedes')",
-                (new_ulid(), new_id, old_id),
-            )
+                store.mark_superseded(old_id, by=new_id, when=when)
+            else:  # its row above carries the supersession already
+                store.add_edge(new_id, old_id, "supersedes")
     store.dirty.update(planned.owner for planned in plan)
     if plan and project.project_id != GLOBAL_PROJECT_ID:
         store.remember_project(project)
@@ -201,7 +190,7 @@ def _plan(store: Store, project: Project, items: Sequence[ImportItem]) -> list[_
             row = store.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
             if row is not None:
                 existing = row_to_record(row)
-                if existing.project_id not in visible_ids(project):
+                if existing.project_id not in visible_namespaces(project):
                     raise line_error(
                         item.line,
                         f"record {record_id} belongs to another project; import with --new-ids to copy it here "
@@ -229,7 +218,8 @@ def _by_content(store: Store, project: Project) -> dict[ContentKey, list[Record]
     (a per-line lookup made re-importing 10K lines quadratic)."""
     index: dict[ContentKey, list[Record]] = {}
     rows = store.conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE project_id IN (?, ?) ORDER BY recorded_at", visible_ids(project)
+        f"SELECT {RECORD_COLUMNS} FROM records WHERE project_id IN (?, ?) ORDER BY recorded_at",
+        visible_namespaces(project),
     )
     for row in rows:
         index.setdefault((row["project_id"], row["type"], row["title"], row["body"]), []).append(row_to_record(row))
@@ -257,7 +247,8 @@ def _supersession_links(store: Store, project: Project, plan: Sequence[_Planned]
             return ref.upper()
         if is_ulid(ref):
             row = store.conn.execute(
-                "SELECT id FROM records WHERE id = ? AND project_id IN (?, ?)", (ref.upper(), *visible_ids(project))
+                "SELECT id FROM records WHERE id = ? AND project_id IN (?, ?)",
+                (ref.upper(), *visible_namespaces(project)),
             ).fetchone()
             if row is not None:
                 return str(row[0])

@@ -16,7 +16,7 @@ from typing import Any
 from agentctx_store import Project, Store, config, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
-from agentctx_store.jsontext import is_array, is_object
+from agentctx_store.jsontext import is_object
 
 from agentctx.cli._install import install_command
 
@@ -189,87 +189,6 @@ def check_config(path: Path) -> Check:
     return Check(name="config", state="ok", detail=str(path))
 
 
-def claude_home() -> Path:
-    """Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (as `agentctx init` uses)."""
-    override = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(override).expanduser() if override else Path.home() / ".claude"
-
-
-def claude_json_files(project: Project) -> list[Path]:
-    """Where Claude Code keeps MCP servers: user scope in `~/.claude.json` (inside
-    `$CLAUDE_CONFIG_DIR` when set), project scope in the repository's `.mcp.json`."""
-    override = os.environ.get("CLAUDE_CONFIG_DIR")
-    user = Path(override).expanduser() / ".claude.json" if override else Path.home() / ".claude.json"
-    return [user, Path(project.root) / ".mcp.json"]
-
-
-def claude_settings_files(project: Project) -> list[Path]:
-    return [
-        claude_home() / "settings.json",
-        Path(project.root) / ".claude" / "settings.json",
-        Path(project.root) / ".claude" / "settings.local.json",
-    ]
-
-
-def hook_events(settings_path: Path) -> list[str] | None:
-    """Claude Code hook events whose command runs `agentctx hook`; None if the file is unreadable."""
-    try:
-        data = json.loads(settings_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    hooks = data.get("hooks") if is_object(data) else None
-    events: list[str] = []
-    for event, groups in hooks.items() if is_object(hooks) else ():
-        for group in groups if is_array(groups) else ():
-            entries = group.get("hooks", ()) if is_object(group) else ()
-            for entry in entries if is_array(entries) else ():
-                command = entry.get("command", "") if is_object(entry) else ""
-                if isinstance(command, str) and "agentctx" in command and " hook" in command and event not in events:
-                    events.append(event)
-    return events
-
-
-def check_hooks(project: Project) -> Check:
-    found: dict[str, list[str]] = {}
-    unreadable: list[str] = []
-    for settings_path in claude_settings_files(project):
-        events = hook_events(settings_path)
-        if events is None:
-            unreadable.append(str(settings_path))
-        elif events:
-            found[str(settings_path)] = events
-    if found:
-        detail = "; ".join(f"{where}: {', '.join(events)}" for where, events in found.items())
-        return Check(name="claude code hooks", state="ok", detail=detail, extra={"registered": found})
-    detail = "not registered in Claude Code settings"
-    if unreadable:
-        detail += f" (could not parse {', '.join(unreadable)})"
-    return Check(name="claude code hooks", state="warn", detail=detail, fix="agentctx init", extra={"registered": {}})
-
-
-def check_mcp_registration(project: Project) -> Check:
-    """Whether Claude Code knows an `agentctx` MCP server (read only; never fails on a bad file)."""
-    registered: list[str] = []
-    for path in claude_json_files(project):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            continue
-        servers = data.get("mcpServers") if is_object(data) else None
-        if is_object(servers) and is_object(servers.get("agentctx")):
-            registered.append(str(path))
-    if registered:
-        return Check(name="mcp server registered", state="ok", detail=", ".join(registered))
-    return Check(
-        name="mcp server registered",
-        state="warn",
-        detail="Claude Code has no `agentctx` MCP server",
-        fix="agentctx init",
-    )
-
-
 def check_api_key() -> Check:
     """The key matters only while LLM extraction is on (`agentctx config --no-llm` turns it off)."""
     try:
@@ -329,12 +248,12 @@ def run_checks(project: Project) -> list[Check]:
             )
         )
     checks.append(check_api_key())
-    checks.append(check_hooks(project))
-    checks.append(check_mcp_registration(project))
-    checks.append(check_search_service())
-    from agentctx.cli._clients import client_checks  # Codex CLI, Gemini CLI
+    from agentctx.cli.clients import claude, client_checks
 
-    checks.extend(client_checks(project))
+    checks.append(claude.check_hooks(project))
+    checks.append(claude.check_mcp_registration(project))
+    checks.append(check_search_service())
+    checks.extend(client_checks(project))  # every other client
     return checks
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, cast
 
 import typer
+from agentctx_store import clients as registry
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import JsonOption, print_json
@@ -36,9 +37,11 @@ def extract(
         str,
         typer.Option(
             "--client",
-            help="Whose transcript: claude (a session .jsonl), codex (a rollout), gemini (a chat recording).",
+            help="Whose transcript: "
+            + ", ".join(f"{client.name} ({client.transcript_name})" for client in registry.CLIENTS.values())
+            + ".",
         ),
-    ] = "claude",
+    ] = registry.DEFAULT,
     as_json: bool = JsonOption,
 ) -> None:
     """Turn a session transcript into decisions, preferences, conventions, gotchas and a handover.
@@ -61,8 +64,8 @@ def extract(
 
     if trigger not in TRIGGERS:
         raise ValidationError(f"Unknown --trigger {trigger!r}; use one of: {', '.join(TRIGGERS)}.")
-    if client not in ("claude", "codex", "gemini"):
-        raise ValidationError(f"Unknown client {client!r}; supported: claude, codex, gemini.")
+    if client not in registry.CLIENTS:
+        raise ValidationError(f"Unknown client {client!r}; supported: {', '.join(registry.names())}.")
     outcome = extract_session(
         session_id, transcript, project_path=project, force=force, trigger=cast(Trigger, trigger), client=client
     )

@@ -14,7 +14,6 @@ from typing import Any
 import typer
 from agentctx_store import Project, Store, config, digest, paths, spend
 
-from agentctx.cli._clients import clients_status
 from agentctx.cli._common import (
     JsonOption,
     ProjectOption,
@@ -25,6 +24,7 @@ from agentctx.cli._common import (
     project_for,
 )
 from agentctx.cli._health import active_rungs
+from agentctx.cli.clients import clients_status
 from agentctx.cli.consolidate import consolidation_section
 from agentctx.cli.serve import service_section
 from agentctx.cli.setup import hooks_status

@@ -1,13 +1,13 @@
 """How `agentctx init` and `agentctx uninstall` change a client's JSON config
-(docs/adr/0015-explicit-reversible-install.md): the `hooks` and `mcpServers` surgery shared by
-Claude Code (`agentctx/cli/setup.py`) and Codex CLI / Gemini CLI (`agentctx.cli._client_setup`).
-Never imported by a hook.
+(docs/adr/0015-explicit-reversible-install.md): the `hooks` and `mcpServers` surgery every client's
+setup shares (Claude Code's settings.json and ~/.claude.json, Codex CLI's hooks.json, Gemini CLI's
+settings.json). Never imported by a hook.
 
 Pure planning functions (dict in, dict out) plus careful file writes: add or remove only our
 entries, keep every other key and every foreign hook exactly as it was, write nothing when
 nothing changes, and copy the file aside before any write. What to register (which events, the
-command, Claude Code's MCP entry) and the manifest of what init created live in the CLI
-(`agentctx/cli/_registration.py`).
+command, the MCP entry) is each client's module beside this one; the manifest of what init
+created is `_manifest`.
 """
 
 from __future__ import annotations
