@@ -257,7 +257,7 @@ def uninstall(
         chosen = list(registry.names()) if "all" in client else chosen
         chosen = setups.in_scope(client, chosen, project=project, command="uninstall")
     else:
-        recorded = manifest.get("clients") or {}
+        recorded: dict[str, Any] = manifest.get("clients") or {}
         chosen = [registry.DEFAULT, *[other.name for other in registry.others() if other.name in recorded]]
     if registry.DEFAULT in chosen:
         claude.remove(manifest, project=project, directory=directory, dry_run=dry_run)

@@ -265,7 +265,7 @@ def uninstall_client(client: str, manifest: dict[str, Any], *, dry_run: bool, pr
 
     setup = setup_for(client)
     known = manifest.setdefault("clients", {})
-    record = known.get(client) or {}
+    record: dict[str, Any] = known.get(client) or {}
     try:
         changes = setup.plan_removal(record, project_root)
         changes_.check(changes)  # a read-only file refuses before anything is written

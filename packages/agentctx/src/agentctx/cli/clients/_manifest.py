@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.jsontext import is_object
+
 
 def manifest_path(data_home: Path) -> Path:
     return data_home / "install.json"
@@ -23,7 +25,7 @@ def load_manifest(data_home: Path) -> dict[str, Any]:
         data = json.loads(manifest_path(data_home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"settings": {}, "mcp": None}
-    if not isinstance(data, dict):
+    if not is_object(data):
         return {"settings": {}, "mcp": None}
     data.setdefault("settings", {})
     data.setdefault("mcp", None)

@@ -21,6 +21,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.jsontext import is_array, is_object
+
 MCP_NAME = "agentctx"
 
 
@@ -52,12 +54,12 @@ def _strip_ours(groups: list[Any]) -> tuple[list[Any], bool]:
     kept: list[Any] = []
     changed = False
     for group in groups:
-        hooks = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(hooks, list) or not any(isinstance(h, dict) and is_our_hook(h.get("command")) for h in hooks):
+        hooks = group.get("hooks") if is_object(group) else None
+        if not is_array(hooks) or not any(is_object(h) and is_our_hook(h.get("command")) for h in hooks):
             kept.append(group)
             continue
         changed = True
-        remaining = [h for h in hooks if not (isinstance(h, dict) and is_our_hook(h.get("command")))]
+        remaining = [h for h in hooks if not (is_object(h) and is_our_hook(h.get("command")))]
         if remaining:
             kept.append({**group, "hooks": remaining})
     return kept, changed
@@ -69,13 +71,13 @@ def apply_hooks(settings: dict[str, Any], groups: dict[str, dict[str, Any]]) -> 
     result = copy.deepcopy(settings)
     hooks = result.get("hooks")
     if hooks is None:
-        hooks = result["hooks"] = {}
-    if not isinstance(hooks, dict):
+        hooks = result["hooks"] = dict[str, Any]()
+    if not is_object(hooks):
         raise SettingsError('"hooks" is not a JSON object; fix it by hand, then run `agentctx init` again.')
     created: list[str] = []
     for event in list(hooks):
         current = hooks[event]
-        if not isinstance(current, list):
+        if not is_array(current):
             if event in groups:
                 raise SettingsError(f'"hooks.{event}" is not a list; fix it by hand, then run `agentctx init` again.')
             continue
@@ -106,11 +108,11 @@ def remove_hooks(
     """
     result = copy.deepcopy(settings)
     hooks = result.get("hooks")
-    if not isinstance(hooks, dict):
+    if not is_object(hooks):
         return result
     removed_any = False
     for event in list(hooks):
-        if not isinstance(hooks[event], list):
+        if not is_array(hooks[event]):
             continue
         kept, changed = _strip_ours(hooks[event])
         if not changed:
@@ -128,10 +130,10 @@ def remove_hooks(
 
 
 def is_our_mcp(entry: object) -> bool:
-    if not isinstance(entry, dict):
+    if not is_object(entry):
         return False
     command, args = entry.get("command"), entry.get("args")
-    if not isinstance(command, str) or not isinstance(args, list):
+    if not isinstance(command, str) or not is_array(args):
         return False
     if os.path.basename(command) in ("agentctx", "agentctx.exe") and args[:1] == ["mcp"]:
         return True
@@ -145,8 +147,8 @@ def apply_mcp(config: dict[str, Any], entry: dict[str, Any]) -> tuple[dict[str, 
     servers = result.get("mcpServers")
     created = servers is None
     if created:
-        servers = result["mcpServers"] = {}
-    if not isinstance(servers, dict):
+        servers = result["mcpServers"] = dict[str, Any]()
+    if not is_object(servers):
         raise SettingsError('"mcpServers" in ~/.claude.json is not a JSON object; fix it by hand first.')
     existing = servers.get(MCP_NAME)
     if existing is not None and not is_our_mcp(existing):
@@ -161,7 +163,7 @@ def apply_mcp(config: dict[str, Any], entry: dict[str, Any]) -> tuple[dict[str, 
 def remove_mcp(config: dict[str, Any], *, drop_servers_key: bool) -> dict[str, Any]:
     result = copy.deepcopy(config)
     servers = result.get("mcpServers")
-    if isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME)):
+    if is_object(servers) and is_our_mcp(servers.get(MCP_NAME)):
         del servers[MCP_NAME]
         if not servers and drop_servers_key:
             del result["mcpServers"]
@@ -245,7 +247,7 @@ def parse_json(path: Path, text: str) -> dict[str, Any]:
         raise SettingsError(
             f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}); fix it by hand, then run again. Nothing was changed."
         ) from None
-    if not isinstance(data, dict):
+    if not is_object(data):
         raise SettingsError(f"{path}, line 1: not a JSON object; fix it by hand, then run again. Nothing was changed.")
     return data
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from agentctx_store.errors import ValidationError
+from agentctx_store.jsontext import is_array, is_object
 
 from agentctx.cli import _config_file as files
 from agentctx.cli._common import project_for
@@ -281,7 +282,7 @@ def unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool, repository:
     if original is None:  # no file, or a dangling link: nothing of ours, and the link stays
         manifest["settings"].pop(str(target), None)
         return
-    exact, before = files.restore_point((record or {}).get("restore"), original)
+    exact, before = files.restore_point(record.get("restore") if record else None, original)
     if exact:
         if dry_run:
             typer.echo(install.diff(target, original, before))
@@ -315,7 +316,7 @@ def unhook(target: Path, manifest: dict[str, Any], *, dry_run: bool, repository:
 
 def unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
     path = claude_json_path()
-    record = manifest.get("mcp") or {}
+    record: dict[str, Any] = manifest.get("mcp") or {}
     try:
         config, original = install.read_json(path)
     except install.SettingsError as exc:
@@ -335,7 +336,7 @@ def unregister_mcp(manifest: dict[str, Any], *, dry_run: bool) -> None:
         manifest["mcp"] = None
         return
     servers = config.get("mcpServers")
-    if not (isinstance(servers, dict) and install.is_our_mcp(servers.get(install.MCP_NAME))):
+    if not (is_object(servers) and install.is_our_mcp(servers.get(install.MCP_NAME))):
         typer.echo("MCP: no agentctx server registered")
         manifest["mcp"] = None
         return
@@ -384,13 +385,13 @@ def hook_events(path: Path) -> list[str] | None:
         return []
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    hooks = data.get("hooks") if isinstance(data, dict) else None
+    hooks = data.get("hooks") if is_object(data) else None
     events: list[str] = []
-    for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            entries = group.get("hooks", []) if isinstance(group, dict) else []
-            for entry in entries if isinstance(entries, list) else ():
-                command = entry.get("command", "") if isinstance(entry, dict) else ""
+    for event, groups in hooks.items() if is_object(hooks) else ():
+        for group in groups if is_array(groups) else ():
+            entries = group.get("hooks", ()) if is_object(group) else ()
+            for entry in entries if is_array(entries) else ():
+                command = entry.get("command", "") if is_object(entry) else ""
                 if isinstance(command, str) and "agentctx" in command and " hook" in command and event not in events:
                     events.append(event)
     return events
@@ -426,8 +427,8 @@ def check_mcp_registration(project: Project) -> Check:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue
-        servers = data.get("mcpServers") if isinstance(data, dict) else None
-        if isinstance(servers, dict) and isinstance(servers.get("agentctx"), dict):
+        servers = data.get("mcpServers") if is_object(data) else None
+        if is_object(servers) and is_object(servers.get("agentctx")):
             registered.append(str(path))
     if registered:
         return Check(name="mcp server registered", state="ok", detail=", ".join(registered))

@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from agentctx_store.jsontext import is_object
+from agentctx_store.jsontext import is_array, is_object
 
 from agentctx.cli import _config_file as files
 from agentctx.cli.clients import _settings as install
@@ -171,11 +171,12 @@ def trust_entries(hooks_path: Path, hooks_text: str | None) -> dict[str, str]:
     if not hooks_text:
         return {}
     data = json.loads(hooks_text)
-    entries = {}
-    for event, listed in (data.get("hooks") or {}).items():
-        for group_index, group in enumerate(listed if isinstance(listed, list) else []):
-            for hook_index, hook in enumerate(group.get("hooks") or [] if isinstance(group, dict) else []):
-                if isinstance(hook, dict) and install.is_our_hook(hook.get("command")):
+    entries: dict[str, str] = {}
+    hooks: dict[str, Any] = data.get("hooks") or {}
+    for event, listed in hooks.items():
+        for group_index, group in enumerate(listed if is_array(listed) else ()):
+            for hook_index, hook in enumerate(group.get("hooks") or () if is_object(group) else ()):
+                if is_object(hook) and install.is_our_hook(hook.get("command")):
                     key = f"{hooks_path}:{snake(event)}:{group_index}:{hook_index}"
                     entries[key] = trust_hash(event, hook, group.get("matcher"))
     return entries
@@ -289,7 +290,8 @@ def trust_state(path: Path | None = None) -> tuple[int, int]:
         data, _ = read_toml(path or folder / "config.toml")
     except (OSError, ValueError, ConfigError):
         return 0, 0
-    state = (data.get("hooks") or {}).get("state") or {}
+    table: dict[str, Any] = data.get("hooks") or {}
+    state: dict[str, Any] = table.get("state") or {}
     trusted = sum(
         1
         for key, value in wanted.items()

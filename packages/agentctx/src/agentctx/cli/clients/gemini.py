@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentctx_store.jsontext import is_object
+
 from agentctx.cli import _config_file as config_file
 from agentctx.cli.clients import hook_groups, mcp_entry
 from agentctx.cli.clients._changes import (
@@ -82,7 +84,8 @@ def plan_removal(record: dict[str, Any], project_root: Path | None) -> list[Chan
     if project_root is None:
         targets += [Path(name) for name in files if Path(name) not in targets]
     for target in targets:
-        repository = project_root or (files.get(str(target)) or {}).get("repository")
+        entry: dict[str, Any] = files.get(str(target)) or {}
+        repository = project_root or entry.get("repository")
         if target == settings(project_root) and project_root is None:
             repository = None  # the user's own ~/.gemini/settings.json: links are followed
         if repository:
@@ -118,7 +121,7 @@ def registration(project_root: Path | None = None) -> dict[str, Any]:
         servers = data.get("mcpServers")
         mcp = mcp or (isinstance(servers, dict) and "agentctx" in servers)
         config = data.get("hooksConfig")
-        if isinstance(config, dict) and config.get("enabled") is False:
+        if is_object(config) and config.get("enabled") is False:
             enabled = False
     return {"hooks": hooks, "mcp": mcp, "active": bool(hooks) and enabled, "hooks_enabled": enabled}
 
