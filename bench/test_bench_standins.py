@@ -75,6 +75,8 @@ def frozen_classes(modules: list[str], decorator: str) -> str:
                 fields = [item for item in node.body if isinstance(item, ast.AnnAssign)]
                 for item in fields:  # as `from __future__ import annotations` leaves them: text
                     item.annotation = ast.Constant(ast.unparse(item.annotation))
+                    if isinstance(item.value, ast.Name):  # a default named by a constant of the module
+                        item.value = ast.Constant(getattr(importlib.import_module(name), item.value.id))
                 node.body, node.decorator_list = list(fields) or [ast.Pass()], []
                 classes.append(f"{decorator}\n{ast.unparse(node)}")
     assert classes, f"no @frozen class among {modules}"
