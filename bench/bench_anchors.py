@@ -169,7 +169,8 @@ def _in_process(project_dir: Path, home: Path, prompts: list[str]) -> dict[str, 
     anchor check (alternating which goes first; prompts with hits only), next to the search."""
     from agentctx_store import search
     from agentctx_store.freshness import Checker
-    from agentctx_store.inject import PROMPT_TYPES, compose_injection
+    from agentctx_store.inject import compose_injection
+    from agentctx_store.prompt_answer import PROMPT_TYPES
 
     os.environ["AGENTCTX_HOME"] = str(home)
     project = resolve_project(project_dir)

@@ -13,7 +13,8 @@ import _corpus
 import pytest
 from _harness import SIZE_IDS, size_param
 from agentctx_store import digest, search
-from agentctx_store.inject import PROMPT_TYPES, compose_injection
+from agentctx_store.inject import compose_injection
+from agentctx_store.prompt_answer import PROMPT_TYPES
 
 SEARCH_ROUNDS = 150
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 from agentctx_store import Project, Record, Store
-from agentctx_store.inject import PROMPT_TYPES, compose_injection
+from agentctx_store.inject import compose_injection
+from agentctx_store.prompt_answer import PROMPT_TYPES
 from embed_testkit import add
 
 from agentctx_embed.hybrid import VectorIndex, hybrid_search

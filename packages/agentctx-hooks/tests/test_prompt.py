@@ -226,7 +226,7 @@ def test_handovers_are_left_to_the_session_start_digest(
     hook: Hook, add: Add, payload: Payload, context: Context, project: Project, project_dir: Path, filler: Any
 ) -> None:
     from agentctx_store import RECORD_TYPES
-    from agentctx_store.inject import PROMPT_TYPES
+    from agentctx_store.prompt_answer import PROMPT_TYPES
 
     filler(project, rounds=4)
     add(project, "Next: migrate the invoice exporter", "Invoice exporter migration is half done.", type="handover")

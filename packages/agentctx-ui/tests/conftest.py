@@ -16,8 +16,7 @@ import pytest
 from agentctx_hooks.provenance import note_record
 from agentctx_store import NewRecord, Project, Record, Store, global_project, paths
 from agentctx_store.freshness import anchor_record
-from agentctx_store.inject import Injection
-from agentctx_store.prompt_answer import Asked, account
+from agentctx_store.prompt_answer import Asked, Injection, account
 from agentctx_store.stale import reverify
 from agentctx_store.stale.reverify import Answer, Evidence
 from fastapi.testclient import TestClient

@@ -19,9 +19,9 @@ Standard library and the store's fast core only: this runs on every prompt (docs
 
 from __future__ import annotations
 
-from agentctx_store._frozen import field, frozen
 from agentctx_store.budget import PROMPT, PROMPT_RECORDS, Budget, estimate_tokens, truncate
 from agentctx_store.fence import DATA_NOTE, unfence
+from agentctx_store.prompt_answer import Injection
 from agentctx_store.records import trust_mark
 from agentctx_store.retrieval import query_terms
 
@@ -36,9 +36,6 @@ if TYPE_CHECKING:
     # `freshness.Checker`: record ids → the stale ones among them (docs/freshness.md)
     FreshnessCheck = Callable[[Sequence[str]], dict[str, Staleness]]
 
-# The current handover is the one the SessionStart digest already shows (a new one written
-# mid-session comes from this very session), so prompts never inject handovers.
-PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 # A hit below the best one is shown in full only when its score is at least this share of the
 # best score; otherwise by its title (calibrated in docs/retrieval.md).
 FULL_RATIO = 0.95
@@ -59,21 +56,6 @@ MIN_CUT_BODY_TOKENS = 40
 # MCP server's instructions already tell the agent to `ctx_get` ids for the full records.
 HEADER = f"agentctx records ({DATA_NOTE}):"
 EXCERPT_NOTE = "(excerpt: `ctx_get` has the rest)"
-
-
-@frozen
-class Injection:
-    """The additionalContext for one prompt and what it spent ("" and no ids: inject nothing)."""
-
-    text: str = ""
-    full_ids: list[str] = field(default_factory=list[str])  # records shown with their body (or an excerpt)
-    title_ids: list[str] = field(default_factory=list[str])  # records shown by their title line only
-    tokens: int = 0
-
-    @property
-    def ids(self) -> list[str]:
-        """Every record the text shows."""
-        return [*self.full_ids, *self.title_ids]
 
 
 def compose_injection(

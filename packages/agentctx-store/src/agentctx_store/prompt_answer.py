@@ -18,14 +18,12 @@ the hook has given up waiting). Standard library and the store's fast core only.
 
 from __future__ import annotations
 
-from agentctx_store._frozen import field, frozen
 from agentctx_store.clients import DEFAULT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from agentctx_store.inject import Injection
     from agentctx_store.projects import Project
     from agentctx_store.retrieval import SearchHit
     from agentctx_store.store import Store
@@ -35,16 +33,23 @@ SHOWN = 3  # records a prompt may show (`inject.PROMPT_RECORDS`)
 GATED = 10  # ranked when `review = required` may still drop some, so three kept ones can remain
 MAX_LOG = 50  # entries kept in a session's injection log (`meta["injections"]`)
 PATHS = ("keyword", "warm")
+# The current handover is the one the SessionStart digest already shows (a new one written
+# mid-session comes from this very session), so prompts never inject handovers.
+PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
+
+# The four kinds of data between the steps are plain classes with slots, written out: every
+# prompt builds them, and a prompt that finds nothing loads nothing of the composition
+# (`agentctx_store.inject`, budgets, fences).
 
 
-@frozen
 class Pending:
     """SessionStart injections the fast path (which does not open the store) could not record:
     kept in the session's state file, recorded by the next prompt on either path."""
 
-    tokens: int = 0
-    ids: list[str] = field(default_factory=list[str])
-    count: int = 0
+    __slots__ = ("count", "ids", "tokens")
+
+    def __init__(self, *, tokens: int = 0, ids: list[str] | None = None, count: int = 0) -> None:
+        self.tokens, self.ids, self.count = tokens, ids if ids is not None else [], count
 
     def to_json(self) -> dict[str, object]:
         return {"tokens": self.tokens, "ids": list(self.ids), "count": self.count}
@@ -63,17 +68,30 @@ class Pending:
         return cls(tokens=max(0, tokens), ids=kept, count=max(0, count))
 
 
-@frozen
 class Asked:
-    """One prompt, as both paths receive it from the hook."""
+    """One prompt, as both paths receive it from the hook.
 
-    prompt: str
-    session_id: str = ""
-    client: str = DEFAULT  # the agent the hook runs in (`agentctx_store.clients`)
-    hook: str = "UserPromptSubmit"  # the client's own name for the hook (`BeforeAgent` for Gemini)
-    already: list[str] = field(default_factory=list[str])  # records shown earlier in the session
-    pending: Pending = field(default_factory=Pending)
-    gated: bool = False  # `config review = required`: extraction results nobody accepted stay out
+    `client`: the agent the hook runs in (`agentctx_store.clients`); `hook`: the client's own
+    name for the hook (`BeforeAgent` for Gemini); `already`: records shown earlier in the
+    session; `gated`: `config review = required`, so extraction results nobody accepted stay out."""
+
+    __slots__ = ("already", "client", "gated", "hook", "pending", "prompt", "session_id")
+
+    def __init__(
+        self,
+        *,
+        prompt: str,
+        session_id: str = "",
+        client: str = DEFAULT,
+        hook: str = "UserPromptSubmit",
+        already: list[str] | None = None,
+        pending: Pending | None = None,
+        gated: bool = False,
+    ) -> None:
+        self.prompt, self.session_id, self.client, self.hook = prompt, session_id, client, hook
+        self.already = already if already is not None else []
+        self.pending = pending if pending is not None else Pending()
+        self.gated = gated
 
     @property
     def query(self) -> str:
@@ -85,12 +103,41 @@ class Asked:
         return GATED if self.gated else SHOWN
 
 
-@frozen
 class Ranked:
     """The hits of a prompt, best first, and the prompt's searchable words."""
 
-    hits: list[SearchHit] = field(default_factory=list["SearchHit"])
-    terms: list[str] = field(default_factory=list[str])
+    __slots__ = ("hits", "terms")
+
+    def __init__(self, *, hits: list[SearchHit] | None = None, terms: list[str] | None = None) -> None:
+        self.hits = hits if hits is not None else []
+        self.terms = terms if terms is not None else []
+
+
+class Injection:
+    """The additionalContext for one prompt and what it spent ("" and no ids: inject nothing);
+    composed by `agentctx_store.inject`."""
+
+    __slots__ = ("full_ids", "text", "title_ids", "tokens")
+
+    def __init__(
+        self,
+        *,
+        text: str = "",
+        full_ids: list[str] | None = None,  # records shown with their body (or an excerpt)
+        title_ids: list[str] | None = None,  # records shown by their title line only
+        tokens: int = 0,
+    ) -> None:
+        self.text, self.tokens = text, tokens
+        self.full_ids = full_ids if full_ids is not None else []
+        self.title_ids = title_ids if title_ids is not None else []
+
+    @property
+    def ids(self) -> list[str]:
+        """Every record the text shows."""
+        return [*self.full_ids, *self.title_ids]
+
+    def __repr__(self) -> str:
+        return f"Injection(text={self.text!r}, full_ids={self.full_ids!r}, title_ids={self.title_ids!r}, tokens={self.tokens!r})"
 
 
 def shortlist(asked: Asked, hits: Sequence[SearchHit], terms: Sequence[str]) -> Ranked:
@@ -104,7 +151,6 @@ def shortlist(asked: Asked, hits: Sequence[SearchHit], terms: Sequence[str]) -> 
 
 def rank(store: Store, project: Project, asked: Asked) -> Ranked:
     """The keyword path's ranking: BM25, rerank and the relevance floor (`agentctx_store.retrieval`)."""
-    from agentctx_store.inject import PROMPT_TYPES
     from agentctx_store.retrieval import search
 
     result = search(store, project, asked.query, limit=asked.wanted, types=PROMPT_TYPES, exclude_ids=asked.already)
@@ -114,13 +160,12 @@ def rank(store: Store, project: Project, asked: Asked) -> Ranked:
 def compose(store: Store, project: Project, asked: Asked, ranked: Ranked) -> Injection:
     """The injection for the ranked hits; records whose anchored files changed are marked, those
     whose anchored files are all gone left out (`agentctx_store.freshness`)."""
+    if not ranked.hits:
+        return Injection()
+    from agentctx_store.freshness import Checker
     from agentctx_store.inject import compose_injection
 
-    checker = None
-    if ranked.hits:
-        from agentctx_store.freshness import Checker
-
-        checker = Checker(store, project)
+    checker = Checker(store, project)
     return compose_injection(
         ranked.hits, asked.query, terms=ranked.terms, already_injected=asked.already, freshness=checker
     )
