@@ -33,6 +33,10 @@ SHOWN = 3  # records a prompt may show (`inject.PROMPT_RECORDS`)
 GATED = 10  # ranked when `review = required` may still drop some, so three kept ones can remain
 MAX_LOG = 50  # entries kept in a session's injection log (`meta["injections"]`)
 PATHS = ("keyword", "warm")
+# Pending SessionStart accounting read from the state file or a warm request is held to these:
+# each pending injection is a row write, and neither source is trusted with an unbounded count.
+MAX_PENDING_COUNT = 1000
+MAX_PENDING_TOKENS = 10**9
 # The current handover is the one the SessionStart digest already shows (a new one written
 # mid-session comes from this very session), so prompts never inject handovers.
 PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
@@ -65,7 +69,8 @@ class Pending:
         except (TypeError, ValueError, OverflowError):
             return cls()
         kept = [item for item in ids if isinstance(item, str)] if isinstance(ids, list) else []  # pyright: ignore[reportUnknownVariableType]
-        return cls(tokens=max(0, tokens), ids=kept, count=max(0, count))
+        tokens, count = min(max(0, tokens), MAX_PENDING_TOKENS), min(max(0, count), MAX_PENDING_COUNT)
+        return cls(tokens=tokens, ids=kept[-MAX_PENDING_COUNT:], count=count)
 
 
 class Asked:
