@@ -3,7 +3,7 @@ must meet."""
 
 from __future__ import annotations
 
-from agentctx_store._frozen import field, frozen
+from agentctx_store._frozen import field, frozen, replace
 from agentctx_store.clock import utc_now as utc_now
 from agentctx_store.errors import ValidationError
 
@@ -239,17 +239,4 @@ def validate(new: NewRecord) -> NewRecord:
     title, body = check_text(new.title, new.body)
     if new.valid_from is not None:
         normalize_time(new.valid_from)
-    return NewRecord(
-        type=new.type,
-        title=title,
-        body=body,
-        scope=new.scope,
-        confidence=new.confidence,
-        source=new.source,
-        session_id=new.session_id,
-        pinned=new.pinned,
-        valid_from=new.valid_from,
-        key=new.key,
-        reinforce_count=new.reinforce_count,
-        extra=new.extra,
-    )
+    return replace(new, title=title, body=body)
