@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -245,17 +245,7 @@ def candidates(
 def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> HybridResult:
     """The hits `floor` lets through (all of them with `floor=None`), at most `limit`."""
     base = found.result
-    result = HybridResult(
-        mode=base.mode,
-        degraded=base.degraded,
-        terms=base.terms,
-        keyword_pass=base.keyword_pass,
-        keyword_share=base.keyword_share,
-        best_cosine=base.best_cosine,
-        z=base.z,
-        top_share=base.top_share,
-        top_z=base.top_z,
-    )
+    result = replace(base, hits=[])  # the signals as they are, the hits chosen below
     if base.mode == "keyword":
         result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
         return result

@@ -3,7 +3,8 @@ must meet."""
 
 from __future__ import annotations
 
-from agentctx_store._frozen import field, frozen, replace
+from agentctx_store._frozen import field, frozen
+from agentctx_store._frozen import replace as replace  # public here: a copy of a frozen record with changes
 from agentctx_store.clock import utc_now as utc_now
 from agentctx_store.errors import ValidationError
 
