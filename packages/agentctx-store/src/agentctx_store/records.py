@@ -227,17 +227,27 @@ def check_text(title: str, body: str) -> tuple[str, str]:
     return redact_text(title), redact_text(body)  # the limits hold what was given; a mark may be longer
 
 
+def check_fields(type: str, scope: str, confidence: str, source: str, title: str, body: str) -> tuple[str, str]:
+    """The record contract on a record's choices and text, for a new record and an imported
+    one alike; returns the title and body trimmed.
+
+    Raises:
+        ValidationError: invalid type, scope, confidence or source, or text over the limits.
+    """
+    check_type(type)
+    check_choice("scope", scope, SCOPES)
+    check_choice("confidence", confidence, CONFIDENCES)
+    check_choice("source", source, SOURCES)
+    return check_text(title, body)
+
+
 def validate(new: NewRecord) -> NewRecord:
     """Check a new record against the contract; returns it with trimmed text.
 
     Raises:
         ValidationError: invalid type, scope, confidence or source, or text over the limits.
     """
-    check_type(new.type)
-    check_choice("scope", new.scope, SCOPES)
-    check_choice("confidence", new.confidence, CONFIDENCES)
-    check_choice("source", new.source, SOURCES)
-    title, body = check_text(new.title, new.body)
+    title, body = check_fields(new.type, new.scope, new.confidence, new.source, new.title, new.body)
     if new.valid_from is not None:
         normalize_time(new.valid_from)
     return replace(new, title=title, body=body)
