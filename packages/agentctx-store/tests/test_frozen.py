@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentctx_store import NewRecord, Project, Record, SearchHit, SearchResult
-from agentctx_store._frozen import field, frozen
+from agentctx_store._frozen import field, frozen, replace
 from agentctx_store.budget import Budget
 
 CLASSES = [Record, NewRecord, Project, SearchHit, SearchResult, Budget]
@@ -118,6 +118,20 @@ def test_default_factories_give_each_instance_its_own_value() -> None:
     assert SearchResult(hits=given).hits is given
     assert "hits" not in SearchResult.__dict__  # factory fields leave no class attribute
     assert Record.__dict__["scope"] == "project"  # plain defaults stay on the class, as dataclasses leaves them
+
+
+@pytest.mark.parametrize("cls", [cls for cls in CLASSES if cls is not Project], ids=lambda cls: cls.__name__)
+def test_replace_copies_every_field_but_the_changed_ones_like_dataclasses_replace(cls: type) -> None:
+    values = _sample(cls, "a")
+    item, twin = cls(**values), _twin(cls)(**values)
+    first = _fields(cls)[0]
+    changed = replace(item, **{first: "changed"})
+    assert type(changed) is cls and changed != item
+    reference = dataclasses.replace(twin, **{first: "changed"})
+    assert all(getattr(changed, name) == getattr(reference, name) for name in _fields(cls))
+    assert replace(item) == item
+    with pytest.raises(TypeError):
+        replace(item, not_a_field=1)
 
 
 def test_subclass_of_a_frozen_class_may_set_its_own_attributes_but_not_fields() -> None:

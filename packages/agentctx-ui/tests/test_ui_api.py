@@ -104,6 +104,14 @@ def test_create_records_and_reads_it_back(client: TestClient, seeded: Seeded) ->
     assert ids(client.get("/api/records", params={"q": "docker"}).json()) == [created["id"]]
 
 
+def test_create_keeps_every_field_of_the_payload(client: TestClient) -> None:
+    payload = {"type": "preference", "title": "Tabs", "body": "Tabs, not spaces.", "scope": "global"}
+    payload |= {"confidence": "inferred", "pinned": True, "valid_from": "2024-01-02T00:00:00.000Z"}
+    created = client.post("/api/records", json=payload, headers=WRITE).json()
+    assert {name: created[name] for name in payload} == payload
+    assert created["source"] == "cli"
+
+
 def test_create_with_supersedes_retires_the_old_record(client: TestClient, seeded: Seeded) -> None:
     response = client.post(
         "/api/records",

@@ -156,3 +156,12 @@ def test_a_dangling_link_gets_its_target_or_a_refusal(tmp_path: Path) -> None:
     through.symlink_to(tmp_path / "dotfiles")
     install.write_with_backup(through / ".claude" / "settings.json", "{}", had_file=False)
     assert (tmp_path / "dotfiles" / ".claude" / "settings.json").read_text(encoding="utf-8") == "{}"
+
+
+def test_an_oversized_config_file_is_refused_with_its_size(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(b" " * (files.MAX_CONFIG + 1))
+    with pytest.raises(
+        files.ConfigFileError, match=rf"{files.MAX_CONFIG + 1:,} bytes is over the {files.MAX_CONFIG:,}-byte limit\. "
+    ):
+        files.read_text(path)

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 from agentctx_store.digest.ranking import rrf
@@ -101,6 +102,15 @@ class HybridResult:
     top_z: float = 0.0  # … and its own cosine's z
 
 
+class Narrowing(TypedDict, total=False):
+    """What narrows a query (`candidates`' parameters of the same names), passed on as it is."""
+
+    types: Sequence[str] | None
+    scope: str | None
+    exclude_ids: Sequence[str]
+    now: datetime | None
+
+
 def hybrid_search(
     store: Store,
     project: Project,
@@ -109,24 +119,12 @@ def hybrid_search(
     index: VectorIndex,
     query_vector: np.ndarray | Callable[[], np.ndarray],
     limit: int = 10,
-    types: Sequence[str] | None = None,
-    scope: str | None = None,
-    exclude_ids: Sequence[str] = (),
     floor: HybridFloor | None = DEFAULT_FLOOR,
-    now: datetime | None = None,
+    **narrowing: Unpack[Narrowing],
 ) -> HybridResult:
     """Rank like `search()`, with vector similarity fused in; `floor=None` returns every candidate."""
     found = candidates(
-        store,
-        project,
-        text,
-        index=index,
-        query_vector=query_vector,
-        types=types,
-        scope=scope,
-        exclude_ids=exclude_ids,
-        now=now,
-        floor_check=floor is not None,
+        store, project, text, index=index, query_vector=query_vector, floor_check=floor is not None, **narrowing
     )
     return apply_floor(found, floor, limit=limit)
 
@@ -160,26 +158,14 @@ def candidates(
     floor_check: bool = True,
 ) -> Candidates:
     moment = now or datetime.now(UTC)
-    keyword = search(
-        store,
-        project,
-        text,
-        limit=CANDIDATES,
-        types=types,
-        scope=scope,
-        floor=None,
-        exclude_ids=exclude_ids,
-        now=moment,
+    # the keyword path's search of this query: without a floor here, with the production one where asked
+    keyword_search = partial(
+        search, store, project, text, limit=CANDIDATES, types=types, scope=scope, exclude_ids=exclude_ids, now=moment
     )
+    keyword = keyword_search(floor=None)
     if keyword.degraded or not keyword.terms:
         # no index to trust (LIKE or pinned-only), or nothing searchable: the keyword answer stands
-        fallback = (
-            search(
-                store, project, text, limit=CANDIDATES, types=types, scope=scope, exclude_ids=exclude_ids, now=moment
-            )
-            if floor_check
-            else keyword
-        )
+        fallback = keyword_search() if floor_check else keyword
         result = HybridResult(
             mode="keyword", degraded=keyword.degraded, terms=keyword.terms, keyword_pass=bool(fallback.hits)
         )
@@ -245,17 +231,7 @@ def candidates(
 def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> HybridResult:
     """The hits `floor` lets through (all of them with `floor=None`), at most `limit`."""
     base = found.result
-    result = HybridResult(
-        mode=base.mode,
-        degraded=base.degraded,
-        terms=base.terms,
-        keyword_pass=base.keyword_pass,
-        keyword_share=base.keyword_share,
-        best_cosine=base.best_cosine,
-        z=base.z,
-        top_share=base.top_share,
-        top_z=base.top_z,
-    )
+    result = replace(base, hits=[])  # the signals as they are, the hits chosen below
     if base.mode == "keyword":
         result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
         return result

@@ -28,6 +28,7 @@ from agentctx_store import Project, Store, config
 from agentctx_store.budget import estimate_tokens
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.learn import Action, Item, LearnPlan
+from agentctx_store.records import replace
 from agentctx_store.redact import redact
 from agentctx_store.spend import month_spent
 
@@ -187,16 +188,7 @@ def valid_answers(answer: Any, numbers: set[int]) -> dict[int, tuple[str | None,
 
 
 def _retyped(item: Item, kind: str | None, title: str | None) -> Item:
-    return Item(
-        type=kind or item.type,
-        title=title or item.title,
-        body=item.body,
-        anchor=item.anchor,
-        kind=item.kind,
-        valid_from=item.valid_from,
-        state=item.state,
-        successor=item.successor,
-    )
+    return replace(item, type=kind or item.type, title=title or item.title)
 
 
 def _skip(plan: LearnPlan, status: Status, message: str, **counts: Any) -> LlmOutcome:

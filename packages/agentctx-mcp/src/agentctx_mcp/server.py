@@ -165,17 +165,7 @@ def ctx_record(
 
     def action(store: Store, project: Project) -> dict[str, Any]:
         session_id = client_session()
-        result = tools.record_new(
-            store,
-            project,
-            type=type,
-            title=title,
-            body=body,
-            supersedes=supersedes,
-            scope=scope,
-            anchors=anchors,
-            session_id=session_id,
-        )
+        result = tools.record_new(store, project, type, title, body, supersedes, scope, anchors, session_id=session_id)
         note_client(store, project, session_id)
         return result
 

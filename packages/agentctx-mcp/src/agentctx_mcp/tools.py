@@ -222,16 +222,17 @@ def keyed_rule(store: Store, project: Project, type: str, title: str) -> tuple[s
 def record_new(
     store: Store,
     project: Project,
-    *,
     type: str,
     title: str,
     body: str,
     supersedes: str | None = None,
     scope: str = "project",
     anchors: list[str] | None = None,
+    *,
     session_id: str | None = None,
 ) -> dict[str, Any]:
-    """`ctx_record`: store one explicit fact (`source=mcp_tool`, `confidence=explicit`).
+    """`ctx_record`: store one explicit fact (`source=mcp_tool`, `confidence=explicit`); the
+    tool's arguments, in its order.
 
     With `supersedes`, the old record is retired in the same transaction as the insert. A
     project handover or profile entry replaces the current one of its key without being told.

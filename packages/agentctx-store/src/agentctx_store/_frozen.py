@@ -10,8 +10,9 @@ factories (generated source, as dataclasses does; the only part compiled, which 
 raising `dataclasses.FrozenInstanceError` (imported only then). `tests/test_frozen.py` holds each
 class equal in behaviour to its `dataclasses` twin.
 
-Not provided: `dataclasses.fields()`, `replace()`, `asdict()` on these classes (nothing uses
-them; `Record.to_dict()` is the plain form). Type checkers see a dataclass (PEP 681).
+`replace(obj, **changes)` is `dataclasses.replace` for these classes. Not provided:
+`dataclasses.fields()`, `asdict()` (nothing uses them; `Record.to_dict()` is the plain form).
+Type checkers see a dataclass (PEP 681).
 """
 
 from __future__ import annotations
@@ -100,9 +101,17 @@ def frozen(cls: type[_T]) -> type[_T]:
     for method, function in methods.items():
         function.__qualname__ = f"{cls.__qualname__}.{method}"
         setattr(cls, method, function)
+    setattr(cls, "__frozen_fields__", tuple(names))  # noqa: B010  (for `replace`)
     # keyword-only fields are not positional patterns (setattr: `type` declares no __match_args__)
     setattr(cls, "__match_args__", ())  # noqa: B010
     return cls
+
+
+def replace(obj: _T, **changes: object) -> _T:
+    """A copy of `obj` (of a `@frozen` class) with `changes`, as `dataclasses.replace`: the
+    other fields carry over, and the class's own `__init__` checks the names."""
+    names: tuple[str, ...] = getattr(type(obj), "__frozen_fields__")  # noqa: B009
+    return type(obj)(**({name: getattr(obj, name) for name in names} | changes))
 
 
 def _methods(cls: type, names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:

@@ -49,6 +49,12 @@ class Unreadable(Refused):
     def __str__(self) -> str:
         return str(self.args[0])
 
+    def over(self, limit: int) -> str:
+        """How a `too large` file stands against `limit`, for the caller's line."""
+        return (
+            f"{self.size:,} bytes is over the {limit:,}-byte limit" if self.size else f"over the {limit:,}-byte limit"
+        )
+
 
 def _open(path: StrPath, *, follow: bool = True) -> tuple[int, os.stat_result]:
     """A descriptor of the regular file `path` and its `fstat`, opened without blocking (a FIFO
@@ -193,9 +199,7 @@ def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE)
             "missing": "it does not exist",
             "folder": "not a regular file",
             "special": "not a regular file",
-            "too large": f"{exc.size:,} bytes is over the {limit:,}-byte limit"
-            if exc.size
-            else f"over the {limit:,}-byte limit",
+            "too large": exc.over(limit),
         }.get(exc.why, f"cannot be read ({exc.detail})")
         raise Unreadable(shown, exc.why, size=exc.size, detail=exc.detail, line=f"{shown}: skipped, {reason}") from None
 

@@ -4,6 +4,7 @@ must meet."""
 from __future__ import annotations
 
 from agentctx_store._frozen import field, frozen
+from agentctx_store._frozen import replace as replace  # public here: a copy of a frozen record with changes
 from agentctx_store.clock import utc_now as utc_now
 from agentctx_store.errors import ValidationError
 
@@ -226,30 +227,27 @@ def check_text(title: str, body: str) -> tuple[str, str]:
     return redact_text(title), redact_text(body)  # the limits hold what was given; a mark may be longer
 
 
+def check_fields(type: str, scope: str, confidence: str, source: str, title: str, body: str) -> tuple[str, str]:
+    """The record contract on a record's choices and text, for a new record and an imported
+    one alike; returns the title and body trimmed.
+
+    Raises:
+        ValidationError: invalid type, scope, confidence or source, or text over the limits.
+    """
+    check_type(type)
+    check_choice("scope", scope, SCOPES)
+    check_choice("confidence", confidence, CONFIDENCES)
+    check_choice("source", source, SOURCES)
+    return check_text(title, body)
+
+
 def validate(new: NewRecord) -> NewRecord:
     """Check a new record against the contract; returns it with trimmed text.
 
     Raises:
         ValidationError: invalid type, scope, confidence or source, or text over the limits.
     """
-    check_type(new.type)
-    check_choice("scope", new.scope, SCOPES)
-    check_choice("confidence", new.confidence, CONFIDENCES)
-    check_choice("source", new.source, SOURCES)
-    title, body = check_text(new.title, new.body)
+    title, body = check_fields(new.type, new.scope, new.confidence, new.source, new.title, new.body)
     if new.valid_from is not None:
         normalize_time(new.valid_from)
-    return NewRecord(
-        type=new.type,
-        title=title,
-        body=body,
-        scope=new.scope,
-        confidence=new.confidence,
-        source=new.source,
-        session_id=new.session_id,
-        pinned=new.pinned,
-        valid_from=new.valid_from,
-        key=new.key,
-        reinforce_count=new.reinforce_count,
-        extra=new.extra,
-    )
+    return replace(new, title=title, body=body)

@@ -22,7 +22,7 @@ from agentctx_store._frozen import field, frozen
 from agentctx_store.clock import epoch_seconds
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
+from agentctx_store.rows import RECORD_COLUMNS, record_filters, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 
 TYPE_CHECKING = False
@@ -388,16 +388,9 @@ def _distinct_terms(conn: sqlite3.Connection, record: Record, terms: Sequence[st
 def _filters(
     namespaces: Sequence[str], types: Sequence[str] | None, include_superseded: bool, exclude_ids: Sequence[str]
 ) -> tuple[str, list[Any]]:
-    clauses = [f"r.project_id IN ({','.join('?' * len(namespaces))})"]
-    params: list[Any] = list(namespaces)
-    if not include_superseded:
-        clauses.append("r.superseded_at IS NULL")
-    if types:
-        clauses.append(f"r.type IN ({','.join('?' * len(types))})")
-        params.extend(types)
-    if exclude_ids:
-        clauses.append(f"r.id NOT IN ({','.join('?' * len(exclude_ids))})")
-        params.extend(exclude_ids)
+    clauses, params = record_filters(
+        namespaces, types, include_superseded=include_superseded, exclude_ids=exclude_ids, alias="r."
+    )
     return " AND ".join(clauses), params
 
 

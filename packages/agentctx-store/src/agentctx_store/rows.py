@@ -10,7 +10,7 @@ from agentctx_store.records import SCOPES, Record, check_choice
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 RECORD_COLUMNS = (
@@ -69,3 +69,28 @@ def visible_namespaces(project: Project, scope: str | None = None) -> tuple[str,
         return (project.project_id, GLOBAL_PROJECT_ID)
     check_choice("scope", scope, SCOPES)
     return (GLOBAL_PROJECT_ID,) if scope == "global" else (project.project_id,)
+
+
+def record_filters(
+    namespaces: Sequence[str],
+    types: Sequence[str] | None = None,
+    *,
+    include_superseded: bool = False,
+    exclude_ids: Sequence[str] = (),
+    alias: str = "",
+) -> tuple[list[str], list[Any]]:
+    """The WHERE clauses (joined with AND by the caller, who may add its own) and their
+    parameters of a read of `records`: owned by one of `namespaces` (`visible_namespaces`),
+    current unless `include_superseded`, of `types` when given, not in `exclude_ids`. `alias`
+    prefixes the columns (`"r."` in a join)."""
+    clauses = [f"{alias}project_id IN ({','.join('?' * len(namespaces))})"]
+    params: list[Any] = list(namespaces)
+    if not include_superseded:
+        clauses.append(f"{alias}superseded_at IS NULL")
+    if types:
+        clauses.append(f"{alias}type IN ({','.join('?' * len(types))})")
+        params.extend(types)
+    if exclude_ids:
+        clauses.append(f"{alias}id NOT IN ({','.join('?' * len(exclude_ids))})")
+        params.extend(exclude_ids)
+    return clauses, params

@@ -29,7 +29,7 @@ from agentctx_store.records import (
     utc_now,
     validate,
 )
-from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
+from agentctx_store.rows import RECORD_COLUMNS, record_filters, row_to_record, visible_namespaces
 from agentctx_store.sessions import Sessions
 from agentctx_store.ulid import new_ulid
 
@@ -502,14 +502,9 @@ class Store(Graph, Sessions):
         Raises:
             ValidationError: `scope` is not None, "project" or "global".
         """
-        namespaces = visible_namespaces(project, scope)
-        clauses = [f"project_id IN ({','.join('?' * len(namespaces))})"]
-        params: list[Any] = list(namespaces)
-        if not include_superseded:
-            clauses.append("superseded_at IS NULL")
-        if types:
-            clauses.append(f"type IN ({','.join('?' * len(types))})")
-            params.extend(types)
+        clauses, params = record_filters(
+            visible_namespaces(project, scope), types, include_superseded=include_superseded
+        )
         if confidence:
             clauses.append("confidence = ?")
             params.append(confidence)

@@ -116,16 +116,8 @@ def list_or_search(
 def create(request: Request, payload: RecordCreate, project: ProjectParam = None) -> RecordOut:
     """Record something new; with `supersedes`, atomically retire the record it replaces."""
     context = dashboard(request)
-    new = NewRecord(
-        type=payload.type,
-        title=payload.title,
-        body=payload.body,
-        scope=payload.scope,
-        confidence=payload.confidence,
-        pinned=payload.pinned,
-        valid_from=payload.valid_from,
-        source=UI_SOURCE,
-    )
+    # the payload's fields are NewRecord's, but for the two the request acts on itself
+    new = NewRecord(**payload.model_dump(exclude={"supersedes", "anchors"}), source=UI_SOURCE)
     with context.store() as store:
         target = context.project(store, project)
         with store.transaction():  # a bad anchor stores nothing

@@ -78,6 +78,9 @@ class RecordList(BaseModel):
 
 
 class RecordCreate(BaseModel):
+    # Same fields as the store's `NewRecord` (which `create` builds from it) and `ImportItem`, kept
+    # apart: this is the HTTP edge, checked by pydantic and described in the OpenAPI schema; the
+    # store imports no pydantic.
     model_config = ConfigDict(extra="forbid")
     type: RecordTypeName
     title: Text

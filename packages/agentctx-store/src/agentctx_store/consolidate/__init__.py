@@ -196,8 +196,8 @@ def _save_state(store: Store, project_id: str, value: str | None, summary: dict[
 
 def run(
     projects: Sequence[Project],
-    *,
     settings: dict[str, Any],
+    *,
     vector_phase: VectorPhase | None = None,
     judge: MergeJudge | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT_S,

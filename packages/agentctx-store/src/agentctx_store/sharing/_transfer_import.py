@@ -14,18 +14,7 @@ from typing import Any
 
 from agentctx_store.errors import ValidationError
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
-from agentctx_store.records import (
-    CONFIDENCES,
-    SCOPES,
-    SOURCES,
-    Record,
-    check_choice,
-    check_text,
-    check_type,
-    normalize_time,
-    supersession_error,
-    utc_now,
-)
+from agentctx_store.records import Record, check_fields, normalize_time, supersession_error, utc_now
 from agentctx_store.rows import RECORD_COLUMNS, row_to_record, visible_namespaces
 from agentctx_store.store import Store
 from agentctx_store.ulid import is_ulid, new_ulid
@@ -88,11 +77,7 @@ def _check_item(item: ImportItem) -> ImportItem:
     """The record contract (docs/contracts.md#records) on one item; returns it with trimmed text
     and UTC times."""
     try:
-        check_type(item.type)
-        check_choice("scope", item.scope, SCOPES)
-        check_choice("confidence", item.confidence, CONFIDENCES)
-        check_choice("source", item.source, SOURCES)
-        title, body = check_text(item.title, item.body)
+        title, body = check_fields(item.type, item.scope, item.confidence, item.source, item.title, item.body)
         times = {
             name: normalize_time(value) if value else None
             for name, value in (

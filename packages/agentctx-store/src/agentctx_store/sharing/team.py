@@ -33,7 +33,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agentctx_store._frozen import field, frozen
+from agentctx_store._frozen import field, frozen, replace
 from agentctx_store.bounded import Refused, read_repo_text, refuse_links
 from agentctx_store.errors import ValidationError
 from agentctx_store.jsontext import is_array, is_object
@@ -409,16 +409,7 @@ def import_team(store: Store, project: Project, root: Path, *, is_secret: Secret
                 report.kept.append(record_id)
         records, withheld = _write_team(store, project, root, is_secret=is_secret)  # inside: all or nothing
     save_state(project.project_id, str(root), [record.record_id for record in records])
-    return TeamReport(
-        created=report.created,
-        superseded=report.superseded,
-        retired=report.retired,
-        unchanged=report.unchanged,
-        conflicts=report.conflicts,
-        review=report.review,
-        kept=report.kept,
-        withheld=withheld,
-    )
+    return replace(report, withheld=withheld)
 
 
 def _may_change(store: Store, stored: Record, project: Project, synced: set[str], *, current: bool = True) -> bool:

@@ -77,6 +77,8 @@ class Proposal:
 
 @dataclass(kw_only=True)
 class ReverifyReport:
+    # Same shape as `consolidate.RunReport` (a tally of counters), kept apart: other counts of
+    # another run, each printed and serialised by its own command.
     stale: int = 0
     asked: int = 0
     proposed: int = 0

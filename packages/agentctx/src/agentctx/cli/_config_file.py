@@ -89,9 +89,7 @@ def read_text(path: Path) -> str | None:
         reason = {
             "folder": "is a folder, not a file; move it aside, then run again.",
             "special": "not a regular file; replace it with a file, then run again.",
-            "too large": f"{exc.size:,} bytes is over the {MAX_CONFIG:,}-byte limit."
-            if exc.size
-            else f"over the {MAX_CONFIG:,}-byte limit.",
+            "too large": f"{exc.over(MAX_CONFIG)}.",
         }.get(exc.why, f"cannot be read ({exc.detail}); check its permissions (`chmod u+r {target}`).")
         raise ConfigFileError(f"{path}: {reason} {UNCHANGED}") from None
     try:

@@ -73,13 +73,7 @@ def consolidate_cmd(
         notes.append("no-llm: near-duplicates are listed in `agentctx status`, not merged")
     try:
         result = consolidate.run(
-            targets,
-            settings=settings,
-            vector_phase=phase,
-            judge=judge,
-            time_limit=time_limit,
-            force=force,
-            degraded=notes,
+            targets, settings, vector_phase=phase, judge=judge, time_limit=time_limit, force=force, degraded=notes
         )
     except consolidate.ConsolidationRunning as exc:
         typer.echo(str(exc))

@@ -100,6 +100,9 @@ def review_cmd(
         return
     typer.echo(f"{len(pending)} unconfirmed record{'s' if len(pending) != 1 else ''} in {target.name}, newest first.")
     counts = {"accepted": 0, "edited": 0, "rejected": 0, "skipped": 0}
+    # Same shape as the loop of `stale.walk_proposals`, kept apart: other items (records, not
+    # proposals), other answers (edit exists only here, and can end the walk), another ending
+    # (the proposals follow); a shared walker would need a callback per difference.
     for index, record in enumerate(pending, start=1):
         _show(record, index, len(pending))
         answer = ask_choice(_read_line, CHOICES, "aersq")
