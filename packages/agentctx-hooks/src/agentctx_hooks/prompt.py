@@ -13,8 +13,9 @@ marked and rank lower, those whose anchored files are all gone are not injected
 
 from __future__ import annotations
 
+from agentctx_store.pending import Pending
 from agentctx_store.projects import resolve_project
-from agentctx_store.prompt_answer import Asked, Pending
+from agentctx_store.prompt_answer import Asked
 from agentctx_store.transcripts import is_meta
 
 from agentctx_hooks import log, state, warm

@@ -18,8 +18,8 @@ import time
 
 from agentctx_store import paths
 from agentctx_store.jsontext import dumps, is_array, is_object, loads
+from agentctx_store.pending import Pending
 from agentctx_store.projects import hash_id
-from agentctx_store.prompt_answer import Pending
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

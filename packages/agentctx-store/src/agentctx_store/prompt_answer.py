@@ -19,6 +19,7 @@ the hook has given up waiting). Standard library and the store's fast core only.
 from __future__ import annotations
 
 from agentctx_store.clients import DEFAULT
+from agentctx_store.pending import Pending
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,44 +34,13 @@ SHOWN = 3  # records a prompt may show (`inject.PROMPT_RECORDS`)
 GATED = 10  # ranked when `review = required` may still drop some, so three kept ones can remain
 MAX_LOG = 50  # entries kept in a session's injection log (`meta["injections"]`)
 PATHS = ("keyword", "warm")
-# Pending SessionStart accounting read from the state file or a warm request is held to these:
-# each pending injection is a row write, and neither source is trusted with an unbounded count.
-MAX_PENDING_COUNT = 1000
-MAX_PENDING_TOKENS = 10**9
 # The current handover is the one the SessionStart digest already shows (a new one written
 # mid-session comes from this very session), so prompts never inject handovers.
 PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 
-# The four kinds of data between the steps are plain classes with slots, written out: every
-# prompt builds them, and a prompt that finds nothing loads nothing of the composition
+# The data between the steps are plain classes with slots, written out (`Pending` in its own
+# module: SessionStart's fast path parks it without loading the prompt line): every prompt builds them, and a prompt that finds nothing loads nothing of the composition
 # (`agentctx_store.inject`, budgets, fences).
-
-
-class Pending:
-    """SessionStart injections the fast path (which does not open the store) could not record:
-    kept in the session's state file, recorded by the next prompt on either path."""
-
-    __slots__ = ("count", "ids", "tokens")
-
-    def __init__(self, *, tokens: int = 0, ids: list[str] | None = None, count: int = 0) -> None:
-        self.tokens, self.ids, self.count = tokens, ids if ids is not None else [], count
-
-    def to_json(self) -> dict[str, object]:
-        return {"tokens": self.tokens, "ids": list(self.ids), "count": self.count}
-
-    @classmethod
-    def from_json(cls, value: object) -> Pending:
-        """From the state file or the warm request; anything malformed is nothing pending."""
-        if not isinstance(value, dict):
-            return cls()
-        ids = value.get("ids")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        try:
-            tokens, count = int(value.get("tokens") or 0), int(value.get("count") or 0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-        except (TypeError, ValueError, OverflowError):
-            return cls()
-        kept = [item for item in ids if isinstance(item, str)] if isinstance(ids, list) else []  # pyright: ignore[reportUnknownVariableType]
-        tokens, count = min(max(0, tokens), MAX_PENDING_TOKENS), min(max(0, count), MAX_PENDING_COUNT)
-        return cls(tokens=tokens, ids=kept[-MAX_PENDING_COUNT:], count=count)
 
 
 class Asked:
