@@ -156,11 +156,11 @@ def test_the_prompt_path_loads_sqlite_without_the_sqlite3_package_or_datetime(
 
 def test_a_prompt_that_finds_nothing_loads_nothing_of_the_composition(project_dir: Path, tmp_path: Path) -> None:
     """Most prompts find nothing worth injecting: they rank and stop, without loading the
-    composition (`inject`, budgets, fences, passages) or the anchor check."""
+    composition (`inject`, budgets, passages) or the anchor check."""
     common = {"session_id": "finds-nothing", "transcript_path": "", "cwd": str(project_dir)}
     modules = _modules("UserPromptSubmit", {**common, "prompt": "what is the weather on mars today?"}, tmp_path)
     assert "agentctx_store.retrieval" in modules  # it did search
-    composition = ("inject", "budget", "fence", "passages", "freshness")
+    composition = ("inject", "budget", "passages", "freshness")
     assert not [name for name in composition if f"agentctx_store.{name}" in modules]
 
 

@@ -7,7 +7,7 @@ import pytest
 from conftest import AddRecord
 
 from agentctx_store import NewRecord, Project, Store
-from agentctx_store.pending import MAX_PENDING_COUNT, Pending
+from agentctx_store.digest_file import MAX_PENDING_COUNT, Pending
 from agentctx_store.prompt_answer import Asked, Injection, account, compose, rank, shortlist
 
 AT = "2026-12-04T10:00:00.000Z"

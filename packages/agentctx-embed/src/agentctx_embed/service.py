@@ -348,7 +348,7 @@ class Service:
         same functions as the keyword path (`agentctx_store.prompt_answer`)."""
         from agentctx_store import clients
         from agentctx_store.clock import utc_now
-        from agentctx_store.pending import Pending
+        from agentctx_store.digest_file import Pending
         from agentctx_store.prompt_answer import PROMPT_TYPES, Asked, account, compose, shortlist
         from agentctx_store.sessions import is_name
 

@@ -13,7 +13,7 @@ marked and rank lower, those whose anchored files are all gone are not injected
 
 from __future__ import annotations
 
-from agentctx_store.pending import Pending
+from agentctx_store.digest_file import Pending
 from agentctx_store.projects import resolve_project
 from agentctx_store.prompt_answer import Asked
 from agentctx_store.transcripts import is_meta

@@ -17,8 +17,8 @@ import os
 import time
 
 from agentctx_store import paths
+from agentctx_store.digest_file import Pending
 from agentctx_store.jsontext import dumps, is_array, is_object, loads
-from agentctx_store.pending import Pending
 from agentctx_store.projects import hash_id
 
 TYPE_CHECKING = False

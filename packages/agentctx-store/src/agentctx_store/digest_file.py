@@ -1,7 +1,11 @@
-"""A project's digest files as SessionStart reads them: the text, its metadata, their age.
+"""A project's digest files as SessionStart reads them: the text, its metadata, their age; and
+`Pending`, what a SessionStart showed from them but could not record (its fast path does not
+open the store).
 
 `digest` composes and writes them; every session start reads them, so this is the
-whole of what that read needs.
+whole of what that read needs. `Pending` has one shape in the session's state file
+(`agentctx_hooks.state`), the warm request, and the prompt line that records it
+(`agentctx_store.prompt_answer.account`).
 """
 
 from __future__ import annotations
@@ -57,3 +61,36 @@ def record_ids(text: str) -> list[str]:
         if well_formed and len(record_id) == 26 and set(record_id) <= _ULID_CHARS:
             found.append(record_id)
     return found
+
+
+# Pending accounting read from the state file or a warm request is held to these: each pending injection is
+# a row write, and neither source is trusted with an unbounded count.
+MAX_PENDING_COUNT = 1000
+MAX_PENDING_TOKENS = 10**9
+
+
+class Pending:
+    """SessionStart injections the fast path (which does not open the store) could not record:
+    kept in the session's state file, recorded by the next prompt on either path."""
+
+    __slots__ = ("count", "ids", "tokens")
+
+    def __init__(self, *, tokens: int = 0, ids: list[str] | None = None, count: int = 0) -> None:
+        self.tokens, self.ids, self.count = tokens, ids if ids is not None else [], count
+
+    def to_json(self) -> dict[str, object]:
+        return {"tokens": self.tokens, "ids": list(self.ids), "count": self.count}
+
+    @classmethod
+    def from_json(cls, value: object) -> Pending:
+        """From the state file or the warm request; anything malformed is nothing pending."""
+        if not isinstance(value, dict):
+            return cls()
+        ids = value.get("ids")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        try:
+            tokens, count = int(value.get("tokens") or 0), int(value.get("count") or 0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        except (TypeError, ValueError, OverflowError):
+            return cls()
+        kept = [item for item in ids if isinstance(item, str)] if isinstance(ids, list) else []  # pyright: ignore[reportUnknownVariableType]
+        tokens, count = min(max(0, tokens), MAX_PENDING_TOKENS), min(max(0, count), MAX_PENDING_COUNT)
+        return cls(tokens=tokens, ids=kept[-MAX_PENDING_COUNT:], count=count)

@@ -19,7 +19,7 @@ the hook has given up waiting). Standard library and the store's fast core only.
 from __future__ import annotations
 
 from agentctx_store.clients import DEFAULT
-from agentctx_store.pending import Pending
+from agentctx_store.digest_file import Pending
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,9 +38,10 @@ PATHS = ("keyword", "warm")
 # mid-session comes from this very session), so prompts never inject handovers.
 PROMPT_TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
 
-# The data between the steps are plain classes with slots, written out (`Pending` in its own
-# module: SessionStart's fast path parks it without loading the prompt line): every prompt builds them, and a prompt that finds nothing loads nothing of the composition
-# (`agentctx_store.inject`, budgets, fences).
+# The data between the steps are plain classes with slots, written out: every prompt builds them,
+# and a prompt that finds nothing loads nothing of the composition (`agentctx_store.inject`,
+# budgets, passages). `Pending` lives with the digest files (`digest_file`): SessionStart's fast
+# path parks it without loading the prompt line.
 
 
 class Asked:
