@@ -97,7 +97,7 @@ def test_the_session_log_refuses_anything_but_ids_counts_times_and_names(
 ) -> None:
     """The injection log is written without the redactor, so it takes no text it would need."""
     with pytest.raises(ValueError, match="not an id"):
-        store.log_in_session(project, "s", "injections", entry, keep=50)
+        store.log_in_session(project, "s", "injections", entry)
     assert store.get_session("s") is None
 
 
@@ -107,3 +107,17 @@ def test_pending_from_anything_malformed_is_nothing_or_what_is_readable(value: o
     assert pending.tokens >= 0 and all(isinstance(item, str) for item in pending.ids)
     assert pending.count in (0, 1, MAX_PENDING_COUNT)  # a count no state file could hold is capped
     assert Pending.from_json(pending.to_json()).to_json() == pending.to_json()
+
+
+def test_a_session_log_keeps_its_last_entries(store: Store, project: Project) -> None:
+    from agentctx_store.sessions import SESSION_LOG_ENTRIES
+
+    for index in range(SESSION_LOG_ENTRIES + 5):
+        store.log_in_session(project, "s", "hook_records", {"id": f"R{index}", "client": "gemini", "hook": "AfterTool"})
+    meta = _session(store, "s")["meta"]
+    assert isinstance(meta, dict)
+    kept = meta["hook_records"]
+    assert (
+        len(kept) == SESSION_LOG_ENTRIES and kept[-1]["id"] == f"R{SESSION_LOG_ENTRIES + 4}" and kept[0]["id"] == "R5"
+    )
+    assert meta["client"] == "gemini"

@@ -2,7 +2,7 @@
 table needs no new column and a record finds its client through its `session_id`.
 
 - `client`: the agent the session ran in (claude, codex, gemini).
-- `injections`: the last 50 prompt injections: time, client, the client's own hook name
+- `injections`: the last `SESSION_LOG_ENTRIES` (50) prompt injections: time, client, the client's own hook name
   (`BeforeAgent` for Gemini), record ids and token estimate. Written by
   `agentctx_store.prompt_answer.account` on both prompt paths.
 - `hook_records`: records a hook created (error stubs), with the client and hook (`note_record`).
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
     from agentctx_hooks.payload import HookInput
 
-MAX_ENTRIES = 50
-
 
 def client_and_hook(hook: HookInput) -> tuple[str, str]:
     """The client the hook runs in and the client's own name for the hook."""
@@ -31,4 +29,4 @@ def client_and_hook(hook: HookInput) -> tuple[str, str]:
 
 def note_record(store: Store, project: Project, session_id: str, record_id: str, client: str, hook: str) -> None:
     entry = {"id": record_id, "client": client, "hook": hook}
-    store.log_in_session(project, session_id, "hook_records", entry, keep=MAX_ENTRIES)
+    store.log_in_session(project, session_id, "hook_records", entry)

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 MAX_QUERY_CHARS = 10_000
 SHOWN = 3  # records a prompt may show (`inject.PROMPT_RECORDS`)
 GATED = 10  # ranked when `review = required` may still drop some, so three kept ones can remain
-MAX_LOG = 50  # entries kept in a session's injection log (`meta["injections"]`)
 PATHS = ("keyword", "warm")
 # The current handover is the one the SessionStart digest already shows (a new one written
 # mid-session comes from this very session), so prompts never inject handovers.
@@ -171,9 +170,7 @@ def account(store: Store, project: Project, asked: Asked, injection: Injection, 
             prompt=True,
         )
         entry = {"at": at, "client": asked.client, "hook": asked.hook, "ids": injection.ids, "tokens": injection.tokens}
-        store.log_in_session(
-            project, asked.session_id, "injections", entry, keep=MAX_LOG, count=f"prompts_served_{path}"
-        )
+        store.log_in_session(project, asked.session_id, "injections", entry, count=f"prompts_served_{path}")
 
 
 def record_pending(store: Store, project: Project, session_id: str, pending: Pending) -> None:

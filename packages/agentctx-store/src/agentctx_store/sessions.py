@@ -11,12 +11,13 @@ from agentctx_store.records import utc_now
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from agentctx_store.projects import Project
 
 
+SESSION_LOG_ENTRIES = 50  # entries kept in each of a session's logs (`injections`, `hook_records`)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -84,18 +85,12 @@ class Sessions(Connected):
         from agentctx_store.redact import redact_value
 
         values = redact_value(values)
-        self.touch_session(project, session_id)
-        with self.transaction() as conn:
-            row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-            meta: dict[str, Any] = json_loads(row[0] or "{}") if row else {}
-            meta.update(values)
-            conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json_dumps(meta), session_id))
-        return meta
+        return self._change_meta(project, session_id, lambda meta: meta.update(values))
 
     def log_in_session(
-        self, project: Project, session_id: str, key: str, entry: dict[str, Any], *, keep: int, count: str = ""
+        self, project: Project, session_id: str, key: str, entry: dict[str, Any], *, count: str = ""
     ) -> None:
-        """Append `entry` to the session's log `meta[key]` (the last `keep` entries stay), name
+        """Append `entry` to the session's log `meta[key]` (the last `SESSION_LOG_ENTRIES` stay), name
         the session's client (`entry["client"]`), and add one to `meta[count]` when given: the
         provenance of what the hooks and the warm service injected or created
         (`agentctx_store.origin` reads it back).
@@ -106,19 +101,30 @@ class Sessions(Connected):
         refused = [name for name, value in entry.items() if not _is_plain(value)]
         if refused:
             raise ValueError(f"{refused} of a session log entry: not an id, a count, a time or a name")
-        self.touch_session(project, session_id)
-        with self.transaction() as conn:
-            row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-            meta: dict[str, Any] = json_loads(row[0] or "{}") if row else {}
+
+        def append(meta: dict[str, Any]) -> None:
             current = meta.get(key)
             items: list[Any] = list(current) if isinstance(current, list) else []  # pyright: ignore[reportUnknownArgumentType]
             items.append(entry)
-            meta[key] = items[-keep:]
+            meta[key] = items[-SESSION_LOG_ENTRIES:]
             meta["client"] = entry.get("client", meta.get("client"))
             if count:
                 previous = meta.get(count)
                 meta[count] = (previous if isinstance(previous, int) else 0) + 1
+
+        self._change_meta(project, session_id, append)
+
+    def _change_meta(
+        self, project: Project, session_id: str, change: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any]:
+        """Read the session's metadata, `change` it in place and write it back, in one transaction."""
+        self.touch_session(project, session_id)
+        with self.transaction() as conn:
+            row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            meta: dict[str, Any] = json_loads(row[0] or "{}") if row else {}
+            change(meta)
             conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json_dumps(meta), session_id))
+        return meta
 
     def end_session(self, project: Project, session_id: str) -> None:
         self.touch_session(project, session_id)
