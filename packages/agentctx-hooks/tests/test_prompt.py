@@ -237,3 +237,30 @@ def test_handovers_are_left_to_the_session_start_digest(
     assert decision.record_id in text
     assert 'type="handover"' not in text
     assert set(PROMPT_TYPES) == set(RECORD_TYPES) - {"handover"}
+
+
+def test_a_locked_store_still_injects_and_keeps_the_pending_accounting(
+    hook: Hook, store: Store, project: Project, project_dir: Path, add: Add, payload: Payload, context: Context
+) -> None:
+    """A long write holds the store: the prompt is answered anyway, and what SessionStart left
+    pending stays in the session's state for the next hook that opens the store."""
+    import sqlite3
+
+    from agentctx_store import paths
+
+    from agentctx_hooks import state
+
+    record = add(project, "Use PostgreSQL for the database", "We chose PostgreSQL 16 over MySQL for JSONB support.")
+    data = payload("UserPromptSubmit", project_dir, prompt="what database do we use?")
+    pending = {"tokens": 120, "ids": [record.record_id], "count": 1}
+    state.save(data["session_id"], {"pending": pending})
+    writer = sqlite3.connect(paths.db_path(), timeout=0)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        text = context(hook("UserPromptSubmit", data))
+    finally:
+        writer.rollback()
+        writer.close()
+    assert record.record_id in text
+    assert state.load(data["session_id"])["pending"] == pending
+    assert store.get_session(data["session_id"]) is None  # nothing was recorded

@@ -13,7 +13,6 @@ marked and rank lower, those whose anchored files are all gone are not injected
 
 from __future__ import annotations
 
-from agentctx_store.digest_file import Pending
 from agentctx_store.projects import resolve_project
 from agentctx_store.prompt_answer import Asked
 from agentctx_store.transcripts import is_meta
@@ -65,7 +64,7 @@ def handle(hook: HookInput) -> str:
         client=client,
         hook=name,
         already=state.injected_ids(data),
-        pending=Pending.from_json(data.get("pending")),
+        pending=state.take_pending(data),
         gated=review_required(),  # `review = required`: unaccepted extraction results stay out
     )
     served = warm.ask(hook, asked, data)  # the search service, when it is up
@@ -73,8 +72,8 @@ def handle(hook: HookInput) -> str:
         served = _keyword(hook, asked)
         warm.count_keyword(data)
     text, ids, recorded = served
-    if recorded:
-        state.take_pending(data)  # whichever path answered recorded it
+    if not recorded:  # the store was locked: the next hook that opens it records the pending part
+        state.put_back_pending(data, asked.pending)
     state.add_injected(data, ids)
     _save_state(hook, data)
     return text

@@ -168,6 +168,12 @@ def take_pending(data: dict[str, Any]) -> Pending:
     return Pending.from_json(data.pop("pending", None))
 
 
+def put_back_pending(data: dict[str, Any], pending: Pending) -> None:
+    """Return what `take_pending` took when it could not be recorded after all."""
+    if pending.count:
+        data["pending"] = pending.to_json()
+
+
 # -- locks --------------------------------------------------------------------------------
 
 
