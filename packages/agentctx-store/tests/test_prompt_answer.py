@@ -4,11 +4,12 @@ Both paths call `compose` and `account`; tests-e2e/test_search_service.py compar
 from __future__ import annotations
 
 import pytest
-from conftest import AddRecord
 
 from agentctx_store import NewRecord, Project, Store
 from agentctx_store.digest_file import MAX_PENDING_COUNT, Pending
 from agentctx_store.prompt_answer import Asked, Injection, account, compose, rank, shortlist
+
+from .conftest import AddRecord
 
 AT = "2026-12-04T10:00:00.000Z"
 

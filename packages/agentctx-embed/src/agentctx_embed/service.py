@@ -42,6 +42,7 @@ from typing import Any, cast
 
 import numpy as np
 from agentctx_store import paths
+from agentctx_store.jsontext import strings
 from agentctx_store.rows import visible_namespaces
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, socket_problem, try_lock
 
@@ -156,7 +157,7 @@ class Service:
             # stdout=PIPE with default buffering is a BufferedReader; typeshed says IO[bytes]
             stream = cast("io.BufferedReader[io.FileIO]", child.stdout)
             header = json.loads(stream.readline() or b"{}")
-            ids = _strings(header.get("ids"))
+            ids = strings(header.get("ids"))
             dims = int(header.get("dims") or 0)
             codes, scales, complete = _read_quantized(stream, len(ids), dims)
             stream.close()
@@ -361,7 +362,7 @@ class Service:
             session_id=str(request.get("session_id") or ""),
             client=client if isinstance(client, str) and client in clients.names() else "unknown",
             hook=hook if isinstance(hook, str) and is_name(hook) else "UserPromptSubmit",
-            already=_strings(request.get("exclude")),
+            already=strings(request.get("exclude")),
             pending=Pending.from_json(request.get("pending")),
             gated=bool(request.get("gated")),
         )
@@ -424,7 +425,7 @@ class Service:
                 limit=int(request.get("limit") or 10),
                 types=types,
                 scope=scope,
-                exclude_ids=_strings(request.get("exclude")),
+                exclude_ids=strings(request.get("exclude")),
                 floor=DEFAULT_FLOOR if request.get("floor", True) else None,
             )
         return {
@@ -434,11 +435,6 @@ class Service:
             "degraded": result.degraded,
             "hits": [[hit.record.record_id, hit.score, hit.relevance] for hit in result.hits],
         }
-
-
-def _strings(value: object) -> list[str]:
-    """The strings of a JSON array (a request's ids); anything else is none."""
-    return [item for item in cast("list[object]", value) if isinstance(item, str)] if isinstance(value, list) else []
 
 
 LOAD_BLOCK_ROWS = 4096  # float32 rows read from the pipe at a time at start-up

@@ -18,7 +18,7 @@ import time
 
 from agentctx_store import paths
 from agentctx_store.digest_file import Pending
-from agentctx_store.jsontext import dumps, is_array, is_object, loads
+from agentctx_store.jsontext import dumps, is_object, loads, strings
 from agentctx_store.projects import hash_id
 
 TYPE_CHECKING = False
@@ -112,8 +112,7 @@ def save(session_id: str, data: dict[str, Any]) -> None:
 
 
 def injected_ids(data: dict[str, Any]) -> list[str]:
-    ids = data.get("injected")
-    return [value for value in ids if isinstance(value, str)] if is_array(ids) else []
+    return strings(data.get("injected"))
 
 
 def add_injected(data: dict[str, Any], ids: list[str]) -> None:
@@ -149,7 +148,7 @@ def add_prompt(data: dict[str, Any], prompt: str) -> None:
     if not is_plain(prompt):
         return
     prompts = data.get("prompts")
-    recent = [value for value in prompts if isinstance(value, str)] if is_array(prompts) else []
+    recent = strings(prompts)
     recent.append(" ".join(prompt.split())[:PROMPT_CHARS])
     data["prompts"] = recent[-MAX_PROMPTS:]
 

@@ -15,7 +15,7 @@ import time
 
 from agentctx_store import paths
 from agentctx_store.fence import DIGEST_OPEN
-from agentctx_store.jsontext import is_object, loads
+from agentctx_store.jsontext import is_object, loads, strings
 from agentctx_store.projects import hash_id
 from agentctx_store.tokens import estimate_tokens
 
@@ -84,13 +84,12 @@ class Pending:
     @classmethod
     def from_json(cls, value: object) -> Pending:
         """From the state file or the warm request; anything malformed is nothing pending."""
-        if not isinstance(value, dict):
+        if not is_object(value):
             return cls()
-        ids = value.get("ids")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         try:
-            tokens, count = int(value.get("tokens") or 0), int(value.get("count") or 0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            tokens, count = int(value.get("tokens") or 0), int(value.get("count") or 0)
         except (TypeError, ValueError, OverflowError):
             return cls()
-        kept = [item for item in ids if isinstance(item, str)] if isinstance(ids, list) else []  # pyright: ignore[reportUnknownVariableType]
+        kept = strings(value.get("ids"))
         tokens, count = min(max(0, tokens), MAX_PENDING_TOKENS), min(max(0, count), MAX_PENDING_COUNT)
         return cls(tokens=tokens, ids=kept[-MAX_PENDING_COUNT:], count=count)

@@ -91,3 +91,8 @@ def is_object(value: object) -> TypeGuard[dict[str, Any]]:
 def is_array(value: object) -> TypeGuard[list[Any]]:
     """Whether a decoded JSON value is an array (a `list`): narrows `value` for type checkers."""
     return isinstance(value, list)
+
+
+def strings(value: object) -> list[str]:
+    """The strings of a decoded JSON array (ids, prompts), in order; [] for anything else."""
+    return [item for item in value if isinstance(item, str)] if is_array(value) else []
