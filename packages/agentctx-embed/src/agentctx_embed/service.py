@@ -360,7 +360,7 @@ class Service:
         asked = Asked(
             prompt=str(request.get("prompt") or ""),
             session_id=str(request.get("session_id") or ""),
-            client=client if isinstance(client, str) and client in clients.names() else "unknown",
+            client=client if isinstance(client, str) and client in clients.CLIENTS else "unknown",
             hook=hook if isinstance(hook, str) and is_name(hook) else "UserPromptSubmit",
             already=strings(request.get("exclude")),
             pending=Pending.from_json(request.get("pending")),
