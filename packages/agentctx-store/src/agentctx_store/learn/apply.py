@@ -51,6 +51,7 @@ class Item:
     valid_from: str | None = None
     state: str = "current"
     successor: str | None = None
+    amends: tuple[str, ...] = ()  # anchor paths of the older ADRs this one amends (both stay current)
 
 
 @frozen
@@ -109,22 +110,42 @@ def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str], list[S
             items += _memory_items(source, text)
         else:
             items += _rule_items(source, text)
+    items += _adr_items(adrs)
+    return items, skipped, read
+
+
+def _adr_items(adrs: list[tuple[Source, Adr]]) -> list[Item]:
+    """One decision per ADR, with the links the ADRs state between them: an ADR another one
+    supersedes is superseded too, an amended one stays current (linked), and a reference to an
+    ADR not in the set stays in the body as a note."""
     rel_of = {adr.path: source.rel for source, adr in adrs}
+    title_of = {adr.path: adr.title for _, adr in adrs}
     links = resolve_links([adr for _, adr in adrs])
+    replaced = set(links.successor)
+    items: list[Item] = []
     for source, adr in adrs:
+        notes = list(links.notes.get(adr.path, []))
+        notes += [f"Amended by {title_of[new]} ({rel_of[new]})" for old, new in links.amended if old == adr.path]
+        notes += [f"Amends {title_of[old]} ({rel_of[old]})" for old, new in links.amended if new == adr.path]
+        body = adr.body
+        if notes:
+            note = "\n".join(notes)
+            body = trim(body, MAX_BODY_CHARS - len(note) - 2) + "\n\n" + note if body else note
+        state = "superseded" if adr.path in replaced and adr.state == "current" else adr.state
         items.append(
             Item(
                 type="decision",
                 title=redact_text(adr.title),
-                body=redact_text(adr.body),
+                body=redact_text(trim(body, MAX_BODY_CHARS)),
                 anchor=Anchor(path=source.rel, content_hash=content_hash(adr.raw), line_start=1, line_end=adr.line_end),
                 kind="adr",
                 valid_from=adr.valid_from,
-                state=adr.state,
-                successor=rel_of.get(links[adr.path]) if adr.path in links else None,
+                state=state,
+                successor=rel_of[links.successor[adr.path]] if adr.path in links.successor else None,
+                amends=tuple(rel_of[old] for old, new in links.amended if new == adr.path),
             )
         )
-    return items, skipped, read
+    return items
 
 
 def _rule_items(source: Source, text: str) -> list[Item]:
@@ -320,6 +341,13 @@ def apply_plan(store: Store, project: Project, plan: LearnPlan) -> dict[str, int
                 successor = None
             when = _successor_date(store, project, successor)
             retire(store, project, record_id, successor_id=successor, when=when)
+        for action in plan.actions:  # amendments: both stay current, linked
+            item = action.item
+            if item is None or not item.amends or action.action not in ("add", "supersede", "keep", "move"):
+                continue
+            for older in item.amends:
+                if (newer_id := written.get(item.anchor.path)) and (older_id := written.get(older)):
+                    store.add_edge(newer_id, older_id, "amends")
     return plan.summary()
 
 
