@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentctx_store._frozen import field, frozen
+from agentctx_store._frozen import field, frozen, replace
 from agentctx_store.anchors import Anchor, add_anchors, anchored_records, content_hash, replace_anchors
 from agentctx_store.bounded import Refused, read_repo_text
 from agentctx_store.drift.text import terms_of
@@ -52,6 +52,11 @@ class Item:
     state: str = "current"
     successor: str | None = None
     amends: tuple[str, ...] = ()  # anchor paths of the older ADRs this one amends (both stay current)
+    also: tuple[Anchor, ...] = ()  # the same rule in other files: one record, anchored to all of them
+
+    @property
+    def anchors(self) -> list[Anchor]:
+        return [self.anchor, *self.also]
 
 
 @frozen
@@ -69,6 +74,7 @@ class LearnPlan:
     sources: list[Source] = field(default_factory=list[Source])
     actions: list[Action] = field(default_factory=list[Action])
     skipped: list[str] = field(default_factory=list[str])  # one line each: links out, unreadable files, rejected ADRs
+    reasons: list[str] = field(default_factory=list[str])  # one line per file looked at: why taken or not
 
     def count(self, action: str) -> int:
         return sum(1 for planned in self.actions if planned.action == action)
@@ -111,7 +117,24 @@ def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str], list[S
         else:
             items += _rule_items(source, text)
     items += _adr_items(adrs)
-    return items, skipped, read
+    return _one_per_rule(items), skipped, read
+
+
+def _one_per_rule(items: list[Item]) -> list[Item]:
+    """The same rule written in several instruction files (the same words, whatever the
+    Markdown) is one item, anchored at its first file and at every other one."""
+    first: dict[str, int] = {}
+    out: list[Item] = []
+    for item in items:
+        key = _normal(item.body) if item.kind == "rules" else ""
+        if key and key in first:
+            index = first[key]
+            out[index] = replace(out[index], also=(*out[index].also, item.anchor))
+            continue
+        if key:
+            first[key] = len(out)
+        out.append(item)
+    return out
 
 
 def _adr_items(adrs: list[tuple[Source, Adr]]) -> list[Item]:
@@ -218,11 +241,13 @@ def plan_learn(
     found = find(root, paths, home=home)
     items, skipped, sources = read_items(found.sources)
     skipped = found.skipped + skipped
-    learned = [
-        (record, anchors[0])
+    every = [
+        (record, anchors)
         for record, anchors in anchored_records(store, project, include_superseded=True)
         if record.source == SOURCE and anchors
     ]
+    learned = [(record, anchors[0]) for record, anchors in every]
+    anchors_of_record = {record.record_id: anchors for record, anchors in every}
     by_path: dict[str, list[tuple[Record, Anchor]]] = {}
     for record, anchor in learned:
         by_path.setdefault(anchor.path, []).append((record, anchor))
@@ -240,7 +265,22 @@ def plan_learn(
         if path in scanned or not _gone(root, path, paths, home):
             continue
         actions += [Action(action="retire", record=record) for record, _ in records if record.superseded_at is None]
-    return LearnPlan(sources=sources, actions=actions, skipped=skipped)
+    actions = [_moved(action, anchors_of_record) for action in actions]
+    return LearnPlan(sources=sources, actions=actions, skipped=skipped, reasons=found.reasons)
+
+
+def _moved(action: Action, anchors_of_record: dict[str, list[Anchor]]) -> Action:
+    """A kept record whose other files changed (the same rule now in more or fewer files) moves."""
+    if action.action != "keep" or action.item is None or action.record is None:
+        return action
+    stored = anchors_of_record.get(action.record.record_id, [])
+    if sorted(map(_anchor_key, stored)) != sorted(map(_anchor_key, action.item.anchors)):
+        return replace(action, action="move")
+    return action
+
+
+def _anchor_key(anchor: Anchor) -> tuple[str, str, int, int]:
+    return (anchor.path, anchor.content_hash, anchor.line_start or 0, anchor.line_end or 0)
 
 
 def _gone(root: Path, path: str, paths: Sequence[Path], home: Path | None) -> bool:
@@ -315,18 +355,18 @@ def apply_plan(store: Store, project: Project, plan: LearnPlan) -> dict[str, int
             item, record = action.item, action.record
             if action.action == "add" and item is not None:
                 created = store.add(project, _new(item))
-                add_anchors(store, project, created.record_id, [item.anchor])
+                add_anchors(store, project, created.record_id, item.anchors)
                 written[item.anchor.path] = created.record_id
             elif action.action == "supersede" and item is not None and record is not None:
                 if record.superseded_at is None:
                     created = store.add(project, _new(item), supersedes=record.record_id)
                 else:
                     created = store.add(project, _new(item))
-                add_anchors(store, project, created.record_id, [item.anchor])
+                add_anchors(store, project, created.record_id, item.anchors)
                 written[item.anchor.path] = created.record_id
             elif action.action in ("keep", "move") and item is not None and record is not None:
                 if action.action == "move":
-                    replace_anchors(store, project, record.record_id, [item.anchor])
+                    replace_anchors(store, project, record.record_id, item.anchors)
                 written[item.anchor.path] = record.record_id
             elif action.action == "retire" and record is not None:
                 retire(store, project, record.record_id)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentctx_store._frozen import frozen
-from agentctx_store.bounded import MAX_REPO_FILE, Refused, read_regular, real_path
+from agentctx_store.bounded import MAX_REPO_FILE, Refused, read_regular, read_repo_text, real_path
 from agentctx_store.jsontext import is_object
 from agentctx_store.learn.adr import is_adr_name, reads_as_adr
 
@@ -234,6 +234,26 @@ def instruction_why(parts: Sequence[str]) -> str | None:
     return None
 
 
+def instruction_files(root: Path) -> dict[Path, str]:
+    """The project's instruction files (as `learn` finds them) with their text, each read
+    bounded and only inside the repository's real tree; a link read once, by its first name."""
+    root = Path(os.path.realpath(root))
+    out: dict[Path, str] = {}
+    seen: set[str] = set()
+    for path in files_of(root):
+        if instruction_why(path.relative_to(root).parts) is None:
+            continue
+        try:
+            real = real_path(root, path)
+            if real in seen:
+                continue
+            out[path] = read_repo_text(root, path)
+            seen.add(real)
+        except (OSError, UnicodeDecodeError):  # missing, refused (bounded.Refused), not UTF-8
+            continue
+    return out
+
+
 def _search(finder: _Finder, top: Path) -> None:
     """`top` (a real folder inside the repository): its ADR folders, found by content wherever
     they sit, and its instruction files at any depth, dot-folders included."""
@@ -306,12 +326,12 @@ def _adr_sources(finder: _Finder, folder: Path, files: list[Path]) -> None:
             passed.append(f"{_rel(finder.root, path)}: skipped, does not read as a decision record")
         else:
             taken.append((path, why))
+    finder.reasons += passed
     if len(taken) < 2:
         finder.reasons += [
             f"{_rel(finder.root, path)}: skipped, the only decision-record-like file in its folder" for path, _ in taken
         ]
         return
-    finder.reasons += passed
     for path, why in taken:
         finder.add(path, "adr", f"a decision record: {why}")
 
