@@ -90,7 +90,7 @@ def test_an_adr_folder_under_any_name_and_instruction_files_in_dot_folders_are_f
     reasons = "\n".join(found.reasons)
     assert "handbook/engineering/choices/0001-use-tool-1.md: taken, a decision record" in reasons
     assert ".agents/AGENTS.md: taken, instruction file" in reasons
-    assert "handbook/guides/01-setup.md: skipped, does not read as a decision record" in reasons
+    assert "handbook/guides/01-setup.md: not taken, it does not read as a decision record" in reasons
 
 
 def test_a_git_work_tree_skips_ignored_files(tmp_path: Path) -> None:

@@ -323,13 +323,14 @@ def _adr_sources(finder: _Finder, folder: Path, files: list[Path]) -> None:
     for path in sorted(files):
         why = _adr_why(finder, path)
         if why is None:
-            passed.append(f"{_rel(finder.root, path)}: skipped, does not read as a decision record")
+            passed.append(f"{_rel(finder.root, path)}: not taken, it does not read as a decision record")
         else:
             taken.append((path, why))
     finder.reasons += passed
     if len(taken) < 2:
         finder.reasons += [
-            f"{_rel(finder.root, path)}: skipped, the only decision-record-like file in its folder" for path, _ in taken
+            f"{_rel(finder.root, path)}: not taken, the only decision-record-like file in its folder"
+            for path, _ in taken
         ]
         return
     for path, why in taken:
