@@ -151,3 +151,18 @@ def test_sync_right_after_learn_finds_nothing_missing_and_never_writes_through_a
     drift.apply(named)
     assert (root / "AGENTS.md").read_text(encoding="utf-8") == RULES
     assert drift.analyse(store, project, target="docs/CLAUDE.md").missing == []
+
+
+def test_an_empty_or_malformed_adr_is_skipped_with_one_line_naming_it(store: Store, tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    for n in (1, 2):
+        _write(root, f"docs/decisions/{n:04d}-use-tool-{n}.md", MADR.format(n=n))
+    _write(root, "docs/decisions/0003-empty.md", "")
+    _write(root, "docs/decisions/0004-garbled.md", "\x00\x01 not markdown at all }}}")
+    project = resolve_project(root)
+    plan = learn(store, project, root)
+    assert [line for line in plan.skipped if "0003" in line or "0004" in line] == [
+        "docs/decisions/0003-empty.md: skipped, an ADR with no decision record in it (empty or malformed)",
+        "docs/decisions/0004-garbled.md: skipped, an ADR with no decision record in it (empty or malformed)",
+    ]
+    assert {r.title for r in store.list_records(project, limit=None)} == {"Use tool 1", "Use tool 2"}

@@ -261,11 +261,16 @@ def _relations(front: dict[str, str], status: str, sections: list[tuple[str, lis
     lines = [(line, "status") for line in status_lines]
     in_fence = False
     for name, body in sections:
-        for line in _uncomment("\n".join(body)).split("\n"):
-            if line.strip().startswith(("```", "~~~")):
+        text = "\n".join(body)
+        if not _RELATION.search(text):
+            continue
+        for line in _uncomment(text).split("\n"):
+            if line.lstrip().startswith(("```", "~~~")):
                 in_fence = not in_fence
                 continue
-            if not in_fence and clean_inline(line.strip().lstrip(">").strip()) not in status_lines:
+            if in_fence or not _RELATION.search(line):
+                continue
+            if clean_inline(line.strip().lstrip(">").strip()) not in status_lines:
                 lines.append((line, "status" if name.startswith("status") or not name else "body"))
     for line, stated in lines:
         if _template_line(line) or not _RELATION.search(line):

@@ -91,14 +91,19 @@ class _Finder:
         self.found: dict[Path, Source] = {}
         self.skipped: list[str] = []
         self.reasons: list[str] = []
+        self.reals: dict[Path, Path | None] = {}
 
     def real(self, path: Path) -> Path | None:
+        if path in self.reals:
+            return self.reals[path]
+        real: Path | None = None
         try:
-            return Path(real_path(self.root, path))
+            real = Path(real_path(self.root, path))
         except Refused as exc:
             if str(exc) not in self.skipped:
                 self.skipped.append(str(exc))
-            return None
+        self.reals[path] = real
+        return real
 
     def add(self, path: Path, kind: str, why: str = "") -> None:
         real = self.real(path)
@@ -320,19 +325,30 @@ def _adr_sources(finder: _Finder, folder: Path, files: list[Path]) -> None:
     """The decision records of a candidate folder, when it holds at least two."""
     taken: list[tuple[Path, str]] = []
     passed: list[str] = []
+    malformed: list[str] = []
     for path in sorted(files):
+        if finder.real(path) is None:
+            continue  # a link out of the tree: its line is already there
         why = _adr_why(finder, path)
-        if why is None:
-            passed.append(f"{_rel(finder.root, path)}: not taken, it does not read as a decision record")
-        else:
+        if why is not None:
             taken.append((path, why))
+        elif is_adr_name(path):
+            malformed.append(
+                f"{_rel(finder.root, path)}: skipped, an ADR with no decision record in it (empty or malformed)"
+            )
+        else:
+            passed.append(f"{_rel(finder.root, path)}: not taken, it does not read as a decision record")
     finder.reasons += passed
     if len(taken) < 2:
+        finder.reasons += [
+            line.split(": skipped, ", 1)[0] + ": not taken, it does not read as a decision record" for line in malformed
+        ]
         finder.reasons += [
             f"{_rel(finder.root, path)}: not taken, the only decision-record-like file in its folder"
             for path, _ in taken
         ]
         return
+    finder.skipped += malformed
     for path, why in taken:
         finder.add(path, "adr", f"a decision record: {why}")
 
