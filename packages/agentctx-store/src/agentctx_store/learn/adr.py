@@ -41,7 +41,7 @@ _INDEX_NAMES = ("readme.md", "index.md", "toc.md", "summary.md", "_sidebar.md", 
 _RELATION = re.compile(
     r"(?P<old>\b(?:superseded|superseeded|replaced|obsoleted)(?:\s+by\b|\s*:|(?=\s*(?:\[|#?\d|ADR\b)))"
     r"|\bdeprecated?\s+in\s+favou?r\s+of\b)"
-    r"|(?P<new>\b(?:supersedes|supersede|superseeds|replaces|obsoletes)\b:?)"
+    r"|(?P<new>\b(?:supersedes|supersede|superseeds|replaces|obsoletes|undo(?:es)?|reverts|reverses)\b:?)"
     r"|(?P<amended>\b(?:amended|updated|extended)\s+by\b|\bamendment\s+by\b)"
     r"|(?P<amends>\b(?:amends|updates|extends)\b:?|\bamendment\s+(?:of|to)\b)",
     re.IGNORECASE,
@@ -89,7 +89,7 @@ class Adr:
             return "rejected"
         if re.search(r"\bsupersee?ded\b", status) and not _PARTIAL.search(status):
             return "superseded"
-        if re.search(r"\b(deprecated|obsolete|retired|no-?longer-?relevant|replaced)\b", status):
+        if re.search(r"\b(deprecated|obsolete|retired|reverted|no-?longer-?relevant|replaced)\b", status):
             return "deprecated"
         return "current"
 
@@ -130,7 +130,7 @@ def reads_as_adr(path: Path, head: str, *, decisions_folder: bool = False) -> st
     name = path.name.lower()
     if path.suffix.lower() not in (".md", ".markdown") or name in _INDEX_NAMES or _TEMPLATE_NAME.search(name):
         return None
-    if re.search(r"\{(?:short title|title)|\[short title", head, re.IGNORECASE):  # a template's placeholders
+    if re.search(r"^#+\s*[\[{]\s*(?:short )?title", head, re.IGNORECASE | re.MULTILINE):  # a template's heading
         return None
     sections = {match.group(1).lower() for match in _SECTION_WORDS.finditer(head)}
     status = _STATUS_LINE.search(head) is not None or re.search(r"^status:", head, re.IGNORECASE | re.MULTILINE)
@@ -183,7 +183,7 @@ def parse_adr(path: Path, text: str) -> Adr | None:
         body=_body(sections),
         status=_status_word(status_text),
         valid_from=date,
-        relations=_relations(front, status_text, sections),
+        relations=_relations(front, status_text, [("status", [title]), *sections]),
         raw=text,
         line_end=len(lines),
     )
@@ -284,8 +284,8 @@ def _relations(front: dict[str, str], status: str, sections: list[tuple[str, lis
             if not target.strip() or not _names_an_adr(target, explicit=stated == "body"):
                 continue
             kind = next(group for group, value in match.groupdict().items() if value)
-            if stated == "body" and re.match(r"(?i)updat|extend", match.group(0)):
-                continue  # "updates" and "extends" in prose are too often about something else
+            if stated == "body" and re.match(r"(?i)updat|extend|undo|revert|reverse", match.group(0)):
+                continue  # in prose these are too often about something else ("2. Fully undo ADR 109")
             before = line[max(0, match.start() - 60) : match.start()]
             partial = (
                 _PARTIAL.search(before) is not None
@@ -329,7 +329,7 @@ _SKIP = ("status", "date", "deciders", "more information", "links", "references"
 def _body(sections: list[tuple[str, list[str]]]) -> str:
     """Context and decision text (then consequences), trimmed to the record limit with the
     decision kept whole when it fits."""
-    parts: dict[str, list[str]] = {"context": [], "decision": [], "other": []}
+    parts: dict[str, list[str]] = {"context": [], "decision": [], "other": [], "rest": []}
     for name, lines in sections:
         if any(name.startswith(skip) for skip in _SKIP):
             continue
@@ -342,6 +342,10 @@ def _body(sections: list[tuple[str, list[str]]]) -> str:
             parts["context"].append(text)
         elif "consequence" in name or "option" in name or "driver" in name:
             parts["other"].append(text)
+        else:  # "Proposal", "Discussion", "What's proposed"…: the text when nothing else is
+            parts["rest"].append(text)
+    if not parts["context"] and not parts["decision"]:
+        parts["context"] = parts["rest"]
     context = " ".join(parts["context"])
     decision = " ".join(parts["decision"])
     other = " ".join(parts["other"])
