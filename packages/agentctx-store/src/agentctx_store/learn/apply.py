@@ -175,11 +175,12 @@ def _rule_items(source: Source, text: str) -> list[Item]:
     items: list[Item] = []
     for rule in split_rules(text):
         body = redact_text(rule.body)
+        section = _section(rule.headings, body)
         items.append(
             Item(
                 type=rule_type(body, rule.headings),
                 title=redact_text(rule_title(body, rule.headings)),
-                body=body,
+                body=trim(body, MAX_BODY_CHARS - len(section) - 2) + "\n\n" + section if section else body,
                 anchor=Anchor(
                     path=source.rel,
                     content_hash=content_hash(rule.raw),
@@ -190,6 +191,16 @@ def _rule_items(source: Source, text: str) -> list[Item]:
             )
         )
     return items
+
+
+def _section(headings: Sequence[str], body: str) -> str:
+    """The headings above a rule, as context for its body (`Section: Testing › Unit tests`),
+    when the body does not already name them (the file's title heading is left out)."""
+    names = [clean_inline(name) for name in headings[1:] if name.strip()][-2:]
+    lower = body.lower()
+    if not names or all(name.lower() in lower for name in names):
+        return ""
+    return redact_text("Section: " + " › ".join(names))
 
 
 _MEMORY_TYPES = {"feedback": "preference", "user": "preference", "project": "discovery", "reference": "discovery"}
