@@ -357,7 +357,7 @@ def corpus_figures() -> dict[str, Any]:
     for kind, keys in (("adr", ("adr_files", "found", "current_expected", "current_learned", "links_hand",
                                 "links_found", "amended_hand", "amended_found")),
                        ("rules", ("instruction_files", "files_read", "records", "duplicate_bodies",
-                                  "sync_missing_learned"))):  # fmt: skip
+                                  "sync_missing_learned", "hand_rules", "covered", "learned", "noise"))):  # fmt: skip
         for group in ("in-sample", "held-out"):
             rows = [f for f in out[kind].values() if f["heldout"] == (group == "held-out")]
             total = {key: sum(f[key] for f in rows) for key in keys}
@@ -381,6 +381,11 @@ def print_corpus(report: dict[str, Any]) -> None:
             f"corpus rules {name}{' (held out)' if f['heldout'] else ''}: {f['files_read']}/{f['instruction_files']} "
             f"files, {f['records']} records, {f['duplicate_bodies']} duplicates, "
             f"{f['sync_missing_learned']} learned records sync calls missing"
+            + (
+                f"; hand split: {f['covered']}/{f['hand_rules']} covered, {f['noise']}/{f['learned']} noise"
+                if f["hand_rules"]
+                else ""
+            )
         )
     for key in ("adr_in-sample", "adr_held-out", "rules_in-sample", "rules_held-out"):
         print(f"corpus {key}: {report[key]}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,27 @@ def copy_repo(name: str, parent: Path) -> Path:
                 os.chmod(Path(folder) / file, 0o644)
     (root / ".git").mkdir()
     return root
+
+
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in re.findall(r"[A-Za-z0-9_]+", text) if len(word) > 1}
+
+
+def _contains(big: str, small: str, share: float) -> bool:
+    need = _words(small)
+    return bool(need) and len(need & _words(big)) >= share * len(need)
+
+
+def split_figures(bodies: list[str], hand: list[str]) -> dict[str, int]:
+    """Hand-split rules covered by a learned body (>= 60 % of their words in it), and learned
+    records that are noise (cover no hand rule, and at most half their words are in one)."""
+    covered = sum(1 for rule in hand if any(_contains(body, rule, 0.6) for body in bodies))
+    noise = sum(
+        1
+        for body in bodies
+        if not any(_contains(body, rule, 0.6) for rule in hand) and not any(_contains(rule, body, 0.5) for rule in hand)
+    )
+    return {"hand_rules": len(hand), "covered": covered, "learned": len(bodies), "noise": noise}
 
 
 def _stem(path: str) -> str:
@@ -99,7 +121,10 @@ def rules_figures(store: Store, name: str, parent: Path) -> dict[str, Any]:
     bodies = [" ".join(r.body.lower().split()) for r in records if r.record_id in learned_rules]
     report = drift.analyse(store, project)
     long_titles = [r.title for r in records if r.record_id in learned_rules and len(r.title) > 90]
-    return {
+    splits = split_figures(
+        [r.body for r in records if r.record_id in learned_rules], LABELS["rule_splits"].get(name, [])
+    )
+    return splits | {
         "heldout": LABELS["rules"][name]["heldout"],
         "instruction_files": sum(
             1

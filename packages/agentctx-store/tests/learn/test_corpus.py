@@ -38,3 +38,6 @@ def test_instruction_files_of_a_real_repository_give_each_rule_once_and_sync_mis
     assert figures["records"] > 0 and figures["duplicate_bodies"] == 0, figures
     assert figures["sync_missing_learned"] == 0, figures
     assert figures["titles_over_90"] == 0, figures
+    if figures["hand_rules"]:  # a hand-split sample (labels.json, rule_splits)
+        assert figures["covered"] >= 0.9 * figures["hand_rules"], figures
+        assert figures["noise"] <= 0.1 * figures["learned"], figures

@@ -38,6 +38,7 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 
+_POINTS_BELOW = re.compile(r"\b(below|the following|as follows)\b", re.IGNORECASE)  # "the diagram below …"
 _DESCRIPTION = re.compile(
     r"^[A-Z][\w.-]*( [A-Z][\w.-]*)? is an? [^.]*\b(platform|library|framework|tool|app|application|sdk|service)\b"
 )
@@ -277,12 +278,18 @@ def split_rules(text: str) -> list[Rule]:
             index += len(section)
             continue
         following = blocks[index + 1] if index + 1 < len(blocks) else None
-        if block.kind in ("para", "item") and block.text.endswith(":") and following is not None:
+        introduces = block.text.endswith(":") or bool(_POINTS_BELOW.search(block.text))
+        if block.kind in ("para", "item") and introduces and following is not None:
             if following.kind == "code" and _adjacent(block, following):
                 rules.append(_rule(lines, [block, following], block.text + "\n" + following.text))
                 index += 2
                 continue
-            if block.kind == "para" and following.kind == "item" and _adjacent(block, following, gap=2):
+            if (
+                block.kind == "para"
+                and block.text.endswith(":")
+                and following.kind == "item"
+                and _adjacent(block, following, gap=2)
+            ):
                 items = _list_run(blocks, index + 1)
                 _lead_in(lines, block, items, rules)
                 index += 1 + len(items)
