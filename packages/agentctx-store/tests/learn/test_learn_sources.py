@@ -166,3 +166,19 @@ def test_an_empty_or_malformed_adr_is_skipped_with_one_line_naming_it(store: Sto
         "docs/decisions/0004-garbled.md: skipped, an ADR with no decision record in it (empty or malformed)",
     ]
     assert {r.title for r in store.list_records(project, limit=None)} == {"Use tool 1", "Use tool 2"}
+
+
+def test_a_repository_config_naming_a_program_for_git_never_runs_it(tmp_path: Path) -> None:
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    root = _repo(tmp_path, git=True)
+    marker = tmp_path / "ran"
+    hook = tmp_path / "monitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n", encoding="utf-8")
+    hook.chmod(0o755)
+    subprocess.run(["git", "-C", str(root), "config", "core.fsmonitor", str(hook)], check=True, timeout=60)
+    _write(root, "AGENTS.md", RULES)
+    subprocess.run(["git", "-C", str(root), "add", "AGENTS.md"], check=True, timeout=60, capture_output=True)
+    marker.unlink(missing_ok=True)
+    assert [source.rel for source in find(root).sources] == ["AGENTS.md"]
+    assert not marker.exists()

@@ -192,7 +192,21 @@ def _git_files(top: Path) -> list[str] | None:
         return None
     try:
         done = subprocess.run(
-            ["git", "-C", str(top), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            # a cloned repository's config may name a program for git to run (core.fsmonitor): never
+            [
+                "git",
+                "-c",
+                "core.fsmonitor=false",
+                "-C",
+                str(top),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                ".",
+            ],  # fmt: skip
             capture_output=True,
             timeout=30,
             check=False,
