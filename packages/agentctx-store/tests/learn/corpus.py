@@ -44,7 +44,10 @@ def _contains(big: str, small: str, share: float) -> bool:
 
 def split_figures(bodies: list[str], hand: list[str]) -> dict[str, int]:
     """Hand-split rules covered by a learned body (>= 60 % of their words in it), and learned
-    records that are noise (cover no hand rule, and at most half their words are in one)."""
+    records that are noise (cover no hand rule, and at most half their words are in one). All
+    zero for a repository without a hand-split sample."""
+    if not hand:
+        return {"hand_rules": 0, "covered": 0, "learned": 0, "noise": 0}
     covered = sum(1 for rule in hand if any(_contains(body, rule, 0.6) for body in bodies))
     noise = sum(
         1
