@@ -166,11 +166,33 @@ SECTIONS: tuple[StatusProvider, ...] = (
 )
 
 
+def project_rule_line(root: str) -> tuple[str, str]:
+    """(the rule that made `root` the project, one line saying it, with what to do where it surprises)."""
+    from agentctx_store.projects import MARKER, project_root
+
+    rule = project_root(root)[1]
+    if rule == "git":
+        return rule, "the git repository holding this folder is the project"
+    if rule == "marker":
+        return rule, (
+            f"not in a git repository: the project is the nearest folder at or above this one holding {MARKER}/, "
+            "with all its subfolders"
+        )
+    return rule, (
+        f"not in a git repository, and no folder above holds {MARKER}/: this folder alone is the project, "
+        f"each subfolder another one (`mkdir {MARKER}` here makes its subfolders share it)"
+    )
+
+
 def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
-    """What is stored for this project, what is degraded, and what sessions injected and cost."""
+    """What is stored for this project, what is degraded, and what sessions injected and cost.
+
+    The project is the git repository holding the folder; outside git, the nearest folder at or
+    above holding `.agentctx/`, else the folder itself (the first lines say which)."""
     target = project_for(project)
     path = Path(paths.db_path())
-    header = {"project": target.name, "project_id": target.project_id, "root": str(target.root)}
+    rule, rule_line = project_rule_line(str(target.root))
+    header = {"project": target.name, "project_id": target.project_id, "root": str(target.root), "project_rule": rule}
     if not path.exists():
         if json:
             print_json(
@@ -178,6 +200,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
             )
             return
         typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
+        typer.echo(f"  {rule_line}")
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
         return
     with Store.open(path, create=False, readonly=cannot_write(path)) as store:
@@ -186,6 +209,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
         print_json(header | {section.key: section.data for section in sections})
         return
     typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
+    typer.echo(f"  {rule_line}")
     for section in sections:
         typer.echo(f"\n{section.title}")
         for line in section.lines:

@@ -52,16 +52,39 @@ def autoexport(targets: list[Project]) -> None:
 @team_app.command("export")
 def export_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
     """Write .agentctx/context.md: current, explicit decisions, conventions and discoveries."""
+    from agentctx_store.projects import MARKER, project_root
+
     target = project_for(project)
+    root = _root(target)
+    in_git = project_root(str(root))[1] == "git"
+    new_marker = not (root / MARKER).exists()
     report = export_for(target)
-    path = _root(target) / team.TEAM_FILE
+    path = root / team.TEAM_FILE
     if json:
-        print_json({"path": str(path), "records": len(report.unchanged), "withheld_secrets": report.withheld})
+        print_json(
+            {
+                "path": str(path),
+                "records": len(report.unchanged),
+                "withheld_secrets": report.withheld,
+                "in_git": in_git,
+            }
+        )
         return
     typer.echo(f"Wrote {len(report.unchanged)} record{'s' * (len(report.unchanged) != 1)} to {path}.")
     if report.withheld:
         typer.echo(f"Left out {report.withheld} record(s) that look like they hold a secret.")
-    typer.echo("Commit it with your code; teammates run `agentctx team import` after pulling.")
+    if in_git:
+        typer.echo("Commit it with your code; teammates run `agentctx team import` after pulling.")
+        return
+    typer.echo(
+        f"{root} is not in a git repository: nothing commits this file for you. Hand it to your teammates "
+        f"yourself; each puts it at {MARKER}/context.md in their copy and runs `agentctx team import` there."
+    )
+    if new_marker:
+        typer.echo(
+            f"{root / MARKER}/ is new: from now on this folder is the project for its subfolders too "
+            "(`agentctx status` says which folder is the project)."
+        )
 
 
 def _out_of_space(exc: BaseException) -> bool:
