@@ -252,11 +252,20 @@ def search_cmd(
     if not hits:
         typer.echo("No matching records.")
         return
-    best = max(hit.score for hit in hits) or 1.0
-    for hit in hits:
-        record = hit.record
-        match = f"{round(100 * hit.score / best):3d}%"  # relative to the best match: 100% is the top one
-        typer.echo(f"{match}  {record_line(record)}  ({age_text(age_days(record))}, {record.confidence})")
+    # With --history the superseded matches come after the current ones, under their own heading,
+    # each list best first with its top match at 100%: a line never ranks above one printed before it.
+    groups = [("", [hit for hit in hits if hit.record.is_current])]
+    groups.append(("Superseded (kept as history, never injected):", [hit for hit in hits if not hit.record.is_current]))
+    for heading, group in groups:
+        if not group:
+            continue
+        if heading:
+            typer.echo(heading)
+        best = max(hit.score for hit in group) or 1.0
+        for hit in group:
+            record = hit.record
+            match = f"{round(100 * hit.score / best):3d}%"  # relative to the best match: 100% is the top one
+            typer.echo(f"{match}  {record_line(record)}  ({age_text(age_days(record))}, {record.confidence})")
 
 
 def show_cmd(

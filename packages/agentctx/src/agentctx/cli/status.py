@@ -59,11 +59,30 @@ def store_section(store: Store, project: Project) -> StatusSection:
     return StatusSection(key="store", title="Store", lines=lines, data=data)
 
 
+# What each rung of the ladder (docs/contracts.md#degradation) takes away, in a user's words.
+RUNG_LOSES = {
+    "no-embeddings": "keyword search only: no hybrid ranking of prompts, no near-duplicates found by meaning",
+    "no-vectors": "vectors are compared in Python instead of sqlite-vec: the same results, slower on a big store",
+    "no-llm": "finished sessions are not turned into records; near-duplicates wait in `status`, unjudged",
+    "like-search": "search matches words with LIKE instead of the full-text index: weaker ranking",
+}
+
+
 def degradation_section(store: Store, project: Project) -> StatusSection:
     rungs = active_rungs(store, config.load())
-    lines = [f"rung {rung.rung} {rung.name}: {rung.why} (fix: {rung.fix})" for rung in rungs] or ["none: full service"]
-    data = [{"rung": rung.rung, "name": rung.name, "why": rung.why, "fix": rung.fix} for rung in rungs]
-    return StatusSection(key="degradation", title="Degradation", lines=lines, data=data)
+    lines: list[str] = []
+    for rung in rungs:
+        lines += [f"rung {rung.rung} {rung.name}: {rung.why}"]
+        if rung.name in RUNG_LOSES:
+            lines += [f"  what you lose: {RUNG_LOSES[rung.name]}"]
+        lines += [f"  to move up: {rung.fix}"]
+    lines = lines or ["none: full service"]
+    data = [
+        {"rung": rung.rung, "name": rung.name, "why": rung.why, "loses": RUNG_LOSES.get(rung.name, ""), "fix": rung.fix}
+        for rung in rungs
+    ]
+    title = "Degradation (rung 1 is full service, each higher rung works with less: docs/contracts.md#degradation)"
+    return StatusSection(key="degradation", title=title, lines=lines, data=data)
 
 
 def sessions_section(store: Store, project: Project) -> StatusSection:
