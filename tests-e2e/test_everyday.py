@@ -34,7 +34,10 @@ def test_outside_git_the_project_is_the_folder_until_a_marker_joins_its_subfolde
     top = tmp_path / "notgit"
     sub = top / "sub"
     sub.mkdir(parents=True)
-    record(top, "Tabs in the notes", "Indent the notes with tabs.")
+    first = agentctx("record", "-t", "decision", "--title", "Tabs in the notes", "--body", "Indent with tabs.", cwd=top)
+    assert f"Note: {top.resolve()} is not in a git repository, so it is a project of its own" in first.stdout
+    second = agentctx("record", "-t", "decision", "--title", "Spaces in code", "--body", "Four spaces.", cwd=top)
+    assert "Note:" not in second.stdout  # said once, at the project's first record
 
     assert "Tabs in the notes" not in agentctx("search", "tabs", cwd=sub).stdout  # each folder its own project
     status = agentctx("status", cwd=sub).stdout

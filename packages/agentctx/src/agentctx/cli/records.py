@@ -149,12 +149,21 @@ def record_cmd(
 
         specs = cli_specs(anchor, target, project)
     with open_store() as store, store.transaction():
+        first = not store.list_records(target, scope="project", include_superseded=True, limit=1)
         created = store.add(target, new, supersedes=supersedes)
         anchored = _anchor(store, target, created.record_id, specs) if specs else []
     if json:
         print_json(record_json(created) | ({"anchors": anchored} if anchored else {}))
         return
     typer.echo(f"Recorded {created.type} {created.record_id}: {created.title}")
+    if first and created.scope != "global":
+        from agentctx_store.projects import MARKER, project_root
+
+        if project_root(target.root)[1] == "folder":  # the first record of a folder outside git
+            typer.echo(
+                f"Note: {target.root} is not in a git repository, so it is a project of its own and each "
+                f"subfolder another one; `mkdir {MARKER}` in it makes its subfolders share its records."
+            )
     if anchored:
         typer.echo(f"Anchored to {', '.join(anchored)}.")
     if supersedes:
