@@ -115,7 +115,9 @@ def stale_cmd(ctx: typer.Context, project: Path | None = ProjectOption, json: bo
 
 @stale_app.command("confirm")
 def confirm_cmd(
-    record_id: str = typer.Argument(..., help="The stale record's id.", show_default=False),
+    record_id: str = typer.Argument(
+        ..., help="The stale record's id, or a unique start or end of it.", show_default=False
+    ),
     anchor: list[str] | None = AnchorOption,
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
@@ -124,6 +126,7 @@ def confirm_cmd(
     are dropped), or re-anchor it with --anchor (e.g. where a symbol moved)."""
     target = project_for(project)
     with open_store() as store:
+        record_id = store.resolve_id(target, record_id)
         kept = confirm(store, target, record_id, cli_specs(anchor, target, project))
         record = store.get(target, record_id)
     specs = [format_spec(item) for item in kept]
@@ -136,7 +139,9 @@ def confirm_cmd(
 
 @stale_app.command("supersede")
 def supersede_cmd(
-    record_id: str = typer.Argument(..., help="The stale record's id.", show_default=False),
+    record_id: str = typer.Argument(
+        ..., help="The stale record's id, or a unique start or end of it.", show_default=False
+    ),
     body: str = typer.Option(..., "--body", "-b", help="What is true now; `-` reads stdin.", show_default=False),
     title: str | None = typer.Option(None, "--title", help="New title (default: the old one).", show_default=False),
     anchor: list[str] | None = AnchorOption,
@@ -149,6 +154,7 @@ def supersede_cmd(
 
     target = project_for(project)
     with open_store() as store, store.transaction():
+        record_id = store.resolve_id(target, record_id)
         old_anchors = anchors_of(store, target, record_id)
         old, new = store.supersede(target, record_id, body=read_text_arg(body) or "", title=title)
         specs = cli_specs(anchor, target, project) or still_there(target, [format_spec(a) for a in old_anchors])
@@ -162,7 +168,9 @@ def supersede_cmd(
 
 @stale_app.command("delete")
 def delete_cmd(
-    record_id: str = typer.Argument(..., help="The stale record's id.", show_default=False),
+    record_id: str = typer.Argument(
+        ..., help="The stale record's id, or a unique start or end of it.", show_default=False
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
