@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 AGENTCTX = Path(sys.executable).parent / "agentctx"
 
 RULES = """# Project rules
@@ -183,3 +185,72 @@ def test_show_names_the_source_and_each_anchor_state_and_supersede_keeps_them(tm
     elsewhere = agentctx("supersede", json.loads(bare.stdout)["new"]["id"], "--body", "Back to six.",
                          "--anchor", "retry.py:park", "--json", cwd=repo)  # fmt: skip
     assert json.loads(elsewhere.stdout)["anchors"] == ["retry.py:park"]
+
+
+def _run(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(AGENTCTX), *args], capture_output=True, text=True, cwd=cwd, timeout=120, check=False,
+        env=os.environ | {"AGENTCTX_NO_SERVICE": "1"} | env,
+    )  # fmt: skip
+
+
+def _backdate_supersession(record_id: str, days: int) -> None:
+    """Make a supersession old enough for the cold archive (what a clock 90 days on would see)."""
+    import sqlite3
+
+    conn = sqlite3.connect(Path(os.environ["AGENTCTX_HOME"]) / "agentctx.db")
+    with conn:
+        conn.execute(
+            "UPDATE records SET superseded_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) WHERE id = ?",
+            (f"-{days} days", record_id),
+        )
+    conn.close()
+
+
+def test_offline_consolidate_says_each_problem_once_and_agrees_with_status(tmp_path: Path) -> None:
+    """No model on the machine and no way to download it (HF_HUB_OFFLINE, as every test runs)."""
+    pytest.importorskip("fastembed")
+    mine, theirs = a_repo(tmp_path / "mine"), a_repo(tmp_path / "theirs")
+    old = json.loads(agentctx("record", "-t", "decision", "--title", "Celery for jobs", "--body", "Celery.",
+                              "--json", cwd=theirs).stdout)["id"]  # fmt: skip
+    assert agentctx("supersede", old, "--body", "RQ for jobs.", cwd=theirs).returncode == 0
+    _backdate_supersession(old, 120)
+    assert agentctx("record", "-t", "decision", "--title", "Use pnpm", "--body", "pnpm only.", cwd=mine).returncode == 0
+
+    run = _run("consolidate", cwd=mine, HF_HUB_OFFLINE="1")
+    assert run.returncode == 0, run.stderr
+    output = run.stdout + run.stderr
+    assert "ERROR" not in output and "fastembed" not in output and "Traceback" not in output, output
+    assert "Downloading" not in output, output
+    problems = [line for line in output.splitlines() if "no-embeddings" in line]
+    assert len(problems) == 1 and "HF_HUB_OFFLINE" in problems[0], output
+    assert "listed in `agentctx status`" not in output  # status lists no near-duplicates: none is claimed
+    assert ", 0 archived," in run.stdout  # the record archived is another project's
+
+    status = _run("status", cwd=mine).stdout
+    assert "last run " in status and ", 0 archived," in status and "0 superseded records archived" in status
+    assert "Near-duplicate" not in status
+    assert len([line for line in status.splitlines() if "no-embeddings" in line]) == 1
+
+    theirs_run = _run("consolidate", "--force", cwd=theirs, HF_HUB_OFFLINE="1").stdout
+    theirs_status = _run("status", cwd=theirs).stdout
+    assert "1 superseded records archived" in theirs_status, theirs_status
+    said = theirs_run.split(" archived,")[0].rsplit(", ", 1)[1]
+    assert f", {said} archived," in theirs_status  # the run's figure is what status says of it
+
+
+def test_consolidate_lists_in_status_the_near_duplicates_it_reports(tmp_path: Path) -> None:
+    tiny = pytest.importorskip("agentctx_embed.tiny")
+    repo = a_repo(tmp_path)
+    texts = ["Background jobs run on RQ workers", "Background jobs: run on RQ workers", "Use pnpm for packages"]
+    folder = tiny.build_tiny_model(tmp_path / "tiny", tiny.words_of(texts))
+    model = {"AGENTCTX_EMBED_MODEL": tiny.TINY_MODEL_NAME, "AGENTCTX_EMBED_MODEL_DIR": str(folder)}
+    for text in texts:
+        made = _run("record", "-t", "decision", "--title", text, "--body", text + ".", cwd=repo, **model)
+        assert made.returncode == 0, made.stderr
+    run = _run("consolidate", cwd=repo, **model)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "1 near-duplicate pair(s) to merge by hand: `agentctx status` lists them." in run.stdout, run.stdout
+    status = _run("status", cwd=repo, **model).stdout
+    listed = status.split("Near-duplicate candidates", 1)[1].splitlines()
+    assert "≈" in listed[1] and "Background jobs run on RQ workers" in listed[1], status
