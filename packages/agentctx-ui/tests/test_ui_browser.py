@@ -255,7 +255,7 @@ def test_a_big_graph_leaves_unlinked_records_out_until_asked(page: Page, live_ur
     shot(page, "06-graph-big")
     note.get_by_role("button", name="Draw them too").click()
     expect(page.locator("svg.graph g.node")).to_have_count(94)
-    assert page.locator("svg.graph g.node text").count() == 4  # only linked records and files keep labels
+    assert page.locator("svg.graph g.node text").count() == 94  # one row each: every label stays readable
 
 
 def test_record_a_new_fact_and_pin_it(page: Page, live_url: str, seeded: Seeded) -> None:
@@ -493,7 +493,7 @@ def test_the_dashboard_shows_client_and_hook_in_the_detail_and_the_injection_log
     row = page.locator("tr", has=page.locator("td[title='gemini-sess-1']"))
     assert row.locator("td").nth(1).inner_text() == "gemini"
     log = row.locator("details.injection-log")
-    assert log.locator("summary").inner_text() == "2 injections"
+    assert log.locator("summary").inner_text() == "2 prompt injections"
     log.locator("summary").click()
     entries = log.locator("li").all_inner_texts()
     assert len(entries) == 2

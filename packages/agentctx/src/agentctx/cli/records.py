@@ -487,7 +487,7 @@ def supersede_cmd(
         raise ValidationError("Pass --anchor or --no-anchor, not both.")
     from agentctx_store.anchors import anchors_of
     from agentctx_store.freshness import format_spec
-    from agentctx_store.stale import still_there
+    from agentctx_store.stale import carry_anchors
 
     from agentctx.cli.stale import cli_specs
 
@@ -507,9 +507,12 @@ def supersede_cmd(
             confidence=confidence,
             record_type=record_type,
         )
-        specs = [] if no_anchor else given or still_there(target, kept)
-        anchored = _anchor(store, target, new.record_id, specs) if specs else []
-    dropped = [] if no_anchor or given else [spec for spec in kept if spec not in specs]
+        anchored: list[str] = []
+        dropped: list[str] = []
+        if given:
+            anchored = _anchor(store, target, new.record_id, given)
+        elif not no_anchor:
+            anchored, dropped = carry_anchors(store, target, full_id, new.record_id)
     if json:
         print_json({"old": record_json(old), "new": record_json(new), "anchors": anchored, "dropped": dropped})
         return
