@@ -228,10 +228,10 @@ def _add_reasons(store: Store, project: Project, report: dict[str, Any]) -> None
         except AgentctxError:
             continue
         when = (old.superseded_at or "")[:10]
-        entry["reason"] = (
-            f"{entry.get('file')}:{entry.get('line')} still states “{old.title}”, superseded on {when} by "
-            f"“{entry.get('current_title')}”."
-        )
+        root = str(project.root).rstrip("/") + "/"
+        file = str(entry.get("file") or "")
+        entry["file"] = file[len(root) :] if file.startswith(root) else file
+        entry["reason"] = f"“{old.title}” was superseded on {when} by “{entry.get('current_title')}”."
 
 
 def _entries(report: dict[str, Any], key: str) -> list[dict[str, Any]]:

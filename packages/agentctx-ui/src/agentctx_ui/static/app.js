@@ -175,8 +175,8 @@ function syncReport(report) {
   const missing = [...report.missing].sort((a, b) => b.drift_score - a.drift_score);
   const contradictedItem = (entry) =>
     h("li", {}, h("strong", {}, "Update or remove "), h("code", {}, `${entry.file}:${entry.line}`), ": ", h("q", {}, entry.text),
-      h("div", { class: "reason" }, entry.reason || `Superseded by ${entry.current_title}.`, " Now: ",
-        h("a", { href: `#/records?id=${entry.superseded_by}` }, entry.current_title)));
+      h("div", { class: "reason" }, entry.reason || `Superseded by ${entry.current_title}.`, " Open ",
+        h("a", { href: `#/records?id=${entry.superseded_by}` }, "the current record"), "."));
   const missingItem = (entry) =>
     h("li", {}, h("strong", {}, "Add "), h("a", { href: `#/records?id=${entry.id}` }, entry.title), " ", badge(entry.type, entry.type),
       h("div", { class: "reason" }, entry.reason || "Not stated in CLAUDE.md."),
