@@ -322,17 +322,23 @@ def supersede_record(
         raise ValidationError("The rationale is empty; say in a sentence why the old record no longer holds.")
     if not new_body.strip():
         raise ValidationError("The new body is empty; state the fact that replaces the old record.")
-    old, new = store.supersede(
-        project,
-        old_id.strip(),
-        body=new_body,
-        title=title_from_body(new_body),
-        rationale=rationale,
-        source="mcp_tool",
-        confidence="explicit",
-        session_id=session_id,
-    )
-    payload = {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    from agentctx_store.stale import carry_anchors
+
+    with store.transaction():
+        old, new = store.supersede(
+            project,
+            old_id.strip(),
+            body=new_body,
+            title=title_from_body(new_body),
+            rationale=rationale,
+            source="mcp_tool",
+            confidence="explicit",
+            session_id=session_id,
+        )
+        anchored, _gone = carry_anchors(store, project, old.record_id, new.record_id)  # as `agentctx supersede`
+    payload: dict[str, Any] = {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    if anchored:
+        payload["anchors"] = anchored
     return _with_redaction_note(payload, new_body, rationale)
 
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, Store
-from agentctx_store.anchors import anchors_of
 from agentctx_store.freshness import anchor_record, format_spec, parse_spec
-from agentctx_store.stale import StaleRecord, confirm, scan, still_there
+from agentctx_store.stale import StaleRecord, carry_anchors, confirm, scan
 
 from agentctx.cli._common import (
     JsonOption,
@@ -153,14 +152,16 @@ def supersede_cmd(
     from agentctx.cli.records import read_text_arg
 
     target = project_for(project)
+    given = cli_specs(anchor, target, project)
     with open_store() as store, store.transaction():
         record_id = store.resolve_id(target, record_id)
-        old_anchors = anchors_of(store, target, record_id)
         old, new = store.supersede(target, record_id, body=read_text_arg(body) or "", title=title)
-        specs = cli_specs(anchor, target, project) or still_there(target, [format_spec(a) for a in old_anchors])
-        anchored = anchor_record(store, target, new.record_id, specs) if specs else []
+        if given:
+            anchored = [format_spec(item) for item in anchor_record(store, target, new.record_id, given)]
+        else:
+            anchored, _gone = carry_anchors(store, target, old.record_id, new.record_id)
     if json:
-        print_json({"old": old.record_id, "new": new.record_id, "anchors": [format_spec(a) for a in anchored]})
+        print_json({"old": old.record_id, "new": new.record_id, "anchors": anchored})
         return
     typer.echo(f"Recorded {new.type} {new.record_id}: {new.title}")
     typer.echo(f"It supersedes {old.record_id}, which no longer surfaces (see `agentctx history`).")
