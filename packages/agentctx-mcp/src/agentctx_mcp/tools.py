@@ -18,7 +18,7 @@ from typing import Any
 
 from agentctx_store import drift
 from agentctx_store.budget import SEARCH_RESULTS_MAX
-from agentctx_store.errors import ValidationError
+from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.fence import DATA_NOTE, unfence
 from agentctx_store.projects import Project
 from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_choice, check_type
@@ -178,7 +178,7 @@ def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str,
         raise ValidationError("No ids given; pass 1 to 10 record ids from ctx_search.")
     if len(wanted) > MAX_GET_IDS:
         raise ValidationError(f"{len(wanted)} ids given; ctx_get takes at most {MAX_GET_IDS} per call.")
-    found, missing = store.get_many(project, wanted)
+    found, missing = store.get_many(project, [_full_id(store, project, record_id) for record_id in wanted])
     superseded: dict[str, str | None] = {}
     current_ids: list[str] = []
     for record in found:
@@ -301,6 +301,15 @@ def title_from_body(body: str) -> str:
         return text.rstrip(".")
     cut = text[: MAX_TITLE_CHARS - 1].rsplit(" ", 1)[0]
     return cut + "…"
+
+
+def _full_id(store: Store, project: Project, record_id: str) -> str:
+    """The full id of a unique start or end of one (`Store.resolve_id`); else the id as given,
+    which `get_many` then reports missing."""
+    try:
+        return store.resolve_id(project, record_id)
+    except RecordNotFound:
+        return record_id
 
 
 def supersede_record(
