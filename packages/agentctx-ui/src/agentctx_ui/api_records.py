@@ -138,7 +138,7 @@ def read(request: Request, record_id: Text, project: ProjectParam = None) -> Rec
 
     with context.store() as store:
         target = context.project(store, project)
-        record = store.get(target, record_id)
+        record = store.get(target, store.resolve_id(target, record_id))  # a unique start or end will do
         session = store.get_session(record.session_id) if record.session_id else None
         anchors = anchor_report(store, target, [record.record_id]).get(record.record_id, [])
     update = {"origin": of_record(session, record.record_id), "anchors": [AnchorOut.model_validate(a) for a in anchors]}
@@ -150,7 +150,8 @@ def history(request: Request, record_id: Text, project: ProjectParam = None) -> 
     """The whole supersession chain through this record, oldest first, and its current head."""
     context = dashboard(request)
     with context.store() as store:
-        chain = store.history(context.project(store, project), record_id)
+        target = context.project(store, project)
+        chain = store.history(target, store.resolve_id(target, record_id))
     heads = [record.record_id for record in chain if record.is_current]
     return ChainOut(records=[out(record) for record in chain], head_id=heads[-1] if heads else None)
 
