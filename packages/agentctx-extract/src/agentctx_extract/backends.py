@@ -8,8 +8,8 @@ headless, with the user's own sign-in. Extraction, `learn --llm` and re-verifica
 A headless run is one child process with everything of the user's that could react to it
 switched off (docs/extraction.md, "Through your coding agent"): no hooks (ours or theirs), no MCP
 servers, no tools, no instruction files or memory, no session left in the client's history, in a
-fresh empty working directory, with `AGENTCTX_HEADLESS=1` in its environment so that an agentctx
-hook that fires anyway does nothing. It is killed with its process group at the timeout.
+fresh empty working directory, with `AGENTCTX_HEADLESS=1` and `AGENTCTX_HOOKS_NO_SPAWN=1` in its
+environment. It is killed with its process group at the timeout.
 `ClientCaller.call` has the signature of `llm.Caller.call`, so the pipeline is the same for both.
 """
 
@@ -45,7 +45,7 @@ from agentctx_extract.schema import MalformedOutput
 log = logging.getLogger("agentctx.extract")
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-HEADLESS_ENV = "AGENTCTX_HEADLESS"  # set in a headless run's environment: our hooks do nothing there
+HEADLESS_ENV = "AGENTCTX_HEADLESS"  # set in a headless run's environment, so a child can tell
 CLIENT_ORDER = ("claude", "codex", "gemini")  # tried in this order when no session names one
 DEFAULT_CLIENT_TIMEOUT_S = 180.0
 PROBLEM_RETRY_S = 3600.0  # a client found not signed in is not spawned again for an hour
@@ -288,10 +288,12 @@ class ClientCaller:
             workdir = Path(scratch) / f"agentctx-headless-{uuid.uuid4().hex[:12]}"
             workdir.mkdir()
             argv, stdin, env = self._command(workdir, Path(scratch), user_text, system_text, tool)
-            stdout, stderr, code = run_bounded(argv, stdin=stdin, env=env, cwd=workdir, timeout_s=self.timeout_s)
+            try:
+                stdout, stderr, code = run_bounded(argv, stdin=stdin, env=env, cwd=workdir, timeout_s=self.timeout_s)
+            finally:
+                self._forget_history(workdir)
             if code is None:
                 raise CallFailed(f"{label}: {self.name} did not answer within {self.timeout_s:.0f}s; killed")
-            self._forget_history(workdir)
         return self._read(stdout, stderr, code, user_text, system_text, label=label)
 
     # each client: its command line, and how its output reads
@@ -346,8 +348,8 @@ class ClientCaller:
             ]
             for feature in ("hooks", "plugins", "memories", "apps"):
                 argv += ["--disable", feature]
-            for server in codex_mcp_servers(env):
-                argv += ["--config", f"mcp_servers.{json.dumps(server)}.enabled=false"]
+            for server in codex_mcp_servers(env):  # a dotted path: bare names only (Codex splits on dots)
+                argv += ["--config", f"mcp_servers.{server}.enabled=false"]
             argv.append("-")
             prompt = f"{system_text}{_answer_note(tool, with_schema=False)}\n\n---\n\n{user_text}"
             return argv, prompt, env
@@ -360,7 +362,6 @@ class ClientCaller:
             json.dumps(
                 {
                     "hooksConfig": {"enabled": False},
-                    "context": {"fileName": ["AGENTCTX-HEADLESS-NO-CONTEXT.md"]},
                     "experimental": {"autoMemory": False},
                     "general": {"checkpointing": {"enabled": False}},
                 }
@@ -539,7 +540,9 @@ def codex_mcp_servers(env: Mapping[str, str]) -> list[str]:
     except (OSError, tomllib.TOMLDecodeError):
         return []
     servers = data.get("mcp_servers")
-    return [str(name) for name in cast("dict[str, Any]", servers)] if isinstance(servers, dict) else []
+    if not isinstance(servers, dict):
+        return []
+    return [name for name in cast("dict[str, Any]", servers) if re.fullmatch(r"[A-Za-z0-9_-]+", name)]
 
 
 def client_timeout() -> float:
