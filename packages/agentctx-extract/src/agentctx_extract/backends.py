@@ -79,8 +79,8 @@ def client_binary(name: str) -> str | None:
 
 
 def choose(settings: Mapping[str, Any], client: str | None = None) -> Choice:
-    """The backend for a run of the session's `client` (None: learn and re-verification, any
-    installed client, in `CLIENT_ORDER`)."""
+    """The backend for a run of the session's `client` (else, and for learn and re-verification,
+    the first installed client in `CLIENT_ORDER`)."""
     mode = str(settings.get("llm", "auto"))
     if not llm_enabled(dict(settings)):
         return Choice(backend=None, status="disabled", reason="llm = off: no model calls")
@@ -89,7 +89,8 @@ def choose(settings: Mapping[str, Any], client: str | None = None) -> Choice:
     if mode == "api":
         return Choice(backend=None, status="no_key", reason="llm = api but ANTHROPIC_API_KEY is not set")
     why = "llm = client" if mode == "client" else "no ANTHROPIC_API_KEY"
-    candidates = [client] if client in clients.CLIENTS else list(CLIENT_ORDER)
+    # the session's own client first; another installed one when it is not on PATH
+    candidates = [client, *(name for name in CLIENT_ORDER if name != client)] if client else list(CLIENT_ORDER)
     for name in candidates:
         if name and client_binary(name):
             problem = known_problem(name)
@@ -330,6 +331,8 @@ class ClientCaller:
         if self.name == "codex":
             schema_file = scratch / "schema.json"
             schema_file.write_text(json.dumps(strict_schema(tool["input_schema"])), encoding="utf-8")
+            system_file = scratch / "instructions.md"  # replaces Codex's own base instructions
+            system_file.write_text(system_text + _answer_note(tool, with_schema=False), encoding="utf-8")
             argv = [
                 self.binary,
                 "exec",
@@ -345,14 +348,15 @@ class ClientCaller:
                 str(schema_file),
                 "--config",
                 "project_doc_max_bytes=0",
+                "--config",
+                f"model_instructions_file={json.dumps(str(system_file))}",
             ]
             for feature in ("hooks", "plugins", "memories", "apps"):
                 argv += ["--disable", feature]
             for server in codex_mcp_servers(env):  # a dotted path: bare names only (Codex splits on dots)
                 argv += ["--config", f"mcp_servers.{server}.enabled=false"]
             argv.append("-")
-            prompt = f"{system_text}{_answer_note(tool, with_schema=False)}\n\n---\n\n{user_text}"
-            return argv, prompt, env
+            return argv, user_text, env
         # gemini: no schema option; our system prompt replaces its own, strict parsing and one retry
         system_file = scratch / "system.md"
         system_file.write_text(system_text + _answer_note(tool, with_schema=True), encoding="utf-8")
