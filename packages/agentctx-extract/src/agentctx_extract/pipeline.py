@@ -25,7 +25,7 @@ from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
 from agentctx_store.spend import month_client_tokens, month_spent
 
-from agentctx_extract.backends import Choice, ClientCaller, choose, client_slot, client_timeout, has_api_key
+from agentctx_extract.backends import Choice, ClientCaller, choose, client_slot, client_timeout
 from agentctx_extract.client_transcripts import read_for_client
 from agentctx_extract.ingest import IngestReport, ingest
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
@@ -114,9 +114,6 @@ def _extract_log() -> Generator[None]:
         log.removeHandler(handler)
         log.setLevel(previous)
         handler.close()
-
-
-__all__ = ["has_api_key"]  # re-exported: learn and re-verification ask here
 
 
 SUMMED = ("calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
