@@ -135,3 +135,38 @@ def test_codex_gets_a_strict_schema() -> None:
     assert "maxLength" not in json.dumps(schema) and schema["additionalProperties"] is False
     optional = strict_schema({"type": "object", "properties": {"a": {"type": "string"}}, "required": []})
     assert optional["properties"]["a"]["type"] == ["string", "null"] and optional["required"] == ["a"]
+
+
+def test_learn_llm_and_reverification_go_through_the_client(fake_claude, tmp_path: Path, project_dir: Path) -> None:
+    """The same backend serves `learn --llm` (here as a subprocess) and re-verification."""
+    import os
+    import subprocess
+    import sys
+
+    from agentctx_store.records import NewRecord
+    from test_learn_llm import AGENTS_MD, learned
+
+    from agentctx_extract.reverify import make_verifier
+
+    rules = [{"id": number, "type": "discovery", "title": f"Client title {number}"} for number in range(1, 5)]
+    started = fake_claude(ok_result({"rules": rules}))
+    (project_dir / ".git").mkdir()
+    (project_dir / "AGENTS.md").write_text(AGENTS_MD, encoding="utf-8")
+    agentctx = str(Path(sys.executable).parent / "agentctx")
+    done = subprocess.run(
+        [agentctx, "learn", "--llm", "-p", str(project_dir)], capture_output=True, text=True, env=dict(os.environ)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--llm: Claude Code answered for 4 of 4 rules (1 request, 1,280 tokens)" in done.stdout, done.stdout
+    assert sorted(learned(project_dir).values()) == [("discovery", f"Client title {n}") for n in range(1, 5)]
+    assert lines(started) == 1
+
+    fake_claude(ok_result({"verdict": "still_true", "reason": "the code still does it"}))
+    verify = make_verifier(config.load())
+    assert verify is not None
+    with Store.open() as store:
+        record = store.add(resolve_project(project_dir), NewRecord(type="decision", title="Queue", body="SQLite."))
+    answer = verify(record, [])
+    assert answer is not None and answer.verdict == "still_true" and lines(started) == 2
+    config.save({"llm": "off"})
+    assert make_verifier(config.load()) is None
