@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_extract import backends
 from agentctx_store import Project, Store, config, digest, paths, spend
 
 from agentctx.cli._common import (
@@ -89,6 +88,8 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         f"this month: {count} sessions, extraction spend ${month_cost:.4f} of the ${float(cap or 0):.2f} cap"
         " (`agentctx config monthly_cap_usd` changes it)"
     )
+    from agentctx_extract import backends
+
     settings = config.load()
     month_tokens = spend.month_client_tokens(store)
     lines.append(
@@ -192,7 +193,9 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
             return
         typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
-        typer.echo(backends.describe(config.load()))
+        from agentctx_extract.backends import describe
+
+        typer.echo(describe(config.load()))
         return
     with Store.open(path, create=False, readonly=cannot_write(path)) as store:
         sections = [section for provider in SECTIONS if (section := provider(store, target)) is not None]
