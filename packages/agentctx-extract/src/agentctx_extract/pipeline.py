@@ -221,7 +221,9 @@ def _call_model(caller: Caller | ClientCaller, plan: InputPlan, known: list[Know
         text = session_message(plan.parts[index], known, part=(index + 1, total))
         return parse_extraction(caller.call(text, label=f"chunk {index + 1}/{total}"))
 
-    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_CALLS, total)) as pool:
+    # a headless client is a whole agent process: its chunks go one after another
+    workers = 1 if isinstance(caller, ClientCaller) else min(MAX_PARALLEL_CALLS, total)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         partials = list(pool.map(one, range(total)))
     useful = [partial.to_json() for partial in partials if not partial.flush_ok]
     if not useful:
