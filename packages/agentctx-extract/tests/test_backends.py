@@ -170,3 +170,18 @@ def test_learn_llm_and_reverification_go_through_the_client(fake_claude, tmp_pat
     assert answer is not None and answer.verdict == "still_true" and lines(started) == 2
     config.save({"llm": "off"})
     assert make_verifier(config.load()) is None
+
+
+def test_init_and_doctor_ask_the_client_whether_it_is_signed_in(fake_claude) -> None:
+    """`claude auth status` says `"loggedIn": false` (exit 1): the line says so; status (no
+    probe) only knows the client is there."""
+    from agentctx_extract.backends import describe
+
+    fake_claude(json.dumps({"loggedIn": False, "authMethod": "none"}), code=1)
+    settings = config.load()
+    assert describe(settings, probe=True) == (
+        "extraction: none (Claude Code is installed but not signed in: run `claude` and sign in)"
+    )
+    assert describe(settings).startswith("extraction: through Claude Code headless (`claude -p`)")
+    fake_claude(json.dumps({"loggedIn": True, "authMethod": "claude.ai"}))
+    assert describe(settings, probe=True).startswith("extraction: through Claude Code headless")

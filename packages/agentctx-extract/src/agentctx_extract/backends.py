@@ -594,11 +594,36 @@ def run_bounded(
     )
 
 
-def describe(settings: Mapping[str, Any], client: str | None = None) -> str:
-    """One line for status, doctor and init: the active backend and why."""
+SIGN_IN_STATUS = {"claude": ["auth", "status"], "codex": ["login", "status"]}  # Gemini CLI has none
+
+
+def signed_in(name: str, *, timeout_s: float = 20.0) -> bool | None:
+    """Whether the client says it is signed in (`claude auth status`, `codex login status`);
+    None when it cannot say (Gemini CLI, or the command failed to run)."""
+    command = SIGN_IN_STATUS.get(name)
+    binary = client_binary(name)
+    if command is None or binary is None:
+        return None
+    env = {**os.environ, HEADLESS_ENV: "1"}
+    try:
+        done = subprocess.run(
+            [binary, *command], capture_output=True, text=True, timeout=timeout_s, env=env, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    said = f"{done.stdout}\n{done.stderr}"
+    return done.returncode == 0 and "not logged in" not in said.lower() and '"loggedIn": false' not in said
+
+
+def describe(settings: Mapping[str, Any], client: str | None = None, *, probe: bool = False) -> str:
+    """One line for status, doctor and init: the active backend and why. With `probe` (init and
+    doctor, not the status fast path) the client is asked whether it is signed in."""
     choice = choose(settings, client)
     if choice.backend == "api":
         return f"extraction: {choice.reason}"
     if choice.backend:
+        if probe and signed_in(choice.backend) is False:
+            label = clients.CLIENTS[choice.backend].label
+            return f"extraction: none ({label} is installed but not signed in: run `{choice.backend}` and sign in)"
         return f"extraction: through {choice.reason}"
     return f"extraction: none ({choice.reason})"

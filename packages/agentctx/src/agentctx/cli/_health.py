@@ -201,12 +201,13 @@ def check_api_key() -> Check:
     except (OSError, ValueError):  # a broken config is reported by check_config
         settings = {name: setting.default for name, setting in config.SETTINGS.items()}
     backend = choose(settings)
-    if backend.backend is not None or backend.status == "disabled":
-        return Check(name="extraction backend", state="ok", detail=describe(settings))
+    line = describe(settings, probe=True)
+    if backend.status == "disabled" or (backend.backend is not None and not line.startswith("extraction: none")):
+        return Check(name="extraction backend", state="ok", detail=line)
     return Check(
         name="extraction backend",
         state="warn",
-        detail=f"{describe(settings)}: no LLM extraction (rung 3)",
+        detail=f"{line}: no LLM extraction (rung 3)",
         fix="export ANTHROPIC_API_KEY=..., sign in to Claude Code, Codex CLI or Gemini CLI, or `agentctx config llm off`",
     )
 

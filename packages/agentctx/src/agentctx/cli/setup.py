@@ -215,7 +215,7 @@ def _profile_and_store(
     offer_learn(root_project, learn)
     from agentctx_extract.backends import describe
 
-    typer.echo(describe(config.load(), client))  # which backend session-end extraction uses, and why
+    typer.echo(describe(config.load(), client, probe=True))  # which backend session-end extraction uses, and why
     typer.echo(f"Data: {data_home}")
 
 
