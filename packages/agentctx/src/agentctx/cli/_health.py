@@ -70,7 +70,12 @@ def active_rungs(store: Store | None, settings: dict[str, Any]) -> list[Rung]:
             Rung(
                 rung=3,
                 name="no-llm",
-                why=f"{backend.reason}: deterministic capture only",
+                why=(
+                    "ANTHROPIC_API_KEY is not set and no coding agent (claude, codex, gemini) is on PATH to run it "
+                    "through: deterministic capture only"
+                    if backend.status == "no_key" and not backend.reason.startswith("llm = api")
+                    else f"{backend.reason}: deterministic capture only"
+                ),
                 fix="export ANTHROPIC_API_KEY=..., or sign in to Claude Code, Codex CLI or Gemini CLI",
             )
         )
