@@ -229,8 +229,8 @@ def test_a_read_only_store_can_be_read(record, project_dir: Path, isolated_home:
 def test_doctor_does_not_warn_about_the_key_after_no_llm(cli, project_dir: Path) -> None:
     assert cli("config", "--no-llm").code == 0
     checks = {check["name"]: check for check in cli("doctor", "--project", str(project_dir), "--json").json()}
-    assert checks["api key"]["state"] == "ok"
-    assert "ANTHROPIC_API_KEY" not in checks["api key"]["fix"]
+    assert checks["extraction backend"]["state"] == "ok"
+    assert "ANTHROPIC_API_KEY" not in checks["extraction backend"]["fix"]
 
 
 # -- 8. no Python internals in errors ------------------------------------------------------

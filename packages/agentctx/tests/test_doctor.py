@@ -17,7 +17,7 @@ def test_doctor_checks_everything_and_creates_nothing(cli, project_dir: Path) ->
     assert checks["fts5"]["state"] == "ok" and checks["data dir"]["state"] == "ok"
     for part in ("embeddings", "sqlite-vec", "dashboard", "mcp", "anthropic"):
         assert part in checks
-    assert checks["api key"]["state"] == "warn"
+    assert checks["extraction backend"]["state"] == "warn"
     assert not Path(paths.db_path()).exists() and not Path(paths.home()).exists()
 
 

@@ -137,6 +137,7 @@ def sessions(
         rows = store.list_sessions(target, limit=limit)
         total_tokens = store.total_tokens_injected(target)
         month = spend.month_spent(store)
+        month_tokens = spend.month_client_tokens(store)
     items = [
         SessionOut(
             session_id=str(row["session_id"]),
@@ -160,6 +161,8 @@ def sessions(
         total_extraction_cost_usd=round(sum(item.extraction_cost_usd for item in items), 6),
         month_extraction_cost_usd=round(month, 6),
         monthly_cap_usd=float(config.load()["monthly_cap_usd"]),
+        month_client_tokens=month_tokens,
+        llm_monthly_tokens=int(config.load()["llm_monthly_tokens"]),
     )
 
 

@@ -184,6 +184,10 @@ class ExtractionOut(BaseModel):
     output_tokens: int
     cost_usd: float
     last_trigger: str | None = Field(default=None, description="end, stop, precompact, sweep or manual.")
+    client_tokens: int = Field(
+        default=0, description="Tokens sent and received through a coding agent's headless mode."
+    )
+    backend: str | None = Field(default=None, description="The last run's backend: api, claude, codex or gemini.")
 
 
 class InjectionOut(BaseModel):
@@ -219,6 +223,8 @@ class SessionList(BaseModel):
     total_extraction_cost_usd: float
     month_extraction_cost_usd: float = Field(description="This month's extraction spend, all projects.")
     monthly_cap_usd: float
+    month_client_tokens: int = Field(default=0, description="This month's tokens through a coding agent, all projects.")
+    llm_monthly_tokens: int = Field(default=0, description="The monthly cap on those tokens.")
 
 
 class SyncOut(BaseModel):

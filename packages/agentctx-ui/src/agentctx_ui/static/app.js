@@ -91,7 +91,8 @@ function extractionDetails(extraction) {
   if (!extraction.runs && !extraction.calls) return "—";
   const runs = `${extraction.runs} run${extraction.runs === 1 ? "" : "s"}${extraction.last_trigger ? ` (last: ${extraction.last_trigger})` : ""}`;
   const tokens = `${extraction.input_tokens.toLocaleString()} in · ${extraction.cached_tokens.toLocaleString()} cached · ${extraction.output_tokens.toLocaleString()} out`;
-  return `${runs}: ${tokens}`;
+  const via = extraction.backend && extraction.backend !== "api" ? ` through ${extraction.backend}` : "";
+  return `${runs}${via}: ${tokens}`;
 }
 
 /** "2" split into where they came from: "2 (1 at start, 1 prompt)". */
@@ -145,6 +146,7 @@ async function renderSessions(main) {
       `Tokens injected in all: ${data.total_tokens_injected.toLocaleString()} · extraction cost of the sessions shown: $${data.total_extraction_cost_usd.toFixed(4)}`,
     ),
     h("p", { id: "month-spend" }, `Extraction this month (all projects): $${data.month_extraction_cost_usd.toFixed(4)} of the $${data.monthly_cap_usd.toFixed(2)} cap.`),
+    h("p", { id: "month-tokens" }, `Through a coding agent this month: ${data.month_client_tokens.toLocaleString()} tokens of the ${data.llm_monthly_tokens.toLocaleString()} cap.`),
     rows.length
       ? table("Sessions", ["Session", "Client", "Started", "Ended", "Injections", "Tokens injected", "Extraction cost", "Extraction tokens", "Injection log", "Details"], rows)
       : h("p", {}, "No sessions recorded for this project yet."),

@@ -38,7 +38,7 @@ def vector_phase_for(settings: dict[str, Any]) -> tuple[consolidate.VectorPhase 
 
 
 def judge_for(settings: dict[str, Any]) -> MergeJudge | None:
-    if not (settings.get("llm", True) and _health.module_available("agentctx_embed")):
+    if not (config.llm_enabled(settings) and _health.module_available("agentctx_embed")):
         return None
     from agentctx_embed.judge import make_judge
 

@@ -39,8 +39,8 @@ def learn_cmd(
     llm: bool = typer.Option(
         False,
         "--llm",
-        help="Let Claude Haiku type and title new or changed rules (needs ANTHROPIC_API_KEY; "
-        "counts against monthly_cap_usd).",
+        help="Let a model type and title new or changed rules (Claude Haiku with ANTHROPIC_API_KEY, "
+        "else your coding agent headless; `agentctx config llm`).",
     ),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import typer
 from agentctx_store import clients as registry
-from agentctx_store import paths
+from agentctx_store import config, paths
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import StatusSection, open_store, project_for
@@ -160,7 +160,7 @@ def init(
         _init_other_clients(
             others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
         )
-    _profile_and_store(directory, detected, learn=learn)
+    _profile_and_store(directory, detected, learn=learn, client="claude")
 
 
 def _init_other_clients(
@@ -198,10 +198,12 @@ def _init_other_clients(
     data_home.mkdir(parents=True, exist_ok=True)
     _manifest.save_manifest(data_home, manifest)
     if profile_too:
-        _profile_and_store(directory, detected, learn=learn)
+        _profile_and_store(directory, detected, learn=learn, client=clients[0] if clients else None)
 
 
-def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bool | None = None) -> None:
+def _profile_and_store(
+    directory: Path | None, detected: list[Any], *, learn: bool | None = None, client: str | None = None
+) -> None:
     from agentctx_hooks.ondemand import profile
 
     data_home = Path(paths.home())
@@ -215,6 +217,9 @@ def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bo
         else:
             typer.echo(f"Profile: {root_project.root} is not a project (no repository, no manifest); skipped")
     offer_learn(root_project, learn)
+    from agentctx_extract.backends import describe
+
+    typer.echo(describe(config.load(), client, probe=True))  # which backend session-end extraction uses, and why
     typer.echo(f"Data: {data_home}")
 
 

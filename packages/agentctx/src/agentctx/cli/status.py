@@ -107,6 +107,15 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         f"this month: {count} sessions, extraction spend ${month_cost:.4f} of the ${float(cap or 0):.2f} cap"
         " (`agentctx config monthly_cap_usd` changes it)"
     )
+    from agentctx_extract import backends
+
+    settings = config.load()
+    month_tokens = spend.month_client_tokens(store)
+    lines.append(
+        f"this month through a coding agent: {month_tokens:,} tokens of the {int(settings['llm_monthly_tokens']):,} "
+        "cap (`agentctx config llm_monthly_tokens` changes it)"
+    )
+    lines.append(backends.describe(settings))
     data = {
         "recent": [
             {
@@ -132,6 +141,9 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         "month_sessions": count,
         "month_extraction_cost_usd": round(float(month_cost), 6),
         "monthly_cap_usd": cap,
+        "month_client_tokens": month_tokens,
+        "llm_monthly_tokens": settings["llm_monthly_tokens"],
+        "extraction_backend": vars(backends.choose(settings)),
     }
     return StatusSection(key="sessions", title="Sessions", lines=lines, data=data)
 
@@ -142,6 +154,8 @@ def _usage_text(usage: dict[str, Any]) -> str:
         return "none"
     runs = f"{usage['runs']} run{'s' if usage['runs'] != 1 else ''}"
     tokens = f"{usage['input_tokens']:,} in, {usage['cached_tokens']:,} cached, {usage['output_tokens']:,} out"
+    if usage.get("backend") not in (None, "api"):  # a coding agent's headless mode: tokens, no price
+        return f"{usage.get('client_tokens', 0):,} tokens through {usage['backend']} ({runs}: {tokens})"
     return f"${usage['cost_usd']:.4f} ({runs}: {tokens})"
 
 
@@ -221,6 +235,9 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
         typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
         typer.echo(f"  {rule_line}")
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
+        from agentctx_extract.backends import describe
+
+        typer.echo(describe(config.load()))
         return
     with Store.open(path, create=False, readonly=cannot_write(path)) as store:
         sections = [section for provider in SECTIONS if (section := provider(store, target)) is not None]
