@@ -32,6 +32,8 @@ def _handler(event: str):  # returns a handler: HookInput -> str
         from agentctx_hooks.capture import handle
     elif event == "CwdChanged":
         from agentctx_hooks.lifecycle import cwd_changed as handle
+    elif event == "SubagentStart":
+        from agentctx_hooks.subagent import handle
     elif event == "PreCompact":
         from agentctx_hooks.lifecycle import pre_compact as handle
     elif event == "Stop":

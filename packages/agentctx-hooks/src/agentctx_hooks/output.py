@@ -10,7 +10,7 @@ from __future__ import annotations
 from agentctx_store.jsontext import dumps
 
 # Events whose hookSpecificOutput carries additionalContext to the model.
-CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SubagentStart"})
 
 
 def hook_json(event: str, context: str, *, name: str = "") -> str:

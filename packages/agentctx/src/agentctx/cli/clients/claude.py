@@ -40,7 +40,13 @@ CLASSIC_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact
 # names an event it does not know (seen on 2.0.77), so these are registered only when
 # `claude --version` is at least this. CwdChanged shipped in 2.1.83; PostToolUseFailure was
 # in the changelog by 2.1.33 (exactly when is not documented, so that bound is conservative).
-EVENTS_SINCE: dict[str, tuple[int, int, int]] = {"PostToolUseFailure": (2, 1, 33), "CwdChanged": (2, 1, 83)}
+# SubagentStart: the changelog has it from 2.0.43, but only 2.1.332 was seen to run it (and no
+# 2.0 client is here to try), so 2.1.0 is the conservative bound.
+EVENTS_SINCE: dict[str, tuple[int, int, int]] = {
+    "PostToolUseFailure": (2, 1, 33),
+    "CwdChanged": (2, 1, 83),
+    "SubagentStart": (2, 1, 0),
+}
 CAPTURED_TOOLS = "Bash|Edit|Write|MultiEdit|NotebookEdit"  # PostToolUse runs only for tools it captures
 MATCHERS = {"PostToolUse": CAPTURED_TOOLS, "PostToolUseFailure": CAPTURED_TOOLS}
 TIMEOUTS = {"SessionEnd": 5}  # seconds; SessionEnd otherwise gets 1.5 s
