@@ -15,7 +15,7 @@ import sys
 from agentctx_store import clients
 from agentctx_store.clients import HOOK_EVENTS as EVENTS
 
-from agentctx_hooks import log
+from agentctx_hooks import log, plugin
 
 USAGE = (
     f"usage: agentctx hook [--client {'|'.join(clients.names())}] <{'|'.join(EVENTS)}|the client's event name>"
@@ -58,6 +58,12 @@ def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: 
 
             hook = parse(event, raw, ends_process=ends_process)
             session = hook.session_id
+            if plugin.from_plugin():
+                where = plugin.init_registration(hook.cwd)
+                if where:  # `agentctx init` registered them too: the plugin's copy stays idle
+                    from agentctx_hooks.output import system_message
+
+                    return system_message(plugin.idle_notice(where)) if event == "SessionStart" else ""
             return hook_json(event, _handler(event)(hook))
         from agentctx_hooks.clients import payloads
         from agentctx_hooks.payload import HookInput

@@ -13,6 +13,11 @@ from agentctx_store.jsontext import dumps
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SubagentStart"})
 
 
+def system_message(text: str) -> str:
+    """A line shown to the user, not the model (`systemMessage`, accepted on every event)."""
+    return dumps({"systemMessage": text})
+
+
 def hook_json(event: str, context: str, *, name: str = "") -> str:
     """The stdout line for `context`, or "" when there is nothing to say. `name` is the
     client's own name for the event (Gemini's `BeforeAgent` for our `UserPromptSubmit`)."""

@@ -106,6 +106,11 @@ def init(
     if registry.DEFAULT not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
+    from agentctx.cli.clients import claude_plugin
+
+    enabled = claude_plugin.enabled_in(claude.settings_files(project_for(directory)))
+    if enabled:  # the plugin runs the same hooks and MCP server: never both
+        raise ValidationError(claude_plugin.init_refusal(enabled))
     version = claude.parse_version(claude_version) if claude_version else claude.detect_version()
     if claude_version and version is None:
         raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
@@ -147,6 +152,7 @@ def init(
             name, base=base, no_mcp=no_mcp, project_root=Path(project_for(directory).root) if project else None
         )
     data_home.mkdir(parents=True, exist_ok=True)
+    claude_plugin.record_cli(data_home, base)  # the plugin's launcher finds this CLI there too
     manifest = _manifest.load_manifest(data_home)
     claude.write_hooks(hooks_plan, manifest, events=events, repository=repository)
     if mcp_plan is not None:
@@ -260,7 +266,14 @@ def uninstall(
         recorded: dict[str, Any] = manifest.get("clients") or {}
         chosen = [registry.DEFAULT, *[other.name for other in registry.others() if other.name in recorded]]
     if registry.DEFAULT in chosen:
+        from agentctx.cli.clients import claude_plugin
+
         claude.remove(manifest, project=project, directory=directory, dry_run=dry_run)
+        for where, plugin_id in claude_plugin.enabled_in(claude.settings_files(project_for(directory))):
+            typer.echo(
+                f"Claude Code plugin {plugin_id} (enabled in {where}): left as it is, uninstall removes what init wrote; "
+                f"`claude plugin uninstall {plugin_id}` removes the plugin."
+            )
     for name in chosen:
         # a client without a project scope has no project-scope registration to remove
         if name != registry.DEFAULT and not (project and setups.setup_for(name).NO_PROJECT_SCOPE):
