@@ -63,6 +63,18 @@ def test_the_real_payload_carries_no_task_and_the_parent_transcript_does() -> No
     assert call.startswith("toolu_") and source == "the parent's Agent call"
 
 
+def test_the_subagent_transcript_holds_the_task(tmp_path: Path) -> None:
+    """Claude Code 2.1's layout: the subagent's transcript beside the parent's."""
+    parent = tmp_path / "session.jsonl"
+    parent.write_text("", encoding="utf-8")
+    (tmp_path / "session" / "subagents").mkdir(parents=True)
+    real = FIXTURES.parent / "transcripts" / "subagent-foreground.jsonl"  # agent ae32c4473752fef58's, 2.1.332
+    (tmp_path / "session" / "subagents" / "agent-ae32c4473752fef58.jsonl").write_bytes(real.read_bytes())
+    assert subagent.subagent_prompt(str(parent), "ae32c4473752fef58") == "sync sub work"  # the Agent call's prompt
+    assert subagent.subagent_prompt(str(parent), "../session/subagents/agent-ae32c4473752fef58") == ""
+    assert subagent.subagent_prompt(str(parent), "other") == ""
+
+
 def test_subagent_gets_the_digest_essentials_and_its_task_records_once(
     hook: Hook,
     context: Callable[..., str],

@@ -11,8 +11,10 @@ Claude Code loads none of the main session's context into a subagent; this hook'
   rank -> compose -> account) with the task as the query. The payload does not carry the task
   (it has `agent_id`, `agent_type` and the parent's `transcript_path`,
   tests-e2e/fixtures/claude-code/subagent/): the task is the `prompt` of the parent's Agent
-  (or Task) tool call, read from the tail of the parent's transcript, and when that cannot be
-  read, the parent's last prompt kept in the session state. Which one was used is logged.
+  (or Task) tool call: the first prompt of the subagent's own transcript, else the call in the
+  tail of the parent's transcript (either may be written a moment after the hook starts: both
+  are read again for up to a second), else the parent's last prompt kept in the session state.
+  Which one was used is logged.
 
 Each subagent is served once (its `agent_id` is kept in the session state); what it was shown
 is counted in the session's accounting (the digest part as a SessionStart-like injection, the
@@ -36,6 +38,9 @@ SUBAGENT_CHARS = 6000
 RECORDS_TOKENS = 800  # the task's records at most; the digest's essentials fill the rest
 RECORDS_CHARS = 3200
 TRANSCRIPT_TAIL_BYTES = 1 << 20
+SUBAGENT_HEAD_BYTES = 256 * 1024  # the subagent's first prompt is its transcript's first line
+TASK_WAIT_SECONDS = 1.0
+TASK_POLL_SECONDS = 0.05
 MAX_SUBAGENTS = 50  # agent ids kept per session (the dedup of "served once")
 SUBAGENT_TOOLS = frozenset({"Agent", "Task"})  # Claude Code's names for starting a subagent (2.1, 2.0)
 # The digest sections a subagent gets, by their heading's start (`digest.compose`).
@@ -53,7 +58,7 @@ def handle(hook: HookInput) -> str:
     if agent and agent in [pair[0] for pair in served]:
         return ""  # injected once per subagent
     claimed = [pair[1] for pair in served if pair[1]]
-    task, call_id, source = task_of(hook.transcript_path, agent, claimed)
+    task, call_id, source = _wait_for_task(hook.transcript_path, agent, claimed)
     if not task:
         prompts = strings(data.get("prompts"))
         task, source = (prompts[-1], "the parent's last prompt") if prompts else ("", "none")
@@ -68,6 +73,49 @@ def _served(data: dict[str, Any]) -> list[list[str]]:
     value = data.get("subagents")
     pairs = value if is_array(value) else []
     return [[str(pair[0]), str(pair[1])] for pair in pairs if is_array(pair) and len(pair) == 2]
+
+
+def _wait_for_task(transcript_path: str, agent_id: str, claimed: list[str]) -> tuple[str, str, str]:
+    """The task, from the subagent's own transcript or the parent's Agent call. Claude Code may
+    run the hook before it has written either (seen with 2.1.332: the parent's call was there
+    for a slower hook, not yet for this one), so both are read again for up to `TASK_WAIT_SECONDS`."""
+    import time
+
+    deadline = time.monotonic() + TASK_WAIT_SECONDS
+    while True:
+        first = subagent_prompt(transcript_path, agent_id)
+        if first:
+            return first, "", "the subagent's transcript"
+        found = task_of(transcript_path, agent_id, claimed)
+        if found[0] or time.monotonic() >= deadline:
+            return found
+        time.sleep(TASK_POLL_SECONDS)
+
+
+def subagent_prompt(transcript_path: str, agent_id: str) -> str:
+    """The first prompt of the subagent's own transcript, which Claude Code 2.1 keeps beside the
+    parent's: `<parent transcript without .jsonl>/subagents/agent-<agent_id>.jsonl` ("" when
+    it is not there, or the id could name another file)."""
+    from agentctx_store.bounded import read_regular
+
+    if not (transcript_path.endswith(".jsonl") and agent_id.isascii() and agent_id.isalnum() and len(agent_id) <= 64):
+        return ""
+    path = f"{transcript_path[: -len('.jsonl')]}/subagents/agent-{agent_id}.jsonl"
+    raw = read_regular(path, limit=SUBAGENT_HEAD_BYTES)
+    for line in (raw or b"").decode("utf-8", errors="replace").splitlines():
+        try:
+            entry = loads(line)
+        except (ValueError, RecursionError):
+            continue
+        message = entry.get("message") if is_object(entry) and entry.get("type") == "user" else None
+        content = message.get("content") if is_object(message) else None
+        if isinstance(content, str) and content.strip():
+            return content
+        texts = [block.get("text") for block in content if is_object(block)] if is_array(content) else []
+        text = "\n".join(part for part in texts if isinstance(part, str))
+        if text.strip():
+            return text
+    return ""
 
 
 def task_of(transcript_path: str, agent_id: str, claimed: list[str]) -> tuple[str, str, str]:
