@@ -197,3 +197,14 @@ def test_the_plugin_mcp_server_stays_off_where_init_registered_one(cli: Any, mon
     monkeypatch.setenv("AGENTCTX_VIA", "claude-plugin")
     refused = cli("mcp")
     assert refused.code == 1 and "plugin's stays off" in refused.err
+
+
+def test_doctor_counts_the_plugin_as_registered(cli: Any, project_dir: Path) -> None:
+    before = cli("doctor", "--json", "--project", str(project_dir))
+    checks = {check["name"]: check for check in json.loads(before.out)}
+    assert checks["claude code hooks"]["state"] == "warn"
+    enable_plugin(claude.home() / "settings.json")
+    after = cli("doctor", "--json", "--project", str(project_dir))
+    checks = {check["name"]: check for check in json.loads(after.out)}
+    for name in ("claude code hooks", "mcp server registered"):
+        assert checks[name]["state"] == "ok" and "through the plugin agentctx@agentctx" in checks[name]["detail"]

@@ -417,6 +417,9 @@ def check_hooks(project: Project) -> Check:
     if found:
         detail = "; ".join(f"{where}: {', '.join(events)}" for where, events in found.items())
         return Check(name="claude code hooks", state="ok", detail=detail, extra={"registered": found})
+    plugin = _plugin(project)
+    if plugin:
+        return Check(name="claude code hooks", state="ok", detail=plugin, extra={"registered": {}, "plugin": True})
     detail = "not registered in Claude Code settings"
     if unreadable:
         detail += f" (could not parse {', '.join(unreadable)})"
@@ -438,9 +441,20 @@ def check_mcp_registration(project: Project) -> Check:
             registered.append(str(path))
     if registered:
         return Check(name="mcp server registered", state="ok", detail=", ".join(registered))
+    plugin = _plugin(project)
+    if plugin:
+        return Check(name="mcp server registered", state="ok", detail=plugin)
     return Check(
         name="mcp server registered",
         state="warn",
         detail="Claude Code has no `agentctx` MCP server",
         fix="agentctx init",
     )
+
+
+def _plugin(project: Project) -> str:
+    """ "through the plugin …" when the agentctx plugin is enabled for this project, else ""."""
+    from agentctx.cli.clients import claude_plugin
+
+    enabled = claude_plugin.enabled_in(settings_files(project))
+    return f"through the plugin {enabled[0][1]} (enabled in {enabled[0][0]})" if enabled else ""
