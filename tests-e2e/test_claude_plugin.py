@@ -170,6 +170,12 @@ def delegate(body: dict[str, Any]) -> Answer:
     return answer_noted(body)
 
 
+def test_the_plugin_and_the_marketplace_pass_strict_validation(rig: Rig) -> None:
+    for target in (REPO / "plugins" / "claude-code", REPO):
+        done = rig.claude("plugin", "validate", "--strict", str(target))
+        assert "Validation passed" in done.stdout, done.stdout
+
+
 # -- the scenarios ----------------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ import pytest
 from agentctx_hooks.__main__ import run as run_hook
 from agentctx_hooks.plugin import mcp_refusal
 
-from agentctx.cli.clients import claude, claude_plugin
+from agentctx.cli.clients import claude, claude_plugin, gemini, gemini_extension
 
 
 @pytest.fixture(autouse=True)
@@ -67,6 +67,27 @@ def test_the_plugin_registers_every_hook_and_the_mcp_server_init_does() -> None:
     assert market["plugins"][0]["source"] == f"./{claude_plugin.FOLDER}"
 
 
+def test_the_repository_holds_exactly_the_generated_gemini_extension() -> None:
+    """Regenerate with `uv run python -m agentctx.cli.clients.gemini_extension` when this fails."""
+    for relative, text in gemini_extension.files().items():
+        assert (REPO / relative).read_text(encoding="utf-8") == text, f"{relative} differs from what init registers"
+    folder = REPO / gemini_extension.FOLDER
+    registered = json.loads((folder / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    init_groups = gemini.groups(["/x/agentctx"])
+    assert list(registered) == list(init_groups)
+    for event, (group,) in registered.items():
+        assert group["hooks"][0]["command"] == f'"{gemini_extension.LAUNCHER}" hook --client gemini {event}'
+        expected = json.loads(json.dumps(init_groups[event]))
+        expected["hooks"][0]["command"] = group["hooks"][0]["command"]
+        assert group == expected
+    server = json.loads((folder / "gemini-extension.json").read_text(encoding="utf-8"))["mcpServers"]["agentctx"]
+    assert server == {
+        **gemini.mcp_server(["/x/agentctx"]),
+        "command": gemini_extension.LAUNCHER,
+        "env": {"AGENTCTX_CLIENT": "gemini"},
+    }
+
+
 # -- the launcher -----------------------------------------------------------------------------------
 
 
@@ -99,6 +120,8 @@ def test_without_the_cli_a_hook_says_how_to_install_it_in_one_line(tmp_path: Pat
     for event in ("UserPromptSubmit", "SubagentStart", "PostToolUse", "SessionEnd"):
         quiet = launch(home, "hook", event, payload='{"prompt": "x"}')
         assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", ""), event
+    named = launch(home, "hook", "--client", "gemini", "SessionStart")  # the Gemini extension's form
+    assert named.returncode == 0 and "not found" in json.loads(named.stdout)["systemMessage"]
     server = launch(home, "mcp")
     assert server.returncode == 1 and len(server.stderr.splitlines()) == 1 and "not found" in server.stderr
     assert not (home / ".agentctx").exists()  # nothing recorded, nothing created
@@ -208,3 +231,46 @@ def test_doctor_counts_the_plugin_as_registered(cli: Any, project_dir: Path) -> 
     checks = {check["name"]: check for check in json.loads(after.out)}
     for name in ("claude code hooks", "mcp server registered"):
         assert checks[name]["state"] == "ok" and "through the plugin agentctx@agentctx" in checks[name]["detail"]
+
+
+# -- the Gemini CLI extension and `init --client gemini` ------------------------------------------------
+
+
+def fake_gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "fakebin"
+    folder.mkdir()
+    (folder / "gemini").write_text("#!/bin/sh\necho 0.61.0\n", encoding="utf-8")
+    (folder / "gemini").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin:/bin")
+
+
+def test_init_refuses_gemini_while_the_extension_is_installed(
+    cli: Any, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_gemini(tmp_path, monkeypatch)
+    installed = gemini.home() / "extensions" / "agentctx"
+    installed.mkdir(parents=True)
+    (installed / "gemini-extension.json").write_text("{}", encoding="utf-8")
+    refused = cli("init", "--client", "claude", "--client", "gemini", "--no-learn", "--dir", str(project_dir))
+    assert refused.code != 0 and "already runs agentctx through its extension" in refused.err
+    assert not (claude.home() / "settings.json").exists()  # nothing written for any client
+    (installed / "gemini-extension.json").unlink()
+    assert cli("init", "--client", "gemini", "--no-learn", "--dir", str(project_dir)).code == 0
+
+
+def test_the_extension_stays_idle_where_init_registered_gemini(
+    cli: Any, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_gemini(tmp_path, monkeypatch)
+    start = json.dumps({"session_id": "g1", "cwd": str(project_dir), "source": "startup"}).encode()
+    monkeypatch.setenv("AGENTCTX_VIA", "gemini-extension")
+    assert "hookSpecificOutput" in run_hook("SessionStart", start, "gemini")  # the extension alone: serves
+    assert mcp_refusal() == ""
+    assert cli("init", "--client", "gemini", "--no-learn", "--dir", str(project_dir)).code == 0
+    notice = json.loads(run_hook("SessionStart", start, "gemini"))
+    assert set(notice) == {"systemMessage"} and "gemini extensions uninstall agentctx" in notice["systemMessage"]
+    prompt = json.dumps({"session_id": "g1", "cwd": str(project_dir), "prompt": "redis?"}).encode()
+    assert run_hook("BeforeAgent", prompt, "gemini") == ""
+    assert "the agentctx extension's stays off" in mcp_refusal()
+    monkeypatch.setenv("AGENTCTX_VIA", "claude-plugin")  # the other client's package is not affected
+    assert "hookSpecificOutput" in run_hook("SessionStart", start)

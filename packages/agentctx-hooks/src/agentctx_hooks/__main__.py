@@ -43,6 +43,17 @@ def _handler(event: str):  # returns a handler: HookInput -> str
     return handle
 
 
+def _idle(event: str, client: str, cwd: str) -> str | None:
+    """What a hook of the client's package (plugin, extension) prints when `agentctx init`
+    registered the same hooks: one line at SessionStart, else nothing; None: run as usual."""
+    where = plugin.init_registration(cwd, client)
+    if not where:
+        return None
+    from agentctx_hooks.output import system_message
+
+    return system_message(plugin.idle_notice(where, client)) if event == "SessionStart" else ""
+
+
 def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: bool = False) -> str:
     """The stdout text for one event and payload ("" for nothing). Never raises.
 
@@ -58,12 +69,10 @@ def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: 
 
             hook = parse(event, raw, ends_process=ends_process)
             session = hook.session_id
-            if plugin.from_plugin():
-                where = plugin.init_registration(hook.cwd)
-                if where:  # `agentctx init` registered them too: the plugin's copy stays idle
-                    from agentctx_hooks.output import system_message
-
-                    return system_message(plugin.idle_notice(where)) if event == "SessionStart" else ""
+            if plugin.from_package(client):
+                idle = _idle(event, client, hook.cwd)
+                if idle is not None:
+                    return idle
             return hook_json(event, _handler(event)(hook))
         from agentctx_hooks.clients import payloads
         from agentctx_hooks.payload import HookInput
@@ -72,6 +81,10 @@ def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: 
         module = payloads(client)
         hook = parse(ours, raw, ends_process=ends_process)
         session = hook.session_id
+        if plugin.from_package(client):
+            idle = _idle(ours, client, hook.cwd)
+            if idle is not None:
+                return idle
         ours, data = module.normalise(ours, hook.data)
         data["agentctx_client"] = client
         data["agentctx_hook"] = event

@@ -1,11 +1,13 @@
-"""The Claude Code plugin and `agentctx init` must not both run agentctx's hooks (issue 34).
+"""A client's package of agentctx (the Claude Code plugin, the Gemini CLI extension) and
+`agentctx init` must not both run agentctx's hooks (issue 34).
 
-The plugin's launcher (`plugins/claude-code/bin/agentctx-run`) sets `AGENTCTX_VIA=claude-plugin`
-for the CLI it starts. When `agentctx init` has registered Claude Code's hooks too (its manifest,
-`install.json` in the data dir, names a settings file that applies here: the user's, or this
-project's), the plugin's hooks stay idle so nothing runs twice, and its SessionStart says so in
-one `systemMessage` line. `agentctx init` refuses in turn while the plugin is enabled
-(`agentctx.cli.clients.claude_plugin`).
+The package's launcher (`bin/agentctx-run`) sets `AGENTCTX_VIA` (`claude-plugin`,
+`gemini-extension`) for the CLI it starts. When `agentctx init` has registered that client's hooks
+too (its manifest, `install.json` in the data dir, names a settings file that applies here: the
+user's, or the project's that holds the session's directory), the package's hooks stay idle so
+nothing runs twice, and its SessionStart says so in one `systemMessage` line; its MCP server does
+not start (`mcp_refusal`). `agentctx init` refuses in turn while the package is installed
+(`agentctx.cli.clients.claude_plugin`, `gemini_extension`).
 """
 
 from __future__ import annotations
@@ -18,12 +20,19 @@ if TYPE_CHECKING:
 
 VIA_ENV = "AGENTCTX_VIA"
 VIA_PLUGIN = "claude-plugin"
-MANIFEST_BYTES = 4 << 20
+VIA_EXTENSION = "gemini-extension"
+PACKAGES = {VIA_PLUGIN: "claude", VIA_EXTENSION: "gemini"}  # which client each package serves
 PLUGIN_ID = "agentctx@agentctx"
+MANIFEST_BYTES = 4 << 20
+
+
+def from_package(client: str) -> bool:
+    """Whether this process was started by `client`'s package of agentctx."""
+    return PACKAGES.get(os.environ.get(VIA_ENV, "")) == client
 
 
 def from_plugin() -> bool:
-    return os.environ.get(VIA_ENV) == VIA_PLUGIN
+    return from_package("claude")
 
 
 def _manifest() -> dict[str, Any]:
@@ -40,41 +49,62 @@ def _manifest() -> dict[str, Any]:
     return manifest if is_object(manifest) else {}
 
 
-def init_registration(cwd: str) -> str:
-    """The settings file where `agentctx init` registered Claude Code's hooks and which applies
-    to a session in `cwd` ("" when none): the user's settings, or a project's that holds `cwd`."""
+def _registered_files(manifest: dict[str, Any], client: str) -> list[str]:
+    """The settings files where init registered `client`'s hooks."""
     from agentctx_store.jsontext import is_object
 
-    settings = _manifest().get("settings")
-    if not is_object(settings):
-        return ""
+    if client == "claude":
+        settings = manifest.get("settings")
+    else:
+        clients = manifest.get("clients")
+        record = clients.get(client) if is_object(clients) else None
+        settings = record.get("files") if is_object(record) else None
+    return list(settings) if is_object(settings) else []
+
+
+def init_registration(cwd: str, client: str = "claude") -> str:
+    """The settings file where `agentctx init` registered `client`'s hooks and which applies to a
+    session in `cwd` ("" when none): the user's settings, or a project's that holds `cwd`."""
     here = os.path.realpath(cwd) if cwd else ""
-    for name in settings:
-        folder = os.path.dirname(name)  # …/.claude
-        if os.path.basename(folder) != ".claude":  # the user's settings ($CLAUDE_CONFIG_DIR/settings.json)
+    user_home = os.path.realpath(os.path.expanduser("~"))
+    for name in _registered_files(_manifest(), client):
+        folder = os.path.dirname(name)  # …/.claude, …/.gemini
+        if os.path.basename(folder) != f".{client}":  # the user's ($CLAUDE_CONFIG_DIR/settings.json)
             return name
         project = os.path.realpath(os.path.dirname(folder))
-        if project == os.path.realpath(os.path.join(os.path.expanduser("~"))):
-            return name  # ~/.claude/settings.json
+        if project == user_home:
+            return name  # ~/.claude/settings.json, ~/.gemini/settings.json
         if here and (here == project or here.startswith(project + os.sep)):
             return name
     return ""
 
 
-def idle_notice(where: str) -> str:
+def _remove_hint(client: str) -> str:
+    return f"claude plugin uninstall {PLUGIN_ID}" if client == "claude" else "gemini extensions uninstall agentctx"
+
+
+def idle_notice(where: str, client: str = "claude") -> str:
+    package = f"the {PLUGIN_ID} plugin" if client == "claude" else "the agentctx extension"
+    uninstall = "agentctx uninstall" if client == "claude" else f"agentctx uninstall --client {client}"
     return (
-        f"agentctx: `agentctx init` already registered its hooks in {where}, so the {PLUGIN_ID} plugin stays idle "
-        f"(nothing runs twice). Keep one: `agentctx uninstall` (the plugin takes over) or "
-        f"`claude plugin uninstall {PLUGIN_ID}`."
+        f"agentctx: `agentctx init` already registered its hooks in {where}, so {package} stays idle "
+        f"(nothing runs twice). Keep one: `{uninstall}` (the package takes over) or `{_remove_hint(client)}`."
     )
 
 
 def mcp_refusal() -> str:
-    """The line `agentctx mcp` prints instead of serving when the plugin started it while
+    """The line `agentctx mcp` prints instead of serving when a package started it while
     `agentctx init` registered the server too ("" to serve)."""
-    if not from_plugin() or not _manifest().get("mcp"):
+    client = PACKAGES.get(os.environ.get(VIA_ENV, ""))
+    if client is None:
         return ""
+    manifest = _manifest()
+    if client == "claude" and not manifest.get("mcp"):
+        return ""
+    if client != "claude" and not _registered_files(manifest, client):
+        return ""
+    package = f"the {PLUGIN_ID} plugin's" if client == "claude" else "the agentctx extension's"
     return (
-        f"agentctx: `agentctx init` already registered the MCP server, so the {PLUGIN_ID} plugin's stays off. "
-        f"Keep one: `agentctx uninstall` (the plugin takes over) or `claude plugin uninstall {PLUGIN_ID}`."
+        f"agentctx: `agentctx init` already registered the MCP server, so {package} stays off. "
+        f"Keep one: `agentctx uninstall --client {client}` (the package takes over) or `{_remove_hint(client)}`."
     )

@@ -103,14 +103,12 @@ def init(
     for name in clients:
         if name != registry.DEFAULT:
             setups.require_installed(name)
+    _refuse_beside_a_package(clients, directory)
     if registry.DEFAULT not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
     from agentctx.cli.clients import claude_plugin
 
-    enabled = claude_plugin.enabled_in(claude.settings_files(project_for(directory)))
-    if enabled:  # the plugin runs the same hooks and MCP server: never both
-        raise ValidationError(claude_plugin.init_refusal(enabled))
     version = claude.parse_version(claude_version) if claude_version else claude.detect_version()
     if claude_version and version is None:
         raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
@@ -163,6 +161,20 @@ def init(
             others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
         )
     _profile_and_store(directory, detected, learn=learn)
+
+
+def _refuse_beside_a_package(clients: list[str], directory: Path | None) -> None:
+    """init writes nothing for any client when one of them already runs agentctx through its
+    package (the Claude Code plugin, the Gemini CLI extension): never both."""
+    from agentctx.cli.clients import claude, claude_plugin, gemini_extension
+
+    if registry.DEFAULT in clients:
+        enabled = claude_plugin.enabled_in(claude.settings_files(project_for(directory)))
+        if enabled:
+            raise ValidationError(claude_plugin.init_refusal(enabled))
+    extension = gemini_extension.installed() if "gemini" in clients else None
+    if extension is not None:
+        raise ValidationError(gemini_extension.init_refusal(extension))
 
 
 def _init_other_clients(
