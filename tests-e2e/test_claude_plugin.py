@@ -86,10 +86,14 @@ class Rig:
     def agentctx(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
         return self.run(str(AGENTCTX), *args, ok=ok)
 
-    def install_plugin(self) -> None:
-        added = self.claude("plugin", "marketplace", "add", str(REPO))
-        assert "agentctx" in added.stdout, added.stdout
-        installed = self.claude("plugin", "install", PLUGIN_ID)
+    def install_plugin(self, *, one_command: bool = False) -> None:
+        """The two commands of install.md, or the one that adds the marketplace too (2.1.275+)."""
+        if one_command:
+            installed = self.claude("plugin", "install", "agentctx", "--marketplace", str(REPO))
+        else:
+            added = self.claude("plugin", "marketplace", "add", str(REPO))
+            assert "agentctx" in added.stdout, added.stdout
+            installed = self.claude("plugin", "install", PLUGIN_ID)
         assert "Successfully installed" in installed.stdout, installed.stdout
 
     def session(self, prompt: str, *extra: str) -> tuple[dict[str, Any], list[Recorded]]:
@@ -243,7 +247,7 @@ def test_plugin_without_the_cli_says_so_in_one_line_and_no_hook_fails(rig: Rig) 
 
 def test_init_and_the_plugin_refuse_to_register_twice(rig: Rig) -> None:
     install_cli_like_uv_tool(rig)
-    rig.install_plugin()
+    rig.install_plugin(one_command=True)
     refused = rig.agentctx("init", "--no-learn", ok=False)
     assert refused.returncode != 0 and f"already runs agentctx through the plugin {PLUGIN_ID}" in refused.stderr
     assert not (rig.home / ".agentctx" / "install.json").exists()
