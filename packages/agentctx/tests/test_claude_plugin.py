@@ -104,7 +104,10 @@ def launch(
 def fake_cli(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "agentctx"
-    script.write_text('#!/bin/sh\necho "ran $0 $* via=$AGENTCTX_VIA"\n', encoding="utf-8")
+    script.write_text(
+        '#!/bin/sh\n[ "$*" = "hook --help" ] && echo "usage: agentctx hook …" && exit 0\necho "ran $0 $* via=$AGENTCTX_VIA"\n',
+        encoding="utf-8",
+    )
     script.chmod(0o755)
     return script
 
@@ -144,6 +147,20 @@ def test_the_cli_is_found_in_a_tool_folder_off_path_and_recorded(tmp_path: Path)
     assert launch(home, "mcp", path=f"{on_path.parent}:/usr/bin:/bin", AGENTCTX_BIN=str(script)).stdout.startswith(
         f"ran {script}"
     )
+
+
+def test_another_agentctx_on_path_is_not_taken_for_ours(tmp_path: Path) -> None:
+    home = tmp_path / "bare"
+    home.mkdir()
+    impostor = tmp_path / "pypi" / "agentctx"  # PyPI's `agentctx` is another project
+    impostor.parent.mkdir()
+    impostor.write_text("#!/bin/sh\necho impostor ran\n", encoding="utf-8")
+    impostor.chmod(0o755)
+    done = launch(home, "hook", "SessionStart", path=f"{impostor.parent}:/usr/bin:/bin")
+    assert (
+        "impostor ran" not in done.stdout and "not found" in json.loads(done.stdout.splitlines()[-1])["systemMessage"]
+    )
+    assert done.stdout.count("impostor") == 0 and done.returncode == 0
 
 
 def test_init_records_the_cli_for_the_launcher(cli: Any, project_dir: Path) -> None:

@@ -124,10 +124,12 @@ def launcher(via: str = VIA_PLUGIN, generator: str = "agentctx.cli.clients.claud
 #
 # Runs the installed agentctx CLI with the arguments given (`hook <Event>`, `mcp`). Finds it at
 # $AGENTCTX_BIN, the path recorded in the data dir ({RECORDED}), on PATH, then in the usual tool
-# folders, and records what it found. Without it: one line, exit 0 for a hook (never a hook error).
+# folders (a command found there must answer `hook --help` as agentctx does), and records it. Without it: one line, exit 0 for a hook (never a hook error).
 data="${{AGENTCTX_HOME:-$HOME/.agentctx}}"
 recorded="$data/{RECORDED}"
 usable() {{ [ -n "$1" ] && [ -f "$1" ] && [ -x "$1" ]; }}
+# a command found by searching must be ours: PyPI's `agentctx` is another project
+ours() {{ usable "$1" && "$1" hook --help 2>/dev/null | grep -q "^usage: agentctx hook"; }}
 found=""
 if usable "${{AGENTCTX_BIN:-}}"; then
   found="$AGENTCTX_BIN"
@@ -136,7 +138,7 @@ elif [ -f "$recorded" ] && [ -O "$recorded" ] && read -r line < "$recorded" && u
 else
   for candidate in "$(command -v agentctx 2>/dev/null)" \\
     $(for folder in {tool_folders}; do [ -n "$folder" ] && printf '%s\\n' "$folder/agentctx"; done); do
-    if usable "$candidate"; then found="$candidate"; break; fi
+    if ours "$candidate"; then found="$candidate"; break; fi
   done
   if [ -n "$found" ] && mkdir -p "$data" 2>/dev/null; then
     (umask 077; printf '%s\\n' "$found" > "$recorded.$$" && mv -f "$recorded.$$" "$recorded") 2>/dev/null
