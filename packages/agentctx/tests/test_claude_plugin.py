@@ -67,6 +67,43 @@ def test_the_plugin_registers_every_hook_and_the_mcp_server_init_does() -> None:
     assert market["plugins"][0]["source"] == f"./{claude_plugin.FOLDER}"
 
 
+def test_the_plugin_carries_codex_its_own_hooks_and_mcp_server() -> None:
+    """Codex reads `.codex-plugin/plugin.json` first: init's Codex hooks and MCP entry."""
+    from agentctx.cli.clients import codex
+
+    manifest = json.loads((PLUGIN / ".codex-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    registered = json.loads((PLUGIN / manifest["hooks"]).read_text(encoding="utf-8"))["hooks"]
+    init_groups = codex.groups(["/x/agentctx"])
+    assert list(registered) == list(init_groups)
+    for event, (group,) in registered.items():
+        assert group["hooks"][0]["command"] == f'"{claude_plugin.CODEX_LAUNCHER}" hook --client codex {event}'
+        expected = json.loads(json.dumps(init_groups[event]))
+        expected["hooks"][0]["command"] = group["hooks"][0]["command"]
+        assert group == expected
+    server = json.loads((PLUGIN / manifest["mcpServers"]).read_text(encoding="utf-8"))["mcpServers"]["agentctx"]
+    assert server["args"] == ["mcp"] and server["env"] == {"AGENTCTX_CLIENT": "codex", "AGENTCTX_VIA": "claude-plugin"}
+
+
+def test_init_refuses_codex_while_the_plugin_is_enabled_there(
+    cli: Any, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentctx.cli.clients import codex
+
+    folder = tmp_path / "fakebin"
+    folder.mkdir()
+    (folder / "codex").write_text("#!/bin/sh\necho 0.171.0\n", encoding="utf-8")
+    (folder / "codex").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin:/bin")
+    config = codex.home() / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[plugins."agentctx@agentctx"]\nenabled = true\n', encoding="utf-8")
+    refused = cli("init", "--client", "codex", "--no-learn", "--dir", str(project_dir))
+    assert refused.code != 0 and "codex plugin remove agentctx@agentctx" in refused.err
+    assert config.read_text(encoding="utf-8") == '[plugins."agentctx@agentctx"]\nenabled = true\n'
+    config.write_text('[plugins."agentctx@agentctx"]\nenabled = false\n', encoding="utf-8")
+    assert cli("init", "--client", "codex", "--no-learn", "--dir", str(project_dir)).code == 0
+
+
 def test_the_repository_holds_exactly_the_generated_gemini_extension() -> None:
     """Regenerate with `uv run python -m agentctx.cli.clients.gemini_extension` when this fails."""
     for relative, text in gemini_extension.files().items():

@@ -21,14 +21,15 @@ if TYPE_CHECKING:
 VIA_ENV = "AGENTCTX_VIA"
 VIA_PLUGIN = "claude-plugin"
 VIA_EXTENSION = "gemini-extension"
-PACKAGES = {VIA_PLUGIN: "claude", VIA_EXTENSION: "gemini"}  # which client each package serves
+# which clients each package serves: Codex installs the Claude Code plugin from the same marketplace
+PACKAGES = {VIA_PLUGIN: ("claude", "codex"), VIA_EXTENSION: ("gemini",)}
 PLUGIN_ID = "agentctx@agentctx"
 MANIFEST_BYTES = 4 << 20
 
 
 def from_package(client: str) -> bool:
     """Whether this process was started by `client`'s package of agentctx."""
-    return PACKAGES.get(os.environ.get(VIA_ENV, "")) == client
+    return client in PACKAGES.get(os.environ.get(VIA_ENV, ""), ())
 
 
 def from_plugin() -> bool:
@@ -80,11 +81,13 @@ def init_registration(cwd: str, client: str = "claude") -> str:
 
 
 def _remove_hint(client: str) -> str:
-    return f"claude plugin uninstall {PLUGIN_ID}" if client == "claude" else "gemini extensions uninstall agentctx"
+    if client == "gemini":
+        return "gemini extensions uninstall agentctx"
+    return f"{client} plugin {'uninstall' if client == 'claude' else 'remove'} {PLUGIN_ID}"
 
 
 def idle_notice(where: str, client: str = "claude") -> str:
-    package = f"the {PLUGIN_ID} plugin" if client == "claude" else "the agentctx extension"
+    package = "the agentctx extension" if client == "gemini" else f"the {PLUGIN_ID} plugin"
     uninstall = "agentctx uninstall" if client == "claude" else f"agentctx uninstall --client {client}"
     return (
         f"agentctx: `agentctx init` already registered its hooks in {where}, so {package} stays idle "
@@ -95,15 +98,17 @@ def idle_notice(where: str, client: str = "claude") -> str:
 def mcp_refusal() -> str:
     """The line `agentctx mcp` prints instead of serving when a package started it while
     `agentctx init` registered the server too ("" to serve)."""
-    client = PACKAGES.get(os.environ.get(VIA_ENV, ""))
-    if client is None:
+    served = PACKAGES.get(os.environ.get(VIA_ENV, ""), ())
+    if not served:
         return ""
+    named = os.environ.get("AGENTCTX_CLIENT", "")  # the package's MCP entry names its client
+    client = named if named in served else served[0]
     manifest = _manifest()
     if client == "claude" and not manifest.get("mcp"):
         return ""
     if client != "claude" and not _registered_files(manifest, client):
         return ""
-    package = f"the {PLUGIN_ID} plugin's" if client == "claude" else "the agentctx extension's"
+    package = "the agentctx extension's" if client == "gemini" else f"the {PLUGIN_ID} plugin's"
     return (
         f"agentctx: `agentctx init` already registered the MCP server, so {package} stays off. "
         f"Keep one: `agentctx uninstall --client {client}` (the package takes over) or `{_remove_hint(client)}`."

@@ -175,6 +175,13 @@ def _refuse_beside_a_package(clients: list[str], directory: Path | None) -> None
     extension = gemini_extension.installed() if "gemini" in clients else None
     if extension is not None:
         raise ValidationError(gemini_extension.init_refusal(extension))
+    codex_config = claude_plugin.enabled_in_codex() if "codex" in clients else None
+    if codex_config is not None:
+        raise ValidationError(
+            f"Codex CLI already runs agentctx through the plugin {claude_plugin.PLUGIN_ID} (enabled in {codex_config}); "
+            "init would register every hook and the MCP server twice. Keep the plugin, or remove it first: "
+            f"`codex plugin remove {claude_plugin.PLUGIN_ID}`, then run init again. Nothing was written."
+        )
 
 
 def _init_other_clients(

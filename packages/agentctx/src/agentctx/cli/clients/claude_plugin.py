@@ -72,6 +72,47 @@ def version() -> str:
     return agentctx.__version__
 
 
+# Codex CLI (0.171.0) installs plugins from the same marketplace and reads `.codex-plugin/plugin.json`
+# before `.claude-plugin/plugin.json`: its manifest names hooks with `--client codex` (`codex.groups`,
+# init's) and an MCP entry that says Codex (`mcp_entry(…, "codex")`), so one folder serves both.
+CODEX_LAUNCHER = "${PLUGIN_ROOT}/bin/agentctx-run"
+CODEX_HOOKS = "hooks/codex-hooks.json"
+CODEX_MCP = ".codex-mcp.json"
+
+
+def codex_hooks() -> dict[str, Any]:
+    from agentctx.cli.clients import codex
+
+    groups = codex.groups([CODEX_LAUNCHER])
+    quoted, plain = shlex.quote(CODEX_LAUNCHER), f'"{CODEX_LAUNCHER}"'
+    for group in groups.values():
+        for hook in group["hooks"]:
+            hook["command"] = hook["command"].replace(quoted, plain, 1)
+    return {"hooks": {event: [group] for event, group in groups.items()}}
+
+
+def codex_mcp() -> dict[str, Any]:
+    """Codex 0.171.0 starts a plugin's MCP server by a bare command name on PATH (it expands no
+    `${PLUGIN_ROOT}` there, and a `./` path is taken from the session's folder), so this one runs
+    `agentctx` from PATH, not the launcher; `AGENTCTX_VIA` still tells it the plugin started it."""
+    from agentctx.cli.clients import mcp_entry
+
+    server = mcp_entry(["agentctx"], "codex")
+    # the data dir is the user's environment's, not the generator's
+    server["env"] = {"AGENTCTX_CLIENT": "codex", VIA_ENV: VIA_PLUGIN}
+    return {"mcpServers": {NAME: server}}
+
+
+def codex_plugin() -> dict[str, Any]:
+    return {
+        "name": NAME,
+        "version": version(),
+        "description": DESCRIPTION.replace("Claude Code", "Codex CLI"),
+        "hooks": f"./{CODEX_HOOKS}",
+        "mcpServers": f"./{CODEX_MCP}",
+    }
+
+
 def plugin() -> dict[str, Any]:
     return {
         "name": NAME,
@@ -170,6 +211,9 @@ def files() -> dict[str, str]:
         f"{FOLDER}/hooks/hooks.json": as_json(hooks()),
         f"{FOLDER}/.mcp.json": as_json(mcp()),
         f"{FOLDER}/bin/agentctx-run": launcher(),
+        f"{FOLDER}/.codex-plugin/plugin.json": as_json(codex_plugin()),
+        f"{FOLDER}/{CODEX_HOOKS}": as_json(codex_hooks()),
+        f"{FOLDER}/{CODEX_MCP}": as_json(codex_mcp()),
     }
 
 
@@ -214,6 +258,27 @@ def init_refusal(enabled: list[tuple[Path, str]]) -> str:
         f"every hook and the MCP server twice. Keep the plugin (nothing to do), or remove it first: "
         f"`claude plugin uninstall {plugin_id}`, then run init again. Nothing was written."
     )
+
+
+def enabled_in_codex() -> Path | None:
+    """Codex's config.toml when it has the agentctx plugin installed and enabled
+    (`[plugins."agentctx@…"] enabled = true`), else None."""
+    import tomllib
+
+    from agentctx.cli.clients import codex
+
+    path = codex.home() / "config.toml"
+    try:
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    from agentctx_store.jsontext import is_object
+
+    plugins = config.get("plugins")
+    for key, value in plugins.items() if is_object(plugins) else ():
+        if key.partition("@")[0] == NAME and is_object(value) and value.get("enabled", True) is True:
+            return path
+    return None
 
 
 def record_cli(data_home: Path, base: list[str]) -> None:
