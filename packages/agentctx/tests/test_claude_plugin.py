@@ -328,3 +328,21 @@ def test_the_extension_stays_idle_where_init_registered_gemini(
     assert "the agentctx extension's stays off" in mcp_refusal()
     monkeypatch.setenv("AGENTCTX_VIA", "claude-plugin")  # the other client's package is not affected
     assert "hookSpecificOutput" in run_hook("SessionStart", start)
+
+
+def test_the_plugin_in_codex_stays_idle_where_init_registered_codex(
+    cli: Any, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "fakebin"
+    folder.mkdir()
+    (folder / "codex").write_text("#!/bin/sh\necho 0.171.0\n", encoding="utf-8")
+    (folder / "codex").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin:/bin")
+    start = json.dumps({"session_id": "c1", "cwd": str(project_dir), "source": "startup"}).encode()
+    monkeypatch.setenv("AGENTCTX_VIA", "claude-plugin")
+    assert "hookSpecificOutput" in run_hook("SessionStart", start, "codex")
+    assert cli("init", "--client", "codex", "--no-learn", "--dir", str(project_dir)).code == 0
+    notice = json.loads(run_hook("SessionStart", start, "codex"))
+    assert "codex plugin remove agentctx@agentctx" in notice["systemMessage"]
+    monkeypatch.setenv("AGENTCTX_CLIENT", "codex")
+    assert "plugin's stays off" in mcp_refusal()

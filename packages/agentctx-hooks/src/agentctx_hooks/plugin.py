@@ -56,10 +56,15 @@ def _registered_files(manifest: dict[str, Any], client: str) -> list[str]:
 
     if client == "claude":
         settings = manifest.get("settings")
-    else:
-        clients = manifest.get("clients")
-        record = clients.get(client) if is_object(clients) else None
-        settings = record.get("files") if is_object(record) else None
+        return list(settings) if is_object(settings) else []
+    clients = manifest.get("clients")
+    record = clients.get(client) if is_object(clients) else None
+    if not is_object(record):
+        return []
+    hooks_path = record.get("hooks_path")  # Codex: one user-scope hooks.json
+    if isinstance(hooks_path, str):
+        return [hooks_path]
+    settings = record.get("files")  # Gemini: settings files by path
     return list(settings) if is_object(settings) else []
 
 
