@@ -236,3 +236,27 @@ def test_compaction_payloads_reset_dedup_and_bring_the_digest_back(
     back = context(hook("SessionStart", compact))
     assert CONVENTION in back
     assert seeded["task"] in context(hook("UserPromptSubmit", prompt))  # injected again after compaction
+
+
+def test_freshness_holds_for_a_subagent(
+    hook: Hook,
+    context: Callable[..., str],
+    project_dir: Path,
+    project: Project,
+    store: Store,
+    seeded: dict[str, str],
+    parent_transcript: Path,
+) -> None:
+    """A record whose anchored file is gone is not shown; one whose anchored text changed is marked."""
+    from agentctx_store.freshness import anchor_record
+
+    source = project_dir / "src" / "payments" / "webhooks.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("def verify(body):\n    return body\n", encoding="utf-8")
+    anchor_record(store, project, seeded["task"], ["src/payments/webhooks.py:verify"])
+    source.write_text("def verify(body):\n    return body.decode()\n", encoding="utf-8")
+    changed = context(hook("SubagentStart", moved(real("SubagentStart.json"), project_dir, parent_transcript)))
+    assert seeded["task"] in changed and "anchor-changed" in changed, changed
+    source.unlink()
+    payload = {**moved(real("SubagentStart.json"), project_dir, parent_transcript), "agent_id": "second0agent"}
+    assert seeded["task"] not in context(hook("SubagentStart", payload))
