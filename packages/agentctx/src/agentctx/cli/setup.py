@@ -104,9 +104,12 @@ def init(
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
     clients = setups.in_scope(client, setups.expand(client), project=project, command="init")
+    _refuse_beside_a_package(clients, directory)
     if registry.DEFAULT not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
+    from agentctx.cli.clients import claude_plugin
+
     version = claude.parse_version(claude_version) if claude_version else claude.detect_version()
     if claude_version and version is None:
         raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
@@ -151,6 +154,7 @@ def init(
             name, base=base, no_mcp=no_mcp, project_root=Path(project_for(directory).root) if project else None
         )
     data_home.mkdir(parents=True, exist_ok=True)
+    claude_plugin.record_cli(data_home, base)  # the plugin's launcher finds this CLI there too
     manifest = _manifest.load_manifest(data_home)
     claude.write_hooks(hooks_plan, manifest, events=events, repository=repository)
     if mcp_plan is not None:
@@ -161,6 +165,27 @@ def init(
             others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
         )
     _profile_and_store(directory, detected, learn=learn, client="claude")
+
+
+def _refuse_beside_a_package(clients: list[str], directory: Path | None) -> None:
+    """init writes nothing for any client when one of them already runs agentctx through its
+    package (the Claude Code plugin, the Gemini CLI extension): never both."""
+    from agentctx.cli.clients import claude, claude_plugin, gemini_extension
+
+    if registry.DEFAULT in clients:
+        enabled = claude_plugin.enabled_in(claude.settings_files(project_for(directory)))
+        if enabled:
+            raise ValidationError(claude_plugin.init_refusal(enabled))
+    extension = gemini_extension.installed() if "gemini" in clients else None
+    if extension is not None:
+        raise ValidationError(gemini_extension.init_refusal(extension))
+    codex_config = claude_plugin.enabled_in_codex() if "codex" in clients else None
+    if codex_config is not None:
+        raise ValidationError(
+            f"Codex CLI already runs agentctx through the plugin {claude_plugin.PLUGIN_ID} (enabled in {codex_config}); "
+            "init would register every hook and the MCP server twice. Keep the plugin, or remove it first: "
+            f"`codex plugin remove {claude_plugin.PLUGIN_ID}`, then run init again. Nothing was written."
+        )
 
 
 def _init_other_clients(
@@ -269,7 +294,14 @@ def uninstall(
         recorded: dict[str, Any] = manifest.get("clients") or {}
         chosen = [registry.DEFAULT, *[other.name for other in registry.others() if other.name in recorded]]
     if registry.DEFAULT in chosen:
+        from agentctx.cli.clients import claude_plugin
+
         claude.remove(manifest, project=project, directory=directory, dry_run=dry_run)
+        for where, plugin_id in claude_plugin.enabled_in(claude.settings_files(project_for(directory))):
+            typer.echo(
+                f"Claude Code plugin {plugin_id} (enabled in {where}): left as it is, uninstall removes what init wrote; "
+                f"`claude plugin uninstall {plugin_id}` removes the plugin."
+            )
     for name in chosen:
         # a client without a project scope has no project-scope registration to remove
         if name != registry.DEFAULT and not (project and setups.setup_for(name).NO_PROJECT_SCOPE):
