@@ -46,7 +46,6 @@ log = logging.getLogger("agentctx.extract")
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 HEADLESS_ENV = "AGENTCTX_HEADLESS"  # set in a headless run's environment, so a child can tell
-CLIENT_ORDER = ("claude", "codex", "gemini")  # tried in this order when no session names one
 DEFAULT_CLIENT_TIMEOUT_S = 180.0
 PROBLEM_RETRY_S = 3600.0  # a client found not signed in is not spawned again for an hour
 OUTPUT_CAP = 4 * 1024 * 1024  # bytes of a client's stdout read (an answer is a few KB)
@@ -80,7 +79,7 @@ def client_binary(name: str) -> str | None:
 
 def choose(settings: Mapping[str, Any], client: str | None = None) -> Choice:
     """The backend for a run of the session's `client` (else, and for learn and re-verification,
-    the first installed client in `CLIENT_ORDER`)."""
+    the first installed client, in the registry's order, that has a headless mode)."""
     mode = str(settings.get("llm", "auto"))
     if not llm_enabled(dict(settings)):
         return Choice(backend=None, status="disabled", reason="llm = off: no model calls")
@@ -90,7 +89,9 @@ def choose(settings: Mapping[str, Any], client: str | None = None) -> Choice:
         return Choice(backend=None, status="no_key", reason="llm = api but ANTHROPIC_API_KEY is not set")
     why = "llm = client" if mode == "client" else "no ANTHROPIC_API_KEY"
     # the session's own client first; another installed one when it is not on PATH
-    candidates = [client, *(name for name in CLIENT_ORDER if name != client)] if client else list(CLIENT_ORDER)
+    order = [name for name, entry in clients.CLIENTS.items() if entry.headless]
+    candidates = [name for name in (client, *order) if name in order]
+    candidates = list(dict.fromkeys(candidates))
     for name in candidates:
         if name and client_binary(name):
             problem = known_problem(name)
@@ -99,7 +100,7 @@ def choose(settings: Mapping[str, Any], client: str | None = None) -> Choice:
             return Choice(
                 backend=name,
                 status="ok",
-                reason=f"{clients.CLIENTS[name].label} headless (`{HEADLESS_COMMAND[name]}`) with its own sign-in ({why})",
+                reason=f"{clients.CLIENTS[name].label} headless (`{clients.CLIENTS[name].headless}`) with its own sign-in ({why})",
             )
     wanted = ", ".join(f"`{clients.CLIENTS[name].binary}`" for name in candidates if name)
     return Choice(
@@ -107,9 +108,6 @@ def choose(settings: Mapping[str, Any], client: str | None = None) -> Choice:
         status="no_client" if mode == "client" else "no_key",
         reason=f"{why} and no coding agent to run it through ({wanted} not on PATH)",
     )
-
-
-HEADLESS_COMMAND = {"claude": "claude -p", "codex": "codex exec", "gemini": "gemini -p"}
 
 
 # -- problems noted once ---------------------------------------------------------------------------
@@ -274,7 +272,7 @@ class ClientCaller:
 
         tool = tool or TOOL
         system_text = _system_text(system if system is not None else system_blocks(cache=False))
-        attempts = 1 if self.name in ("claude", "codex") else 2  # structured output vs strict parsing
+        attempts = 1 if clients.CLIENTS[self.name].structured_output else 2  # else strict parsing, one retry
         for attempt in range(1, attempts + 1):
             result = self._run_once(user_text, system_text, tool, label=label)
             if not isinstance(result, MalformedOutput):
@@ -594,15 +592,13 @@ def run_bounded(
     )
 
 
-SIGN_IN_STATUS = {"claude": ["auth", "status"], "codex": ["login", "status"]}  # Gemini CLI has none
-
-
 def signed_in(name: str, *, timeout_s: float = 20.0) -> bool | None:
     """Whether the client says it is signed in (`claude auth status`, `codex login status`);
     None when it cannot say (Gemini CLI, or the command failed to run)."""
-    command = SIGN_IN_STATUS.get(name)
+    entry = clients.CLIENTS.get(name)
+    command = list(entry.sign_in_check) if entry else []
     binary = client_binary(name)
-    if command is None or binary is None:
+    if not command or binary is None:
         return None
     env = {**os.environ, HEADLESS_ENV: "1"}
     try:

@@ -21,15 +21,21 @@ if TYPE_CHECKING:
 VIA_ENV = "AGENTCTX_VIA"
 VIA_PLUGIN = "claude-plugin"
 VIA_EXTENSION = "gemini-extension"
-# which clients each package serves: Codex installs the Claude Code plugin from the same marketplace
-PACKAGES = {VIA_PLUGIN: ("claude", "codex"), VIA_EXTENSION: ("gemini",)}
 PLUGIN_ID = "agentctx@agentctx"
 MANIFEST_BYTES = 4 << 20
 
 
 def from_package(client: str) -> bool:
     """Whether this process was started by `client`'s package of agentctx."""
-    return client in PACKAGES.get(os.environ.get(VIA_ENV, ""), ())
+    return client in _served()
+
+
+def _served() -> tuple[str, ...]:
+    """The clients the package that started this process serves (the registry's `package`)."""
+    from agentctx_store import clients
+
+    via = os.environ.get(VIA_ENV, "")
+    return tuple(name for name, client in clients.CLIENTS.items() if via and client.package == via)
 
 
 def from_plugin() -> bool:
@@ -103,7 +109,7 @@ def idle_notice(where: str, client: str = "claude") -> str:
 def mcp_refusal() -> str:
     """The line `agentctx mcp` prints instead of serving when a package started it while
     `agentctx init` registered the server too ("" to serve)."""
-    served = PACKAGES.get(os.environ.get(VIA_ENV, ""), ())
+    served = _served()
     if not served:
         return ""
     named = os.environ.get("AGENTCTX_CLIENT", "")  # the package's MCP entry names its client

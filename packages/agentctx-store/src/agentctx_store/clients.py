@@ -44,12 +44,30 @@ class Client:
       `agentctx_extract/client_transcripts.py`), `transcript_name`: what that file is to a user.
     - `events`: its hook event names -> ours (`HOOK_EVENTS`). An event the client has that agentctx
       does not use maps to "" (ignored quietly); a name not in the map is unknown (one log line).
+    - `headless`: the command of its non-interactive mode as a user reads it ("" when it has none:
+      extraction never runs through it); `structured_output`: whether that mode holds an answer to
+      a JSON schema (else strict parsing and one retry); `sign_in_check`: the arguments that ask it
+      whether it is signed in (empty when it has no such command).
+    - `package`: the agentctx package its users install it through (`AGENTCTX_VIA` of that
+      package's hooks: "claude-plugin", "gemini-extension"), "" for none.
 
     Read-only. Written out rather than `@frozen`, which compiles an `__init__` in each process:
     every hook imports this module.
     """
 
-    __slots__ = ("name", "label", "binary", "install", "transcript", "transcript_name", "events")
+    __slots__ = (
+        "name",
+        "label",
+        "binary",
+        "install",
+        "transcript",
+        "transcript_name",
+        "events",
+        "headless",
+        "structured_output",
+        "sign_in_check",
+        "package",
+    )
     name: str
     label: str
     binary: str
@@ -57,6 +75,10 @@ class Client:
     transcript: str
     transcript_name: str
     events: dict[str, str]
+    headless: str
+    structured_output: bool
+    sign_in_check: tuple[str, ...]
+    package: str
 
     def __init__(
         self,
@@ -68,10 +90,14 @@ class Client:
         transcript: str,
         transcript_name: str,
         events: dict[str, str],
+        headless: str = "",
+        structured_output: bool = False,
+        sign_in_check: tuple[str, ...] = (),
+        package: str = "",
     ) -> None:
-        for slot, value in zip(
-            Client.__slots__, (name, label, binary, install, transcript, transcript_name, events), strict=True
-        ):
+        values = (name, label, binary, install, transcript, transcript_name, events)
+        values += (headless, structured_output, sign_in_check, package)
+        for slot, value in zip(Client.__slots__, values, strict=True):
             object.__setattr__(self, slot, value)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -98,6 +124,10 @@ CLIENTS: dict[str, Client] = {
             transcript="claude",
             transcript_name="a session .jsonl",
             events={event: event for event in HOOK_EVENTS},
+            headless="claude -p",
+            structured_output=True,  # --json-schema
+            sign_in_check=("auth", "status"),
+            package="claude-plugin",
         ),
         Client(
             name="codex",
@@ -123,6 +153,10 @@ CLIENTS: dict[str, Client] = {
                 "SubagentStop": "",
                 "Interrupt": "",
             },
+            headless="codex exec",
+            structured_output=True,  # --output-schema
+            sign_in_check=("login", "status"),
+            package="claude-plugin",  # Codex installs the Claude Code plugin from the same marketplace
         ),
         Client(
             name="gemini",
@@ -145,6 +179,8 @@ CLIENTS: dict[str, Client] = {
                 "BeforeTool": "",
                 "Notification": "",
             },
+            headless="gemini -p",  # no schema option, no sign-in status command
+            package="gemini-extension",
         ),
     )
 }

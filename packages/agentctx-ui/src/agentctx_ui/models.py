@@ -187,7 +187,7 @@ class ExtractionOut(BaseModel):
     client_tokens: int = Field(
         default=0, description="Tokens sent and received through a coding agent's headless mode."
     )
-    backend: str | None = Field(default=None, description="The last run's backend: api, claude, codex or gemini.")
+    backend: str | None = Field(default=None, description="The last run's backend: api, or the client it ran through.")
 
 
 class InjectionOut(BaseModel):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctx_store import Project, Store, config, paths
+from agentctx_store import Project, Store, clients, config, paths
 from agentctx_store.db import fts5_available, schema_version
 from agentctx_store.errors import StoreError
 from agentctx_store.jsontext import is_object
@@ -71,8 +71,9 @@ def active_rungs(store: Store | None, settings: dict[str, Any]) -> list[Rung]:
                 rung=3,
                 name="no-llm",
                 why=(
-                    "ANTHROPIC_API_KEY is not set and no coding agent (claude, codex, gemini) is on PATH to run it "
-                    "through: deterministic capture only"
+                    "ANTHROPIC_API_KEY is not set and no coding agent ("
+                    + ", ".join(client.binary for client in clients.CLIENTS.values() if client.headless)
+                    + ") is on PATH to run it through: deterministic capture only"
                     if backend.status == "no_key" and not backend.reason.startswith("llm = api")
                     else f"{backend.reason}: deterministic capture only"
                 ),
