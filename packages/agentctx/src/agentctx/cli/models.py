@@ -1,6 +1,10 @@
-"""`agentctx models download`: fetch the local embedding model (the `[embeddings]` extra)."""
+"""`agentctx models`: which embedding model is active, and `models download` for one that is not
+bundled (the `[embeddings]` extra ships the default, all-MiniLM-L6-v2, in `agentctx-model-minilm`)."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import typer
 from agentctx_store import config
@@ -9,21 +13,72 @@ from agentctx_store.errors import ValidationError
 from agentctx.cli import _health
 from agentctx.cli._install import install_command
 
-models_app = typer.Typer(help="The local embedding model.", no_args_is_help=True, rich_markup_mode=None)
+models_app = typer.Typer(help="The local embedding model.", rich_markup_mode=None)
+
+
+def _require_extra() -> None:
+    if not (_health.module_available("agentctx_embed") and _health.module_available("fastembed")):
+        raise ValidationError(f"The [embeddings] extra is not installed; install it: {install_command('embeddings')}.")
+
+
+def active_model() -> dict[str, Any]:
+    """The model the settings choose: name, where it loads from, bundled, measured."""
+    from agentctx_embed.models import choose_model
+
+    choice = choose_model(config.load())
+    return {
+        "model": choice.name,
+        "folder": str(choice.model_dir) if choice.model_dir else None,
+        "cache_dir": str(choice.cache_dir),
+        "bundled": choice.bundled,
+        "measured": choice.measured,
+    }
+
+
+def describe(model: dict[str, Any]) -> str:
+    """One line: the active model, where it loads from, and whether bench/ measured it."""
+    where = "bundled, offline" if model["bundled"] else (model["folder"] or f"fastembed cache {model['cache_dir']}")
+    measured = (
+        "measured (docs/retrieval.md)"
+        if model["measured"]
+        else "not measured here (docs/retrieval.md has the measured one)"
+    )
+    return f"{model['model']} ({where}); {measured}"
+
+
+@models_app.callback(invoke_without_command=True)
+def models_show(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Show the active embedding model: where it loads from and whether it was measured."""
+    if ctx.invoked_subcommand is not None:
+        return
+    _require_extra()
+    model = active_model()
+    if as_json:
+        typer.echo(json.dumps(model, indent=2))
+        return
+    typer.echo(f"Embedding model: {describe(model)}")
+    typer.echo("Choose another with AGENTCTX_EMBED_MODEL (and AGENTCTX_EMBED_MODEL_DIR for a local folder).")
 
 
 @models_app.command("download")
 def models_download() -> None:
-    """Fetch the embedding model now (otherwise the first consolidation does it)."""
-    if not (_health.module_available("agentctx_embed") and _health.module_available("fastembed")):
-        raise ValidationError(f"The [embeddings] extra is not installed; install it: {install_command('embeddings')}.")
+    """Fetch the chosen embedding model now (the bundled default needs no download)."""
+    _require_extra()
     from agentctx_embed.models import choose_model, load
 
     settings = config.load()
     choice = choose_model(settings)
     embedder = load(choice, allow_download=True, force_download=True, notice=lambda line: typer.echo(line, err=True))
-    where = choice.model_dir or choice.cache_dir
-    typer.echo(f"Embedding model ready: {embedder.name} ({embedder.dims} dimensions) in {where}")
+    if choice.bundled:
+        typer.echo(
+            f"Embedding model ready: {embedder.name} ({embedder.dims} dimensions), bundled in {choice.model_dir}"
+        )
+    else:
+        where = choice.model_dir or choice.cache_dir
+        typer.echo(f"Embedding model ready: {embedder.name} ({embedder.dims} dimensions) in {where}")
     if not settings.get("embeddings", True):
         typer.echo("Embeddings are off in config; `agentctx config --embeddings` turns them on.", err=True)
 
