@@ -195,7 +195,11 @@ def candidates(
     keyword_pass = False
     if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
-        keyword_pass = bool(apply_relevance_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
+        keyword_pass = bool(
+            apply_relevance_floor(
+                store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms, forms=keyword.forms
+            )
+        )
     pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
         terms=keyword.terms,
