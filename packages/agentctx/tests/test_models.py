@@ -26,3 +26,31 @@ def test_models_says_which_model_is_active_and_whether_it_was_measured(cli, monk
     assert (other["bundled"], other["measured"]) == (False, False)
     check = next(check for check in json.loads(cli("doctor", "--json").out) if check["name"] == "embedding model")
     assert check["state"] == "warn" and "not measured" in check["detail"]
+
+
+def test_status_json_shows_the_floor_inputs_and_the_calibration(
+    cli, record, project_dir: Path, tiny_model: Path
+) -> None:
+    from agentctx_embed import service
+    from agentctx_embed.models import choose_model, load
+    from agentctx_store import Store, config, paths, resolve_project
+
+    for n in range(3):
+        record("decision", f"Background jobs rule {n}", f"Jobs run on temporal workflows, rule {n}.")
+    before = json.loads(cli("status", "--json", "-p", str(project_dir)).out)["relevance_floor"]
+    assert before["keyword"]["visible_records"] == 3 and before["keyword"]["floor_rare_term_matches"] == 1.4
+    assert before["warm"] is None
+    embedder = load(choose_model(config.load()), allow_download=False)
+    served = service.Service(paths.home(), embedder)
+    try:
+        served.sync_all()
+        with Store.open() as store:
+            served.floor_for(store, resolve_project(project_dir))
+    finally:
+        served.queries.close()
+        served.close_store()
+    warm = json.loads(cli("status", "--json", "-p", str(project_dir)).out)["relevance_floor"]["warm"]
+    assert warm["model"] == "agentctx/tiny-word-model" and warm["records"] == 3 and warm["prompts"] == 40
+    assert set(warm["thresholds"]) == {"z_alone", "z_with_keyword", "same_record_z", "weak_keyword_z"}
+    assert set(warm["thresholds"].values()) == {None}  # three records: no z to tell, vectors alone answer nothing
+    assert "calibrated" in cli("status", "-p", str(project_dir)).out

@@ -191,7 +191,11 @@ class Calibration:
             "prompts": len(self.z),
             "reference_z": [round(value, 3) for value in self.z],
             "reference_keyword_share": [round(value, 3) for value in self.shares],
-            "thresholds": {name: round(getattr(thresholds, name), 3) for name in ("z_alone", *CALIBRATED_Z)},
+            # null: vector evidence cannot answer here (`floor`); JSON has no infinity
+            "thresholds": {
+                name: round(value, 3) if math.isfinite(value := getattr(thresholds, name)) else None
+                for name in ("z_alone", *CALIBRATED_Z)
+            },
         }
 
     @classmethod

@@ -4,13 +4,15 @@ bundled (the `[embeddings]` extra ships the default, all-MiniLM-L6-v2, in `agent
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import typer
-from agentctx_store import config
+from agentctx_store import Project, Store, config
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli import _health
+from agentctx.cli._common import StatusSection
 from agentctx.cli._install import install_command
 
 models_app = typer.Typer(help="The local embedding model.", rich_markup_mode=None)
@@ -85,3 +87,50 @@ def models_download() -> None:
 
 def register(app: typer.Typer) -> None:
     app.add_typer(models_app, name="models")
+
+
+def floor_section(store: Store, project: Project) -> StatusSection:
+    """`agentctx status`: what decides "nothing here is relevant enough", so a surprising answer
+    (or silence) can be explained: the keyword floor's inputs (the records its BM25 statistics
+    and gate are figured over) and the warm path's calibration for this project (the model, the
+    records it was measured on, the reference prompts' best z and keyword shares, the z
+    thresholds they set), as the search service last measured it."""
+    from agentctx_store import paths
+    from agentctx_store.retrieval import RELEVANCE_FLOOR, relevance_gate
+    from agentctx_store.rows import visible_namespaces
+
+    namespaces = visible_namespaces(project)
+    visible = int(
+        store.conn.execute(
+            f"SELECT count(*) FROM records WHERE superseded_at IS NULL AND project_id IN ({','.join('?' * len(namespaces))})",
+            namespaces,
+        ).fetchone()[0]
+    )
+    indexed = int(store.conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    keyword = {
+        "floor_rare_term_matches": RELEVANCE_FLOOR,
+        "gate": round(relevance_gate(store.conn, RELEVANCE_FLOOR), 3),
+        "visible_records": visible,
+        "indexed_records": indexed,
+    }
+    try:
+        calibration: dict[str, Any] | None = json.loads(
+            Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8")
+        )
+    except (OSError, ValueError):
+        calibration = None
+    lines = [
+        f"keyword: {RELEVANCE_FLOOR} rare-term matches = BM25 {keyword['gate']} "
+        f"({visible} records visible here, {indexed} indexed)"
+    ]
+    if calibration is None:
+        lines.append("warm path: not calibrated yet (the search service measures a project at its first prompt)")
+    else:
+        thresholds = ", ".join(f"{name} {value}" for name, value in calibration.get("thresholds", {}).items())
+        lines.append(
+            f"warm path: calibrated {calibration.get('at')} with {calibration.get('model')} on "
+            f"{calibration.get('records')} records, {calibration.get('prompts')} reference prompts: {thresholds}"
+        )
+    return StatusSection(
+        key="relevance_floor", title="Relevance floor", lines=lines, data={"keyword": keyword, "warm": calibration}
+    )
