@@ -187,6 +187,27 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
     return forms
 
 
+def _indexed_forms(store: Store, forms: list[str]) -> list[str]:
+    """The compound `forms` the index can match: a joined word it holds, a split both of whose
+    words it holds (FTS5's own vocabulary, `fts5vocab`, in one lookup). Most joins and splits are
+    not words, and every form left in the query costs FTS5 a lookup (a phrase, two and a merge).
+    Without the vocabulary (no FTS5, an old SQLite, a read-only temp schema), none."""
+    if not forms or not store.has_fts:
+        return []
+    words = sorted({word for form in forms for word in form.split(" ")})
+    try:
+        store.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_vocab USING fts5vocab(main, records_fts, row)"
+        )
+        rows = store.conn.execute(
+            f"SELECT term FROM temp.records_vocab WHERE term IN ({','.join('?' * len(words))})", words
+        ).fetchall()
+    except sqlite3.Error:
+        return []
+    indexed = {row[0] for row in rows}
+    return [form for form in forms if all(word in indexed for word in form.split(" "))]
+
+
 def words(text: str) -> Iterator[str]:
     """The runs of letters and digits in `text`, in order: what `re.findall(r"[^\\W_]+", text)`
     returns (tests/test_without_re.py holds them equal), cut by hand."""
@@ -268,7 +289,7 @@ def search(
     terms = query_terms(text)
     if not terms:
         return SearchResult(terms=terms)
-    forms = [*terms, *compound_forms(text, terms)]
+    forms = [*terms, *_indexed_forms(store, compound_forms(text, terms))]
     moment = time.time() if now is None else now.timestamp()
     namespaces = visible_namespaces(project, scope)
     # Superseded rows are read too (never returned): they lead to their current heads.
