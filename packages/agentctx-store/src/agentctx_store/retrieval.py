@@ -39,7 +39,7 @@ MAX_TERM_CHARS = 40
 # this many characters, each part at least COMPOUND_PART_CHARS; at most MAX_COMPOUND_FORMS in all.
 COMPOUND_MIN_CHARS = 5
 COMPOUND_PART_CHARS = 2
-MAX_COMPOUND_FORMS = 64
+MAX_COMPOUND_FORMS = 24
 CANDIDATES = 60
 # FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
 PRESELECT = 2 * CANDIDATES
@@ -159,8 +159,11 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
     `COMPOUND_MIN_CHARS` or more is also searched as every two-word phrase it splits into
     ("precommit" → the phrases `"pre commit"`, `"prec ommit"`, …; FTS5 matches a phrase only where
     its words stand side by side, so splits that are not words match nothing and score nothing).
-    A rule about how words are written, not a list of synonyms. Forms that are already `terms`
-    are left out; at most `MAX_COMPOUND_FORMS`, joins first.
+    A pair joins only when its first word is not a stop word ("set up", "log in", not "the
+    failing"). A rule about how words are written, not a list of synonyms. Forms that are
+    already `terms` are left out; at most `MAX_COMPOUND_FORMS`, joins first: a form that matches
+    nothing costs FTS5 one lookup of a token it does not hold (cheaper, measured in a fresh
+    process, than asking `fts5vocab` which forms exist).
     """
     known = set(terms)
     forms: list[str] = []
@@ -173,8 +176,8 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
 
     sequence = [word for word in words(text.lower()) if len(word) <= MAX_TERM_CHARS]
     for first, second in zip(sequence, sequence[1:], strict=False):
-        if (first in STOPWORDS and second in STOPWORDS) or min(len(first), len(second)) < COMPOUND_PART_CHARS:
-            continue  # "how do", or the `s` of "what's"
+        if first in STOPWORDS or min(len(first), len(second)) < COMPOUND_PART_CHARS:
+            continue  # "how do", "the failing", or the `s` of "what's"; "set up" and "log in" join
         joined = first + second
         if len(joined) <= MAX_TERM_CHARS and joined.isalpha() and not add(joined):
             return forms
@@ -185,27 +188,6 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
             if not add(f"{term[:cut]} {term[cut:]}"):
                 return forms
     return forms
-
-
-def _indexed_forms(store: Store, forms: list[str]) -> list[str]:
-    """The compound `forms` the index can match: a joined word it holds, a split both of whose
-    words it holds (FTS5's own vocabulary, `fts5vocab`, in one lookup). Most joins and splits are
-    not words, and every form left in the query costs FTS5 a lookup (a phrase, two and a merge).
-    Without the vocabulary (no FTS5, an old SQLite, a read-only temp schema), none."""
-    if not forms or not store.has_fts:
-        return []
-    words = sorted({word for form in forms for word in form.split(" ")})
-    try:
-        store.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_vocab USING fts5vocab(main, records_fts, row)"
-        )
-        rows = store.conn.execute(
-            f"SELECT term FROM temp.records_vocab WHERE term IN ({','.join('?' * len(words))})", words
-        ).fetchall()
-    except sqlite3.Error:
-        return []
-    indexed = {row[0] for row in rows}
-    return [form for form in forms if all(word in indexed for word in form.split(" "))]
 
 
 def words(text: str) -> Iterator[str]:
@@ -289,7 +271,7 @@ def search(
     terms = query_terms(text)
     if not terms:
         return SearchResult(terms=terms)
-    forms = [*terms, *_indexed_forms(store, compound_forms(text, terms))]
+    forms = [*terms, *compound_forms(text, terms)]
     moment = time.time() if now is None else now.timestamp()
     namespaces = visible_namespaces(project, scope)
     # Superseded rows are read too (never returned): they lead to their current heads.
