@@ -38,8 +38,11 @@ MAX_TERM_CHARS = 40
 # Compound forms (`compound_forms`): a word is split into two-word phrases when it has at least
 # this many characters, each part at least COMPOUND_PART_CHARS; at most MAX_COMPOUND_FORMS in all.
 COMPOUND_MIN_CHARS = 5
+COMPOUND_MAX_CHARS = 12  # two English words written as one ("healthcheck"); longer ones are names
 COMPOUND_PART_CHARS = 2
 MAX_COMPOUND_FORMS = 24
+# Splits cost FTS5 a phrase each (two lookups and a merge of two position lists): at most this many.
+MAX_SPLIT_FORMS = 12
 CANDIDATES = 60
 # FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
 PRESELECT = 2 * CANDIDATES
@@ -157,7 +160,8 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
     FTS5 indexes `type-check` as the two tokens `type` `check`, and `typecheck` as one. So each
     pair of adjacent words is also searched joined ("type check" → `typecheck`), and each term of
     `COMPOUND_MIN_CHARS` or more is also searched as every two-word phrase it splits into
-    ("precommit" → the phrases `"pre commit"`, `"prec ommit"`, …; FTS5 matches a phrase only where
+    ("precommit" → the phrases `"pre commit"`, `"prec ommit"`, …, for words of 5 to 12 letters,
+    at most `MAX_SPLIT_FORMS` phrases; FTS5 matches a phrase only where
     its words stand side by side, so splits that are not words match nothing and score nothing).
     A pair joins only when its first word is not a stop word ("set up", "log in", not "the
     failing"). A rule about how words are written, not a list of synonyms. Forms that are
@@ -181,11 +185,13 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
         joined = first + second
         if len(joined) <= MAX_TERM_CHARS and joined.isalpha() and not add(joined):
             return forms
+    splits = 0
     for term in terms:
-        if len(term) < COMPOUND_MIN_CHARS or not term.isalpha():
+        if not COMPOUND_MIN_CHARS <= len(term) <= COMPOUND_MAX_CHARS or not term.isalpha():
             continue
         for cut in range(COMPOUND_PART_CHARS, len(term) - COMPOUND_PART_CHARS + 1):
-            if not add(f"{term[:cut]} {term[cut:]}"):
+            splits += 1
+            if not add(f"{term[:cut]} {term[cut:]}") or splits >= MAX_SPLIT_FORMS:
                 return forms
     return forms
 
