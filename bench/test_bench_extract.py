@@ -142,3 +142,22 @@ def test_extraction_as_the_hooks_run_it(benchmark, bench_mode, session: str) -> 
     assert result["input_ratio"] <= RATIO_TARGET, result
     if session == "long-90-turns":
         assert result["hooks"]["requests"] > 1  # the long one checkpointed on the way
+
+
+def test_extraction_input_through_each_backend(benchmark) -> None:
+    """Issue 32: the same replayed session extracted once through the Anthropic API and once
+    through each installed client's headless mode (`extract_backends.py`): requests and tokens
+    sent. At most one request per session through Claude Code and Codex (structured output); Gemini
+    CLI adds its own router's small calls."""
+    import extract_backends
+
+    benchmark.group = "extraction input per backend"
+    results = benchmark.pedantic(extract_backends.run, rounds=1)
+    print()
+    print(extract_backends.report(results))
+    benchmark.extra_info.update(results)
+    for name, figures in results.items():  # the same empty answer through every backend
+        assert figures["status"] == results["api"]["status"] == "nothing_new", (name, figures)
+    for name in ("claude", "codex"):
+        if name in results:
+            assert results[name]["requests"] == 1, results[name]

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 AGENTCTX = Path(sys.executable).with_name("agentctx")
 REPO = Path(__file__).resolve().parents[1]
@@ -121,7 +122,7 @@ DECISION_PROMPT = (
 )
 
 
-def extraction_answer(supersedes: str) -> dict:
+def extraction_answer(supersedes: str) -> dict[str, Any]:
     """What the mocked Claude Haiku answers `record_session_context` with: a decision that
     supersedes the current job-queue decision."""
     return {

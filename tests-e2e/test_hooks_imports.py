@@ -100,6 +100,7 @@ def _payloads(root: Path) -> list[tuple[str, dict[str, object]]]:
             },
         ),
         ("CwdChanged", {**common, "old_cwd": "/", "new_cwd": str(root)}),
+        ("SubagentStart", {**common, "agent_id": "a1b2c3", "agent_type": "general-purpose"}),
         ("PreCompact", {**common, "trigger": "manual"}),
         ("Stop", {**common, "stop_hook_active": False}),
         ("SessionEnd", {**common, "reason": "other"}),

@@ -99,3 +99,18 @@ def test_gemini_resume_in_the_same_file_keeps_every_turn_in_order(tmp_path: Path
         ("developer", "second prompt"),
         ("assistant", "Second answer."),
     ]
+
+
+def test_codex_agents_md_is_not_the_developer(tmp_path: Path) -> None:
+    """Codex 0.171 sends the AGENTS.md files it found as a user message (seen in a real rollout,
+    tests-e2e/test_extract_via_client.py); it is the project's instructions, not what was said."""
+    agents = "# AGENTS.md instructions for /src/shop\n\n<INSTRUCTIONS>\nAlways use pnpm.\n</INSTRUCTIONS>"
+    line = {
+        "type": "response_item",
+        "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": agents}]},
+    }
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text(json.dumps(line) + "\n" + ROLLOUT.read_text(encoding="utf-8"), encoding="utf-8")
+    transcript = read_codex_rollout(rollout)
+    assert transcript.developer_words == ["first prompt with compaction", "second prompt after resume"]
+    assert "Always use pnpm" not in render(transcript)

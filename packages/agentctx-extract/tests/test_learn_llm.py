@@ -172,7 +172,7 @@ def test_without_a_key_nothing_is_sent(api: MessagesServer, repo: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert api.requests == []
     assert learned(repo) == before
-    assert "--llm: no ANTHROPIC_API_KEY; nothing sent" in result.stdout
+    assert "--llm: no ANTHROPIC_API_KEY" in result.stdout and "; nothing sent" in result.stdout
 
 
 def test_llm_off_in_config_sends_nothing(api: MessagesServer, repo: Path) -> None:

@@ -101,8 +101,32 @@ def test_sessions_carry_their_extraction_runs_and_the_months_spend(client: TestC
         "output_tokens": 420,
         "cost_usd": 0.0042,
         "last_trigger": "end",
+        "client_tokens": 0,
+        "backend": "api",
     }
     assert data["month_extraction_cost_usd"] == 0.0042 and data["monthly_cap_usd"] == 3.0
+    assert data["month_client_tokens"] == 0 and data["llm_monthly_tokens"] == 5_000_000
+
+
+def test_sessions_extracted_through_a_coding_agent_show_tokens(client: TestClient, seeded: Seeded) -> None:
+    """Issue 32: a run through a client's headless mode has no price; its tokens are shown, per
+    session and against this month's `llm_monthly_tokens`."""
+    with Store.open() as store:
+        store.update_session_meta(
+            seeded.project,
+            "sess-alpha-1",
+            extraction={
+                "calls": 1,
+                "input_tokens": 1200,
+                "output_tokens": 80,
+                "client_tokens": 1280,
+                "runs_log": [{"trigger": "end", "backend": "claude"}],
+            },
+        )
+    data = client.get("/api/sessions").json()
+    (session,) = data["sessions"]
+    assert session["extraction"]["backend"] == "claude" and session["extraction"]["client_tokens"] == 1280
+    assert data["month_client_tokens"] == 1280
 
 
 # -- re-verification proposals (`agentctx_store.stale.reverify`) --------------------------

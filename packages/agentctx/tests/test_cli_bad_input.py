@@ -165,7 +165,7 @@ def test_a_foreign_config_json_is_never_overwritten(cli, project_dir: Path) -> N
 
     assert_one_line_error(set_result, "was not written by agentctx")
     assert_one_line_error(flag_result, "was not written by agentctx")
-    assert listing.code == 0 and "llm = true" in listing.out and "not written by agentctx" in listing.err
+    assert listing.code == 0 and "llm = auto" in listing.out and "not written by agentctx" in listing.err
     assert recorded.code == 0
     assert doctor.code == 1 and "[FAIL] config" in doctor.out
     assert config.read_text(encoding="utf-8") == foreign

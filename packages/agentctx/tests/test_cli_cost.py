@@ -48,5 +48,7 @@ def test_status_shows_each_sessions_extraction_and_the_months_spend_against_the_
         "output_tokens": 640,
         "cost_usd": 0.0123,
         "last_trigger": "end",
+        "client_tokens": 0,
+        "backend": "api",
     }
     assert data["month_extraction_cost_usd"] == 0.0123 and data["monthly_cap_usd"] == 2.5

@@ -27,8 +27,8 @@ def test_config_flags_switch_llm_and_embeddings(cli) -> None:
     result = cli("config", "--no-llm", "--no-embeddings")
     assert result.code == 0
     values = cli("config", "--json").json()
-    assert values["llm"] is False and values["embeddings"] is False
+    assert values["llm"] == "off" and values["embeddings"] is False
     cli("config", "--llm")
-    assert cli("config", "--json").json()["llm"] is True
+    assert cli("config", "--json").json()["llm"] == "auto"
     stored = json.loads(Path(paths.config_path()).read_text(encoding="utf-8"))
     assert stored["_written_by"] == "agentctx"

@@ -33,7 +33,8 @@ def test_events_follow_the_client_version() -> None:
     assert claude.events_for(None) == list(claude.CLASSIC_EVENTS)
     assert claude.events_for((2, 0, 77)) == list(claude.CLASSIC_EVENTS)
     assert "CwdChanged" not in claude.events_for((2, 1, 82))
-    assert claude.events_for((2, 1, 332))[-2:] == ["PostToolUseFailure", "CwdChanged"]
+    assert claude.events_for((2, 1, 332))[-3:] == ["PostToolUseFailure", "CwdChanged", "SubagentStart"]
+    assert "SubagentStart" in claude.events_for((2, 1, 0)) and "SubagentStart" not in claude.events_for((2, 0, 99))
     assert claude.parse_version("2.1.332 (Claude Code)") == (2, 1, 332)
     assert claude.parse_version("claude: command not found") is None
 

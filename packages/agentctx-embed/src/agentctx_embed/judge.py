@@ -14,6 +14,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from agentctx_store.config import llm_enabled
 from agentctx_store.consolidate.merges import MergeJudge
 from agentctx_store.jsontext import is_object
 from agentctx_store.records import Record
@@ -60,7 +61,7 @@ def parse_verdict(text: str) -> bool | None:
 
 def make_judge(settings: dict[str, Any]) -> MergeJudge | None:
     """A judge when an API key is set and LLM use is on; else None."""
-    if not settings.get("llm", True) or not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+    if not llm_enabled(settings) or not os.environ.get("ANTHROPIC_API_KEY", "").strip():
         return None
     try:
         import anthropic

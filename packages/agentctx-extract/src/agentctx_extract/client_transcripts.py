@@ -33,6 +33,8 @@ from agentctx_store.jsontext import is_array, is_object
 from agentctx_extract.transcript import Transcript, Turn, read_entries
 
 HOOK_CONTEXT = "<hook_context>"
+# Codex 0.171 sends the AGENTS.md files it found as a user message opening with this line
+CODEX_INSTRUCTIONS = "# AGENTS.md instructions for "
 HEADER_BYTES = 64_000  # a recording's first line (its header) is read up to this size
 
 
@@ -86,6 +88,8 @@ def _codex_turns(entries: list[dict[str, Any]]) -> Iterator[Turn]:
             role = payload.get("role")
             if role == "user":
                 stripped = text.lstrip()
+                if stripped.startswith(CODEX_INSTRUCTIONS):  # the AGENTS.md files Codex sends: `learn`'s job
+                    continue
                 tagged = stripped.startswith("<") and stripped.split(">", 1)[0][1:].replace("_", "").isalpha()
                 yield Turn(kind="meta" if tagged else "developer", text=text)
             elif role == "assistant":

@@ -24,16 +24,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agentctx_store import Project, Store, config
+from agentctx_store import Project, Store, clients, config
 from agentctx_store.budget import estimate_tokens
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.learn import Action, Item, LearnPlan
 from agentctx_store.records import replace
 from agentctx_store.redact import redact
-from agentctx_store.spend import month_spent
 
-from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
-from agentctx_extract.pipeline import has_api_key, with_run
+from agentctx_extract.backends import choose
+from agentctx_extract.llm import CallFailed, Usage
+from agentctx_extract.pipeline import cap_message, make_caller, with_run
 from agentctx_extract.prices import price_for
 
 Status = Literal["typed", "nothing_to_send", "dry_run", "disabled", "no_key", "cap_reached", "failed"]
@@ -202,14 +202,16 @@ def type_rules(store: Store, project: Project, plan: LearnPlan, *, dry_run: bool
     """
     places = candidates(plan)
     settings = config.load()
-    if not settings["llm"]:
+    choice = choose(settings)
+    if choice.status == "disabled":
         return _skip(plan, "disabled", "LLM use is off (`agentctx config --llm` turns it on); nothing sent.")
-    if not has_api_key():
-        return _skip(plan, "no_key", "no ANTHROPIC_API_KEY; nothing sent, rules keep learn's own types and titles.")
+    if choice.backend is None:
+        return _skip(plan, "no_key", f"{choice.reason}; nothing sent, rules keep learn's own types and titles.")
+    who = "Haiku" if choice.backend == "api" else clients.CLIENTS[str(choice.backend)].label
     if not places:
         return _skip(plan, "nothing_to_send", "no new or changed rules; nothing sent.")
     if dry_run:
-        return _skip(plan, "dry_run", f"{len(places)} rules would go to Haiku; nothing sent on --dry-run.")
+        return _skip(plan, "dry_run", f"{len(places)} rules would go to {who}; nothing sent on --dry-run.")
     rules: list[SentRule] = []
     redacted = 0
     for number, index in enumerate(places, start=1):
@@ -220,17 +222,17 @@ def type_rules(store: Store, project: Project, plan: LearnPlan, *, dry_run: bool
         redacted += count
     groups = batches(rules)
     model = str(settings["extraction_model"])
-    spent, cap = month_spent(store), float(settings["monthly_cap_usd"])
     estimate = estimated_cost(groups, model)
-    if spent + estimate > cap:
+    tokens = sum(estimate_tokens(message_of(group)) + estimate_tokens(SYSTEM_PROMPT) + 1000 for group in groups)
+    capped = cap_message(store, settings, choice, (estimate, tokens), what="LLM")
+    if capped:
         return _skip(
             plan,
             "cap_reached",
-            f"monthly LLM cap reached (${spent:.4f} spent + ~${estimate:.4f} for {len(rules)} rules > cap "
-            f"${cap:.2f}); nothing sent, rules keep learn's own types and titles.",
+            f"{capped.removesuffix('; nothing sent').replace('this run', f'{len(rules)} rules')}; nothing sent, rules keep learn's own "
+            "types and titles.",
         )
-    call_settings = CallSettings.from_env(model)
-    caller = Caller(make_client(call_settings), call_settings)
+    caller = make_caller(choice, settings)
     answers: dict[int, tuple[str | None, str | None]] = {}
     failure = ""
     for position, group in enumerate(groups, start=1):
@@ -245,7 +247,7 @@ def type_rules(store: Store, project: Project, plan: LearnPlan, *, dry_run: bool
             failure = str(exc)
             break  # the service is failing: the rest would fail too
         answers |= valid_answers(answer, {rule.number for rule in group})
-    _record_spend(store, project, caller.usage, status="failed" if failure else "written")
+    _record_spend(store, project, caller.usage, status="failed" if failure else "written", backend=choice.backend)
     actions = list(plan.actions)
     retyped = retitled = 0
     for rule in rules:
@@ -272,19 +274,22 @@ def type_rules(store: Store, project: Project, plan: LearnPlan, *, dry_run: bool
         "secrets_redacted": redacted,
     }
     cost = f"{caller.usage.calls} request{'s' * (caller.usage.calls != 1)}, ${caller.usage.cost_usd:.4f}"
+    if choice.backend != "api":
+        used = caller.usage.input_tokens + caller.usage.cache_read_tokens + caller.usage.output_tokens
+        cost = f"{caller.usage.calls} request{'s' * (caller.usage.calls != 1)}, {used:,} tokens"
     if failure and not answers:
-        return _skip(typed, "failed", f"Haiku failed ({failure}); rules keep learn's own types and titles.", **counts)
+        return _skip(typed, "failed", f"{who} failed ({failure}); rules keep learn's own types and titles.", **counts)
     note = f"; the rest failed ({failure}) and keep learn's own" if failure else ""
     return _skip(
         typed,
         "typed",
-        f"Haiku answered for {len(answers)} of {len(rules)} rules ({cost}): {retyped} types and {retitled} "
+        f"{who} answered for {len(answers)} of {len(rules)} rules ({cost}): {retyped} types and {retitled} "
         f"titles changed{note}.",
         **counts,
     )
 
 
-def _record_spend(store: Store, project: Project, usage: Usage, *, status: str) -> None:
+def _record_spend(store: Store, project: Project, usage: Usage, *, status: str, backend: str | None = "api") -> None:
     """The run's cost on a session of its own, as extraction records its runs (the monthly cap
     and `agentctx status` count it)."""
     if not usage.calls:
@@ -292,5 +297,7 @@ def _record_spend(store: Store, project: Project, usage: Usage, *, status: str) 
     session_id = "learn-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     store.add_extraction_cost(session_id, project, usage.cost_usd)
     store.update_session_meta(
-        project, session_id, extraction=with_run({}, usage, trigger="learn", mode="learn", status=status)
+        project,
+        session_id,
+        extraction=with_run({}, usage, trigger="learn", mode="learn", status=status, backend=backend or "api"),
     )

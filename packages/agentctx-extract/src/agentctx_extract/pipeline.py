@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import sqlite3
 from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,11 +19,13 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from agentctx_store import AgentctxError, Project, Store, clients, config, digest, paths, resolve_project
+from agentctx_store.budget import estimate_tokens
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.records import utc_now
 from agentctx_store.redact import redact, redact_text
-from agentctx_store.spend import month_spent
+from agentctx_store.spend import month_client_tokens, month_spent
 
+from agentctx_extract.backends import Choice, ClientCaller, choose, client_slot, client_timeout
 from agentctx_extract.client_transcripts import read_for_client
 from agentctx_extract.ingest import IngestReport, ingest
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, Usage, make_client
@@ -50,6 +51,7 @@ Status = Literal[
     "nothing_new",
     "disabled",
     "no_key",
+    "no_client",
     "cap_reached",
     "locked",
     "already_done",
@@ -60,7 +62,6 @@ Trigger = Literal["stop", "precompact", "end", "sweep", "manual"]
 TRIGGERS: tuple[str, ...] = ("stop", "precompact", "end", "sweep", "manual")
 MAX_PARALLEL_CALLS = 4
 MAX_PAID_FAILURES = 3
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 RUNS_KEPT = 50  # per-run lines kept on the session (the sums cover every run)
 # The cap check prices a run before sending it: the estimated input of every planned call
 # (our estimate over-counts) plus this many output tokens per call (answers run ~300-800).
@@ -115,16 +116,16 @@ def _extract_log() -> Generator[None]:
         handler.close()
 
 
-def has_api_key() -> bool:
-    return any(os.environ.get(name) for name in KEY_VARIABLES)
-
-
 SUMMED = ("calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
 
 
-def with_run(extraction: dict[str, Any], usage: Usage, *, trigger: str, mode: str, status: str) -> dict[str, Any]:
-    """The session's extraction metadata with one more run: its line in `runs_log` (tokens in,
-    cached, out, and cost) and the session's sums over every run, paid failures included."""
+def with_run(
+    extraction: dict[str, Any], usage: Usage, *, trigger: str, mode: str, status: str, backend: str = "api"
+) -> dict[str, Any]:
+    """The session's extraction metadata with one more run: its line in `runs_log` (backend,
+    tokens in, cached, out, and cost) and the session's sums over every run, paid failures
+    included. Tokens that went through a coding agent (`backend` a client) are also summed as
+    `client_tokens`, what `llm_monthly_tokens` caps."""
     updated = dict(extraction)
     for key, value in zip(
         SUMMED,
@@ -133,25 +134,72 @@ def with_run(extraction: dict[str, Any], usage: Usage, *, trigger: str, mode: st
     ):
         updated[key] = int(extraction.get(key, 0) or 0) + value
     updated["cost_usd"] = round(float(extraction.get("cost_usd", 0) or 0) + usage.cost_usd, 6)
-    line = {"at": utc_now(), "trigger": trigger, "mode": mode, "status": status, **usage.to_json()}
+    if backend != "api":
+        sent = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
+        updated["client_tokens"] = int(extraction.get("client_tokens", 0) or 0) + sent
+    line = {"at": utc_now(), "trigger": trigger, "mode": mode, "status": status, "backend": backend}
+    line |= usage.to_json()
     runs = [entry for entry in extraction.get("runs_log", ()) if is_object(entry)]
     updated["runs_log"] = [*runs, line][-RUNS_KEPT:]
     return updated
 
 
-def estimated_run_cost(plan: InputPlan, known: list[KnownRecord], model: str) -> float:
-    """What a run would cost at most, before it is sent: every planned call's estimated input
-    (system prompt, tool schema, the API's tool-use prompt, message) and `EXPECTED_OUTPUT_TOKENS`
-    per call."""
-    from agentctx_store.budget import estimate_tokens
-
+def estimated_inputs(plan: InputPlan, known: list[KnownRecord]) -> list[int]:
+    """Every planned call's estimated input: system prompt, tool schema, the API's tool-use
+    prompt, message."""
     fixed = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(json.dumps(TOOL)) + TOOL_USE_SYSTEM_TOKENS
     parts = list(plan.parts)
     inputs = [fixed + estimate_tokens(session_message(part, known)) for part in parts]
     if plan.mode == "map_reduce":  # the synthesis call reads one answer per part
         inputs.append(fixed + EXPECTED_OUTPUT_TOKENS * len(parts))
+    return inputs
+
+
+def estimated_run_cost(plan: InputPlan, known: list[KnownRecord], model: str) -> float:
+    """What a run would cost at most, before it is sent: every planned call's estimated input
+    and `EXPECTED_OUTPUT_TOKENS` per call."""
     price = price_for(model)
-    return sum(price.cost(input_tokens=tokens, output_tokens=EXPECTED_OUTPUT_TOKENS) for tokens in inputs)
+    return sum(
+        price.cost(input_tokens=tokens, output_tokens=EXPECTED_OUTPUT_TOKENS)
+        for tokens in estimated_inputs(plan, known)
+    )
+
+
+def estimated_run_tokens(plan: InputPlan, known: list[KnownRecord]) -> int:
+    """What a run through a coding agent would send and receive at most, by our estimate."""
+    inputs = estimated_inputs(plan, known)
+    return sum(inputs) + EXPECTED_OUTPUT_TOKENS * len(inputs)
+
+
+def cap_message(
+    store: Store, settings: dict[str, Any], choice: Choice, estimate: tuple[float, int], *, what: str = "extraction"
+) -> str:
+    """Why a run must not start ("" when it may): this month's dollars on the API, or tokens
+    through a coding agent, plus the run's estimate, against the cap of its backend."""
+    cost, tokens = estimate
+    if choice.is_client:
+        used, token_cap = month_client_tokens(store), int(settings["llm_monthly_tokens"])
+        if used + tokens > token_cap:
+            return (
+                f"monthly token cap for {choice.backend} reached ({used:,} used + ~{tokens:,} for this run "
+                f"> llm_monthly_tokens {token_cap:,}); nothing sent"
+            )
+        return ""
+    spent, cap = month_spent(store), float(settings["monthly_cap_usd"])
+    if spent + cost > cap:
+        return f"monthly {what} cap reached (${spent:.4f} spent + ~${cost:.4f} for this run > cap ${cap:.2f}); nothing sent"
+    return ""
+
+
+def make_caller(choice: Choice, settings: dict[str, Any], *, cache: bool = False) -> Caller | ClientCaller:
+    """The caller of the chosen backend: the SDK against the API, or the client's headless mode
+    (Claude Code runs the configured `extraction_model`; Codex and Gemini their own default)."""
+    model = str(settings["extraction_model"])
+    if choice.is_client:
+        assert choice.backend is not None
+        return ClientCaller(choice.backend, model=model if choice.backend == "claude" else "")
+    call_settings = CallSettings.from_env(model)
+    return Caller(make_client(call_settings), call_settings, cache=cache)
 
 
 def _known_records(store: Store, project: Project) -> list[KnownRecord]:
@@ -159,7 +207,7 @@ def _known_records(store: Store, project: Project) -> list[KnownRecord]:
     return [KnownRecord(record_id=r.record_id, type=r.type, title=redact_text(r.title)) for r in current]
 
 
-def _call_model(caller: Caller, plan: InputPlan, known: list[KnownRecord]) -> Extraction:
+def _call_model(caller: Caller | ClientCaller, plan: InputPlan, known: list[KnownRecord]) -> Extraction:
     """Run the plan's calls; map-reduce chunks go out in parallel, then one synthesis call.
 
     Raises:
@@ -173,7 +221,9 @@ def _call_model(caller: Caller, plan: InputPlan, known: list[KnownRecord]) -> Ex
         text = session_message(plan.parts[index], known, part=(index + 1, total))
         return parse_extraction(caller.call(text, label=f"chunk {index + 1}/{total}"))
 
-    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_CALLS, total)) as pool:
+    # a headless client is a whole agent process: its chunks go one after another
+    workers = 1 if isinstance(caller, ClientCaller) else min(MAX_PARALLEL_CALLS, total)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         partials = list(pool.map(one, range(total)))
     useful = [partial.to_json() for partial in partials if not partial.flush_ok]
     if not useful:
@@ -265,6 +315,17 @@ def _anchor_created(store: Store, project: Project, session_id: str, created: li
         anchor_from_mentions(store, project, created, [str(name) for name in files])
 
 
+@contextlib.contextmanager
+def _one_client_run(choice: Choice) -> Generator[bool]:
+    """One headless client run at a time per data dir (each is a whole agent process); the API
+    path is not limited. Waits up to the client timeout for the one before."""
+    if not choice.is_client:
+        yield True
+        return
+    with client_slot(client_timeout()) as held:
+        yield held
+
+
 def extract_session(
     session_id: str,
     transcript_path: Path,
@@ -302,13 +363,17 @@ def _run(
     client: str = clients.DEFAULT,
 ) -> Outcome:
     settings = config.load()
-    if not settings["llm"]:
+    choice = choose(settings, client)
+    if choice.backend is None:
+        if choice.status == "disabled":
+            return Outcome(
+                status="disabled",
+                message="LLM extraction is off (`agentctx config llm`); nothing sent",
+                session_id=session_id,
+            )
+        status: Status = "no_key" if choice.status == "no_key" else "no_client"
         return Outcome(
-            status="disabled", message="LLM extraction is off (`agentctx config`); nothing sent", session_id=session_id
-        )
-    if not has_api_key():
-        return Outcome(
-            status="no_key", message="no ANTHROPIC_API_KEY; extraction skipped, nothing sent", session_id=session_id
+            status=status, message=f"{choice.reason}; extraction skipped, nothing sent", session_id=session_id
         )
     with session_lock(session_id) as held:
         if not held:
@@ -342,33 +407,30 @@ def _run(
                 )
             known = _known_records(store, project)
             model = str(settings["extraction_model"])
-            spent, cap = month_spent(store), float(settings["monthly_cap_usd"])
-            estimate = estimated_run_cost(plan, known, model)
-            if spent + estimate > cap:
-                return Outcome(
-                    status="cap_reached",
-                    message=(
-                        f"monthly extraction cap reached (${spent:.4f} spent + ~${estimate:.4f} for this run "
-                        f"> cap ${cap:.2f}); nothing sent"
-                    ),
-                    **base_outcome,
-                )
+            estimate = (estimated_run_cost(plan, known, model), estimated_run_tokens(plan, known))
+            capped = cap_message(store, settings, choice, estimate)
+            if capped:
+                return Outcome(status="cap_reached", message=capped, **base_outcome)
         if plan.chunks_dropped:
             log.info("session %s: huge session, %d middle chunks left out", session_id, plan.chunks_dropped)
-        if not is_known(model):
+        if not is_known(model) and not choice.is_client:
             log.info("session %s: model %r is not in the price table; priced at the dearest row", session_id, model)
-        call_settings = CallSettings.from_env(model)
         # the prefix repeats within the cache's 5 minutes only across a map-reduce run's calls
-        caller = Caller(make_client(call_settings), call_settings, cache=plan.mode == "map_reduce")
-        try:
-            extraction: Extraction | None = _call_model(caller, plan, known)
-            failure = ""
-        except (CallFailed, MalformedOutput) as exc:
-            extraction, failure = None, str(exc)
+        caller = make_caller(choice, settings, cache=plan.mode == "map_reduce")
+        with _one_client_run(choice) as slot:
+            if not slot:
+                return Outcome(
+                    status="locked", message="another extraction through a coding agent is running", **base_outcome
+                )
+            try:
+                extraction: Extraction | None = _call_model(caller, plan, known)
+                failure = ""
+            except (CallFailed, MalformedOutput) as exc:
+                extraction, failure = None, str(exc)
         with digest.refreshing(Store.open()) as store:
             if caller.usage.calls:
                 store.add_extraction_cost(session_id, project, caller.usage.cost_usd)
-            run = {"usage": caller.usage, "trigger": trigger, "mode": plan.mode}
+            run = {"usage": caller.usage, "trigger": trigger, "mode": plan.mode, "backend": choice.backend}
             if extraction is None:
                 note = _note_failure(
                     store,
@@ -391,7 +453,7 @@ def _run(
                     settings=settings,
                     done=done,
                     session_id=session_id,
-                    meta={"turns_done": total_turns, "mode": plan.mode, "model": call_settings.model},
+                    meta={"turns_done": total_turns, "mode": plan.mode, "model": model, "backend": choice.backend},
                     run={**run, "status": "flush_ok" if extraction.flush_ok else "written"},
                 )
             except (sqlite3.Error, AgentctxError) as exc:  # rolled back whole: nothing of this run is stored
@@ -414,5 +476,9 @@ def _run(
         )
     else:
         status, message = "nothing_new", "nothing new to write"
-    message += f" ({plan.mode}, {caller.usage.calls} calls, ${caller.usage.cost_usd:.4f})"
+    if choice.is_client:
+        tokens = caller.usage.input_tokens + caller.usage.cache_read_tokens + caller.usage.output_tokens
+        message += f" ({plan.mode}, {caller.usage.calls} calls through {choice.backend}, {tokens:,} tokens)"
+    else:
+        message += f" ({plan.mode}, {caller.usage.calls} calls, ${caller.usage.cost_usd:.4f})"
     return Outcome(status=status, message=message, usage=caller.usage, report=report, **base_outcome)

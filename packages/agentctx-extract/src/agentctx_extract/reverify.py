@@ -17,8 +17,8 @@ from agentctx_store.jsontext import is_object
 from agentctx_store.records import Record
 from agentctx_store.stale.reverify import VERDICTS, Answer, Evidence, Verifier
 
+from agentctx_extract.backends import ClientCaller, choose
 from agentctx_extract.llm import Caller, CallFailed, CallSettings, make_client
-from agentctx_extract.pipeline import has_api_key
 
 TOOL_NAME = "verify_record"
 MAX_TOKENS = 1024
@@ -81,18 +81,25 @@ def answer_from(raw: Any, cost: float) -> Answer | None:
 
 
 def make_verifier(settings: dict[str, Any]) -> Verifier | None:
-    """A verifier when `llm` is on and an API key is set; else None (the marks alone)."""
-    if not settings.get("llm", True) or not has_api_key():
+    """A verifier through the backend `llm` chooses (the API, or a coding agent's headless mode);
+    None when there is none (the marks alone)."""
+    choice = choose(settings)
+    if choice.backend is None:
         return None
-    call_settings = CallSettings.from_env(str(settings.get("extraction_model") or "claude-haiku-4-5"))
-    call_settings = CallSettings(
-        model=call_settings.model,
-        max_tokens=MAX_TOKENS,
-        timeout_s=call_settings.timeout_s,
-        attempts=call_settings.attempts,
-        backoff_s=call_settings.backoff_s,
-    )
-    caller = Caller(make_client(call_settings), call_settings)
+    caller: Caller | ClientCaller
+    if choice.is_client:
+        model = str(settings.get("extraction_model") or "") if choice.backend == "claude" else ""
+        caller = ClientCaller(str(choice.backend), model=model)
+    else:
+        call_settings = CallSettings.from_env(str(settings.get("extraction_model") or "claude-haiku-4-5"))
+        call_settings = CallSettings(
+            model=call_settings.model,
+            max_tokens=MAX_TOKENS,
+            timeout_s=call_settings.timeout_s,
+            attempts=call_settings.attempts,
+            backoff_s=call_settings.backoff_s,
+        )
+        caller = Caller(make_client(call_settings), call_settings)
 
     def verify(record: Record, evidence: Sequence[Evidence]) -> Answer | None:
         before = caller.usage.cost_usd

@@ -15,7 +15,7 @@ import sys
 from agentctx_store import clients
 from agentctx_store.clients import HOOK_EVENTS as EVENTS
 
-from agentctx_hooks import log
+from agentctx_hooks import log, plugin
 
 USAGE = (
     f"usage: agentctx hook [--client {'|'.join(clients.names())}] <{'|'.join(EVENTS)}|the client's event name>"
@@ -32,6 +32,8 @@ def _handler(event: str):  # returns a handler: HookInput -> str
         from agentctx_hooks.capture import handle
     elif event == "CwdChanged":
         from agentctx_hooks.lifecycle import cwd_changed as handle
+    elif event == "SubagentStart":
+        from agentctx_hooks.subagent import handle
     elif event == "PreCompact":
         from agentctx_hooks.lifecycle import pre_compact as handle
     elif event == "Stop":
@@ -39,6 +41,17 @@ def _handler(event: str):  # returns a handler: HookInput -> str
     else:
         from agentctx_hooks.lifecycle import session_end as handle
     return handle
+
+
+def _idle(event: str, client: str, cwd: str) -> str | None:
+    """What a hook of the client's package (plugin, extension) prints when `agentctx init`
+    registered the same hooks: one line at SessionStart, else nothing; None: run as usual."""
+    where = plugin.init_registration(cwd, client)
+    if not where:
+        return None
+    from agentctx_hooks.output import system_message
+
+    return system_message(plugin.idle_notice(where, client)) if event == "SessionStart" else ""
 
 
 def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: bool = False) -> str:
@@ -56,6 +69,10 @@ def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: 
 
             hook = parse(event, raw, ends_process=ends_process)
             session = hook.session_id
+            if plugin.from_package(client):
+                idle = _idle(event, client, hook.cwd)
+                if idle is not None:
+                    return idle
             return hook_json(event, _handler(event)(hook))
         from agentctx_hooks.clients import payloads
         from agentctx_hooks.payload import HookInput
@@ -64,6 +81,10 @@ def run(event: str, raw: bytes, client: str = clients.DEFAULT, *, ends_process: 
         module = payloads(client)
         hook = parse(ours, raw, ends_process=ends_process)
         session = hook.session_id
+        if plugin.from_package(client):
+            idle = _idle(ours, client, hook.cwd)
+            if idle is not None:
+                return idle
         ours, data = module.normalise(ours, hook.data)
         data["agentctx_client"] = client
         data["agentctx_hook"] = event

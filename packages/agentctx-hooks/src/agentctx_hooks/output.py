@@ -10,7 +10,12 @@ from __future__ import annotations
 from agentctx_store.jsontext import dumps
 
 # Events whose hookSpecificOutput carries additionalContext to the model.
-CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SubagentStart"})
+
+
+def system_message(text: str) -> str:
+    """A line shown to the user, not the model (`systemMessage`, accepted on every event)."""
+    return dumps({"systemMessage": text})
 
 
 def hook_json(event: str, context: str, *, name: str = "") -> str:

@@ -31,7 +31,7 @@ PROMPT_CHARS = 400
 KEEP_DAYS = 30  # a session resumed within a month still knows what it was shown
 # Every key a hook keeps in a session's state (here, `unextracted.scan`, `warm`): what
 # `agentctx uninstall --purge` recognises as one of our state files.
-KEYS = frozenset({"injected", "pending", "prompts", "scan", "served", "warm_fallback_logged"})
+KEYS = frozenset({"injected", "pending", "prompts", "scan", "served", "subagents", "warm_fallback_logged"})
 
 
 def state_dir() -> str:

@@ -23,6 +23,7 @@ HOOK_EVENTS = (
     "PostToolUse",
     "PostToolUseFailure",
     "CwdChanged",
+    "SubagentStart",
     "PreCompact",
     "Stop",
     "SessionEnd",

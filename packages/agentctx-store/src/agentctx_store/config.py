@@ -71,11 +71,43 @@ def _text(text: str) -> str:
     return str(text).strip()
 
 
+LLM_MODES = ("auto", "api", "client", "off")
+
+
+def _llm_mode(text: str) -> str:
+    """`auto | api | client | off`; the booleans of older configs still read (true = auto)."""
+    lowered = str(text).strip().lower().strip('"')
+    if lowered in LLM_MODES:
+        return lowered
+    try:
+        return "auto" if _bool(lowered) else "off"
+    except ValueError:
+        raise ValueError(f"expected one of: {', '.join(LLM_MODES)}") from None
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError("expected a whole number ≥ 0, such as 5000000") from None
+    if value < 0:
+        raise ValueError("expected a whole number ≥ 0")
+    return value
+
+
+def llm_enabled(settings: dict[str, Any]) -> bool:
+    """Whether any model call may be made (`llm` is not `off`)."""
+    return _llm_mode(str(settings.get("llm", "auto"))) != "off"
+
+
 SETTINGS: dict[str, Setting] = {
     "llm": Setting(
-        default=True,
-        parse=_bool,
-        help="Claude Haiku for session-end extraction and `learn --llm` (needs ANTHROPIC_API_KEY).",
+        default="auto",
+        parse=_llm_mode,
+        help=(
+            "Extraction, `learn --llm` and re-verification: auto (the API with ANTHROPIC_API_KEY, else the "
+            "coding agent's own headless mode), api, client or off."
+        ),
     ),
     "embeddings": Setting(
         default=True, parse=_bool, help="Offline embeddings during consolidation ([embeddings] extra)."
@@ -87,6 +119,11 @@ SETTINGS: dict[str, Setting] = {
     "extraction_model": Setting(default="claude-haiku-4-5", parse=_text, help="Model used for session-end extraction."),
     "monthly_cap_usd": Setting(
         default=5.0, parse=_non_negative_float, help="Stop extraction once a month costs this much."
+    ),
+    "llm_monthly_tokens": Setting(
+        default=5_000_000,
+        parse=_non_negative_int,
+        help="Stop extraction through a coding agent (no per-call price) once a month sends this many tokens.",
     ),
     "review": Setting(
         default="optional",

@@ -14,7 +14,7 @@ import os
 import time
 
 from agentctx_store import paths
-from agentctx_store.fence import DIGEST_OPEN
+from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN
 from agentctx_store.jsontext import is_object, loads, strings
 from agentctx_store.projects import hash_id
 from agentctx_store.tokens import estimate_tokens
@@ -61,6 +61,16 @@ def record_ids(text: str) -> list[str]:
         if well_formed and len(record_id) == 26 and set(record_id) <= _ULID_CHARS:
             found.append(record_id)
     return found
+
+
+def split_fence(text: str) -> tuple[str, str]:
+    """(the record sections inside a digest's fence, the lines after it); a digest written
+    before the fence existed is all records. (`digest` re-exports it; a subagent's start reads
+    the sections without loading the digest feature.)"""
+    if not text.startswith(DIGEST_OPEN):
+        return text, ""
+    inner, _, rest = text[len(DIGEST_OPEN) :].partition(DIGEST_CLOSE)
+    return inner.strip("\n"), rest.strip("\n")
 
 
 # Pending accounting read from the state file or a warm request is held to these: each pending injection is

@@ -25,6 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from agentctx_store.budget import Budget
     from agentctx_store.projects import Project
     from agentctx_store.retrieval import SearchHit
     from agentctx_store.store import Store
@@ -132,17 +133,20 @@ def rank(store: Store, project: Project, asked: Asked) -> Ranked:
     return shortlist(asked, result.hits, result.terms)
 
 
-def compose(store: Store, project: Project, asked: Asked, ranked: Ranked) -> Injection:
+def compose(store: Store, project: Project, asked: Asked, ranked: Ranked, *, budget: Budget | None = None) -> Injection:
     """The injection for the ranked hits; records whose anchored files changed are marked, those
-    whose anchored files are all gone left out (`agentctx_store.freshness`)."""
+    whose anchored files are all gone left out (`agentctx_store.freshness`). `budget`: the
+    prompt's (`budget.PROMPT`) unless the caller has a smaller one (a subagent's start)."""
     if not ranked.hits:
         return Injection()
     from agentctx_store.freshness import Checker
     from agentctx_store.inject import compose_injection
 
     checker = Checker(store, project)
+    if budget is None:
+        from agentctx_store.budget import PROMPT as budget
     return compose_injection(
-        ranked.hits, asked.query, terms=ranked.terms, already_injected=asked.already, freshness=checker
+        ranked.hits, asked.query, terms=ranked.terms, already_injected=asked.already, budget=budget, freshness=checker
     )
 
 

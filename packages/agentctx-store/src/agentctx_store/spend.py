@@ -33,6 +33,17 @@ def month_spent(store: Store, *, now: datetime | None = None) -> float:
     return float(row[0])
 
 
+def month_client_tokens(store: Store, *, now: datetime | None = None) -> int:
+    """Tokens sent and received this calendar month (UTC) through a coding agent's headless mode
+    (no per-call price; `llm_monthly_tokens` caps them), over sessions started in it."""
+    row = store.conn.execute(
+        "SELECT coalesce(sum(json_extract(meta, '$.extraction.client_tokens')), 0) FROM sessions "
+        "WHERE started_at >= ? AND json_valid(meta)",
+        (month_start(now),),
+    ).fetchone()
+    return int(row[0] or 0)
+
+
 def session_usage(session: dict[str, Any]) -> dict[str, Any]:
     """A session's extraction figures: runs, calls, tokens in / cached (cache reads) / cache
     writes / out, and cost (the column, which also counts runs from before per-run figures)."""
@@ -56,5 +67,7 @@ def session_usage(session: dict[str, Any]) -> dict[str, Any]:
         "cache_write_tokens": number("cache_write_tokens"),
         "output_tokens": number("output_tokens"),
         "cost_usd": round(float(session.get("extraction_cost_usd") or 0.0), 6),
+        "client_tokens": number("client_tokens"),
+        "backend": runs[-1].get("backend", "api") if runs else None,
         "last_trigger": runs[-1].get("trigger") if runs else None,
     }

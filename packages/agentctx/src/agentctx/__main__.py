@@ -21,6 +21,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return hook_main(args[1:], owns_process=argv is None)
     if args == ["mcp"]:  # `agentctx mcp --help` still goes through typer (cli/mcp.py)
+        from agentctx_hooks.plugin import mcp_refusal
+
+        refusal = mcp_refusal()
+        if refusal:  # started by the Claude Code plugin while `agentctx init` registered the server too
+            sys.stderr.write(refusal + "\n")
+            return 1
         from agentctx_mcp.server import serve
 
         return serve()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from agentctx_store import digest_file, paths
 from agentctx_store.budget import SESSION_START, Budget, estimate_tokens, fit_sections
+from agentctx_store.digest_file import split_fence as split_fence
 from agentctx_store.fence import DIGEST_CLOSE, DIGEST_OPEN, unfence
 from agentctx_store.files import atomic_write
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project, hash_id
@@ -137,15 +138,6 @@ def fenced(data: Sequence[tuple[str, str, int]], ours: Sequence[tuple[str, str, 
     rest = fit_sections(ours, room) if room.tokens > 40 and room.chars > 100 else ""
     joined = f"{text}\n\n{rest}" if rest else text
     return joined if budget.allows(joined) else text
-
-
-def split_fence(text: str) -> tuple[str, str]:
-    """(the record sections inside a digest's fence, the lines after it); a digest written
-    before the fence existed is all records."""
-    if not text.startswith(DIGEST_OPEN):
-        return text, ""
-    inner, _, rest = text[len(DIGEST_OPEN) :].partition(DIGEST_CLOSE)
-    return inner.strip("\n"), rest.strip("\n")
 
 
 def cheap_ranking(store: Store, project: Project, *, limit: int = 40) -> list[Record]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
@@ -61,18 +60,26 @@ def active_rungs(store: Store | None, settings: dict[str, Any]) -> list[Rung]:
                 fix="use a Python whose sqlite3 has FTS5 (python.org and uv builds do)",
             )
         )
-    if not settings.get("llm", True):
+    from agentctx_extract.backends import choose
+
+    backend = choose(settings)
+    if backend.status == "disabled":
         rungs.append(Rung(rung=3, name="no-llm", why="LLM extraction is off", fix="agentctx config --llm"))
-    elif not os.environ.get("ANTHROPIC_API_KEY"):
+    elif backend.backend is None:
         rungs.append(
             Rung(
                 rung=3,
                 name="no-llm",
-                why="ANTHROPIC_API_KEY is not set: deterministic capture only",
-                fix="export ANTHROPIC_API_KEY=...",
+                why=(
+                    "ANTHROPIC_API_KEY is not set and no coding agent (claude, codex, gemini) is on PATH to run it "
+                    "through: deterministic capture only"
+                    if backend.status == "no_key" and not backend.reason.startswith("llm = api")
+                    else f"{backend.reason}: deterministic capture only"
+                ),
+                fix="export ANTHROPIC_API_KEY=..., or sign in to Claude Code, Codex CLI or Gemini CLI",
             )
         )
-    elif not module_available("anthropic"):
+    elif backend.backend == "api" and not module_available("anthropic"):
         rungs.append(Rung(rung=3, name="no-llm", why="the anthropic package is missing", fix=install_command()))
     if not sqlite_vec_loadable():
         rungs.append(
@@ -190,22 +197,23 @@ def check_config(path: Path) -> Check:
 
 
 def check_api_key() -> Check:
-    """The key matters only while LLM extraction is on (`agentctx config --no-llm` turns it off)."""
+    """Which backend extraction uses and why (`agentctx_extract.backends.choose`): a warning only
+    when none is available while LLM use is on."""
+    from agentctx_extract.backends import choose, describe
+
     try:
-        llm = bool(config.load().get("llm", True))
+        settings = config.load()
     except (OSError, ValueError):  # a broken config is reported by check_config
-        llm = True
-    if not llm:
-        return Check(
-            name="api key", state="ok", detail="LLM extraction is off (agentctx config --no-llm): no key needed"
-        )
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return Check(name="api key", state="ok", detail="ANTHROPIC_API_KEY is set")
+        settings = {name: setting.default for name, setting in config.SETTINGS.items()}
+    backend = choose(settings)
+    line = describe(settings, probe=True)
+    if backend.status == "disabled" or (backend.backend is not None and not line.startswith("extraction: none")):
+        return Check(name="extraction backend", state="ok", detail=line)
     return Check(
-        name="api key",
+        name="extraction backend",
         state="warn",
-        detail="ANTHROPIC_API_KEY is not set: no LLM extraction (rung 3)",
-        fix="export ANTHROPIC_API_KEY=... (or `agentctx config --no-llm` to silence this)",
+        detail=f"{line}: no LLM extraction (rung 3)",
+        fix="export ANTHROPIC_API_KEY=..., sign in to Claude Code, Codex CLI or Gemini CLI, or `agentctx config llm off`",
     )
 
 

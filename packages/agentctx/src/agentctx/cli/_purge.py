@@ -26,6 +26,7 @@ TOP_FILES = (
     "agentctx.db-journal",
     "agentctx.db.consolidate.lock",
     "install.json",
+    "cli-path",  # where the CLI is, for the Claude Code plugin's launcher
 )
 _PROJECT = r"(?:[0-9a-f]{64}|_global)"
 

@@ -46,9 +46,12 @@ def extract(
 ) -> None:
     """Turn a session transcript into decisions, preferences, conventions, gotchas and a handover.
 
-    Secrets are redacted before anything is sent. Without ANTHROPIC_API_KEY, or with
-    `llm` off, it logs one line to ~/.agentctx/logs/extract.log and exits 0 without any
-    network call. Failures are logged and skipped; nothing is half-written.
+    Secrets are redacted before anything is sent. With ANTHROPIC_API_KEY it asks Claude
+    Haiku through the API; without one, the client that ran the session (`claude -p`,
+    `codex exec`, `gemini -p`) headless, with its own sign-in (`agentctx config llm`).
+    With no backend, or with `llm` off, it logs one line to ~/.agentctx/logs/extract.log
+    and exits 0 without any network call. Failures are logged and skipped; nothing is
+    half-written.
 
     \b
     Example:

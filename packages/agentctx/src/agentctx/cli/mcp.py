@@ -21,6 +21,12 @@ def register(app: typer.Typer) -> None:
 
             claude mcp add --scope user agentctx -- agentctx mcp
         """
+        from agentctx_hooks.plugin import mcp_refusal
+
+        refusal = mcp_refusal()
+        if refusal:  # started by the plugin while `agentctx init` registered the server too
+            typer.echo(refusal, err=True)
+            raise typer.Exit(1)
         from agentctx_mcp.server import serve
 
         raise typer.Exit(serve())

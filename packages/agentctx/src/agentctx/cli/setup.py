@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import typer
 from agentctx_store import clients as registry
-from agentctx_store import paths
+from agentctx_store import config, paths
 from agentctx_store.errors import ValidationError
 
 from agentctx.cli._common import StatusSection, open_store, project_for
@@ -85,6 +85,10 @@ def init(
 
     All clients share one store: a decision recorded in one is injected in the others.
 
+    The same rule for every client: each one named (default: Claude Code) is registered whether or
+    not its CLI is installed yet, and init says so when it is not on PATH (the registration takes
+    effect once it is). `--client all` is every client on PATH, and with none there registers nothing.
+
     \b
     Example:
         agentctx init --dry-run
@@ -100,12 +104,12 @@ def init(
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
     clients = setups.in_scope(client, setups.expand(client), project=project, command="init")
-    for name in clients:
-        if name != registry.DEFAULT:
-            setups.require_installed(name)
+    _refuse_beside_a_package(clients, directory)
     if registry.DEFAULT not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
+    from agentctx.cli.clients import claude_plugin
+
     version = claude.parse_version(claude_version) if claude_version else claude.detect_version()
     if claude_version and version is None:
         raise ValidationError(f"{claude_version!r} is not a version like 2.1.83; pass what `claude --version` prints.")
@@ -122,6 +126,9 @@ def init(
 
     shown_version = ".".join(map(str, version)) if version else "unknown (`claude` not on PATH)"
     typer.echo(f"Claude Code version: {shown_version}; events: {', '.join(events)}")
+    note = None if claude_version else setups.not_installed_note(registry.DEFAULT)
+    if note:
+        typer.echo(note)
     others = [name for name in clients if name != registry.DEFAULT]
     if dry_run:
         typer.echo(claude.show_hooks(hooks_plan))
@@ -147,6 +154,7 @@ def init(
             name, base=base, no_mcp=no_mcp, project_root=Path(project_for(directory).root) if project else None
         )
     data_home.mkdir(parents=True, exist_ok=True)
+    claude_plugin.record_cli(data_home, base)  # the plugin's launcher finds this CLI there too
     manifest = _manifest.load_manifest(data_home)
     claude.write_hooks(hooks_plan, manifest, events=events, repository=repository)
     if mcp_plan is not None:
@@ -156,7 +164,28 @@ def init(
         _init_other_clients(
             others, directory=directory, project=project, dry_run=False, no_mcp=no_mcp, profile_too=False
         )
-    _profile_and_store(directory, detected, learn=learn)
+    _profile_and_store(directory, detected, learn=learn, client="claude")
+
+
+def _refuse_beside_a_package(clients: list[str], directory: Path | None) -> None:
+    """init writes nothing for any client when one of them already runs agentctx through its
+    package (the Claude Code plugin, the Gemini CLI extension): never both."""
+    from agentctx.cli.clients import claude, claude_plugin, gemini_extension
+
+    if registry.DEFAULT in clients:
+        enabled = claude_plugin.enabled_in(claude.settings_files(project_for(directory)))
+        if enabled:
+            raise ValidationError(claude_plugin.init_refusal(enabled))
+    extension = gemini_extension.installed() if "gemini" in clients else None
+    if extension is not None:
+        raise ValidationError(gemini_extension.init_refusal(extension))
+    codex_config = claude_plugin.enabled_in_codex() if "codex" in clients else None
+    if codex_config is not None:
+        raise ValidationError(
+            f"Codex CLI already runs agentctx through the plugin {claude_plugin.PLUGIN_ID} (enabled in {codex_config}); "
+            "init would register every hook and the MCP server twice. Keep the plugin, or remove it first: "
+            f"`codex plugin remove {claude_plugin.PLUGIN_ID}`, then run init again. Nothing was written."
+        )
 
 
 def _init_other_clients(
@@ -194,10 +223,12 @@ def _init_other_clients(
     data_home.mkdir(parents=True, exist_ok=True)
     _manifest.save_manifest(data_home, manifest)
     if profile_too:
-        _profile_and_store(directory, detected, learn=learn)
+        _profile_and_store(directory, detected, learn=learn, client=clients[0] if clients else None)
 
 
-def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bool | None = None) -> None:
+def _profile_and_store(
+    directory: Path | None, detected: list[Any], *, learn: bool | None = None, client: str | None = None
+) -> None:
     from agentctx_hooks.ondemand import profile
 
     data_home = Path(paths.home())
@@ -211,6 +242,9 @@ def _profile_and_store(directory: Path | None, detected: list[Any], *, learn: bo
         else:
             typer.echo(f"Profile: {root_project.root} is not a project (no repository, no manifest); skipped")
     offer_learn(root_project, learn)
+    from agentctx_extract.backends import describe
+
+    typer.echo(describe(config.load(), client, probe=True))  # which backend session-end extraction uses, and why
     typer.echo(f"Data: {data_home}")
 
 
@@ -260,7 +294,14 @@ def uninstall(
         recorded: dict[str, Any] = manifest.get("clients") or {}
         chosen = [registry.DEFAULT, *[other.name for other in registry.others() if other.name in recorded]]
     if registry.DEFAULT in chosen:
+        from agentctx.cli.clients import claude_plugin
+
         claude.remove(manifest, project=project, directory=directory, dry_run=dry_run)
+        for where, plugin_id in claude_plugin.enabled_in(claude.settings_files(project_for(directory))):
+            typer.echo(
+                f"Claude Code plugin {plugin_id} (enabled in {where}): left as it is, uninstall removes what init wrote; "
+                f"`claude plugin uninstall {plugin_id}` removes the plugin."
+            )
     for name in chosen:
         # a client without a project scope has no project-scope registration to remove
         if name != registry.DEFAULT and not (project and setups.setup_for(name).NO_PROJECT_SCOPE):

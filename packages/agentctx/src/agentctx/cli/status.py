@@ -60,11 +60,30 @@ def store_section(store: Store, project: Project) -> StatusSection:
     return StatusSection(key="store", title="Store", lines=lines, data=data)
 
 
+# What each rung of the ladder (docs/contracts.md#degradation) takes away, in a user's words.
+RUNG_LOSES = {
+    "no-embeddings": "keyword search only: no hybrid ranking of prompts, no near-duplicates found by meaning",
+    "no-vectors": "vectors are compared in Python instead of sqlite-vec: the same results, slower on a big store",
+    "no-llm": "finished sessions are not turned into records; near-duplicates wait in `status`, unjudged",
+    "like-search": "search matches words with LIKE instead of the full-text index: weaker ranking",
+}
+
+
 def degradation_section(store: Store, project: Project) -> StatusSection:
     rungs = active_rungs(store, config.load())
-    lines = [f"rung {rung.rung} {rung.name}: {rung.why} (fix: {rung.fix})" for rung in rungs] or ["none: full service"]
-    data = [{"rung": rung.rung, "name": rung.name, "why": rung.why, "fix": rung.fix} for rung in rungs]
-    return StatusSection(key="degradation", title="Degradation", lines=lines, data=data)
+    lines: list[str] = []
+    for rung in rungs:
+        lines += [f"rung {rung.rung} {rung.name}: {rung.why}"]
+        if rung.name in RUNG_LOSES:
+            lines += [f"  what you lose: {RUNG_LOSES[rung.name]}"]
+        lines += [f"  to move up: {rung.fix}"]
+    lines = lines or ["none: full service"]
+    data = [
+        {"rung": rung.rung, "name": rung.name, "why": rung.why, "loses": RUNG_LOSES.get(rung.name, ""), "fix": rung.fix}
+        for rung in rungs
+    ]
+    title = "Degradation (rung 1 is full service, each higher rung works with less: docs/contracts.md#degradation)"
+    return StatusSection(key="degradation", title=title, lines=lines, data=data)
 
 
 def sessions_section(store: Store, project: Project) -> StatusSection:
@@ -89,6 +108,15 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         f"this month: {count} sessions, extraction spend ${month_cost:.4f} of the ${float(cap or 0):.2f} cap"
         " (`agentctx config monthly_cap_usd` changes it)"
     )
+    from agentctx_extract import backends
+
+    settings = config.load()
+    month_tokens = spend.month_client_tokens(store)
+    lines.append(
+        f"this month through a coding agent: {month_tokens:,} tokens of the {int(settings['llm_monthly_tokens']):,} "
+        "cap (`agentctx config llm_monthly_tokens` changes it)"
+    )
+    lines.append(backends.describe(settings))
     data = {
         "recent": [
             {
@@ -114,6 +142,9 @@ def sessions_section(store: Store, project: Project) -> StatusSection:
         "month_sessions": count,
         "month_extraction_cost_usd": round(float(month_cost), 6),
         "monthly_cap_usd": cap,
+        "month_client_tokens": month_tokens,
+        "llm_monthly_tokens": settings["llm_monthly_tokens"],
+        "extraction_backend": vars(backends.choose(settings)),
     }
     return StatusSection(key="sessions", title="Sessions", lines=lines, data=data)
 
@@ -124,6 +155,8 @@ def _usage_text(usage: dict[str, Any]) -> str:
         return "none"
     runs = f"{usage['runs']} run{'s' if usage['runs'] != 1 else ''}"
     tokens = f"{usage['input_tokens']:,} in, {usage['cached_tokens']:,} cached, {usage['output_tokens']:,} out"
+    if usage.get("backend") not in (None, "api"):  # a coding agent's headless mode: tokens, no price
+        return f"{usage.get('client_tokens', 0):,} tokens through {usage['backend']} ({runs}: {tokens})"
     return f"${usage['cost_usd']:.4f} ({runs}: {tokens})"
 
 
@@ -168,11 +201,33 @@ SECTIONS: tuple[StatusProvider, ...] = (
 )
 
 
+def project_rule_line(root: str) -> tuple[str, str]:
+    """(the rule that made `root` the project, one line saying it, with what to do where it surprises)."""
+    from agentctx_store.projects import MARKER, project_root
+
+    rule = project_root(root)[1]
+    if rule == "git":
+        return rule, "the git repository holding this folder is the project"
+    if rule == "marker":
+        return rule, (
+            f"not in a git repository: the project is the nearest folder at or above this one holding {MARKER}/, "
+            "with all its subfolders"
+        )
+    return rule, (
+        f"not in a git repository, and no folder above holds {MARKER}/: this folder alone is the project, "
+        f"each subfolder another one (`mkdir {MARKER}` here makes its subfolders share it)"
+    )
+
+
 def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
-    """What is stored for this project, what is degraded, and what sessions injected and cost."""
+    """What is stored for this project, what is degraded, and what sessions injected and cost.
+
+    The project is the git repository holding the folder; outside git, the nearest folder at or
+    above holding `.agentctx/`, else the folder itself (the first lines say which)."""
     target = project_for(project)
     path = Path(paths.db_path())
-    header = {"project": target.name, "project_id": target.project_id, "root": str(target.root)}
+    rule, rule_line = project_rule_line(str(target.root))
+    header = {"project": target.name, "project_id": target.project_id, "root": str(target.root), "project_rule": rule}
     if not path.exists():
         if json:
             print_json(
@@ -180,7 +235,11 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
             )
             return
         typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
+        typer.echo(f"  {rule_line}")
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
+        from agentctx_extract.backends import describe
+
+        typer.echo(describe(config.load()))
         return
     with Store.open(path, create=False, readonly=cannot_write(path)) as store:
         sections = [section for provider in SECTIONS if (section := provider(store, target)) is not None]
@@ -188,6 +247,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
         print_json(header | {section.key: section.data for section in sections})
         return
     typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
+    typer.echo(f"  {rule_line}")
     for section in sections:
         typer.echo(f"\n{section.title}")
         for line in section.lines:

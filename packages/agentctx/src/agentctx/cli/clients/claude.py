@@ -40,7 +40,13 @@ CLASSIC_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact
 # names an event it does not know (seen on 2.0.77), so these are registered only when
 # `claude --version` is at least this. CwdChanged shipped in 2.1.83; PostToolUseFailure was
 # in the changelog by 2.1.33 (exactly when is not documented, so that bound is conservative).
-EVENTS_SINCE: dict[str, tuple[int, int, int]] = {"PostToolUseFailure": (2, 1, 33), "CwdChanged": (2, 1, 83)}
+# SubagentStart: the changelog has it from 2.0.43, but only 2.1.332 was seen to run it (and no
+# 2.0 client is here to try), so 2.1.0 is the conservative bound.
+EVENTS_SINCE: dict[str, tuple[int, int, int]] = {
+    "PostToolUseFailure": (2, 1, 33),
+    "CwdChanged": (2, 1, 83),
+    "SubagentStart": (2, 1, 0),
+}
 CAPTURED_TOOLS = "Bash|Edit|Write|MultiEdit|NotebookEdit"  # PostToolUse runs only for tools it captures
 MATCHERS = {"PostToolUse": CAPTURED_TOOLS, "PostToolUseFailure": CAPTURED_TOOLS}
 TIMEOUTS = {"SessionEnd": 5}  # seconds; SessionEnd otherwise gets 1.5 s
@@ -411,6 +417,9 @@ def check_hooks(project: Project) -> Check:
     if found:
         detail = "; ".join(f"{where}: {', '.join(events)}" for where, events in found.items())
         return Check(name="claude code hooks", state="ok", detail=detail, extra={"registered": found})
+    plugin = _plugin(project)
+    if plugin:
+        return Check(name="claude code hooks", state="ok", detail=plugin, extra={"registered": {}, "plugin": True})
     detail = "not registered in Claude Code settings"
     if unreadable:
         detail += f" (could not parse {', '.join(unreadable)})"
@@ -432,9 +441,20 @@ def check_mcp_registration(project: Project) -> Check:
             registered.append(str(path))
     if registered:
         return Check(name="mcp server registered", state="ok", detail=", ".join(registered))
+    plugin = _plugin(project)
+    if plugin:
+        return Check(name="mcp server registered", state="ok", detail=plugin)
     return Check(
         name="mcp server registered",
         state="warn",
         detail="Claude Code has no `agentctx` MCP server",
         fix="agentctx init",
     )
+
+
+def _plugin(project: Project) -> str:
+    """ "through the plugin …" when the agentctx plugin is enabled for this project, else ""."""
+    from agentctx.cli.clients import claude_plugin
+
+    enabled = claude_plugin.enabled_in(settings_files(project))
+    return f"through the plugin {enabled[0][1]} (enabled in {enabled[0][0]})" if enabled else ""

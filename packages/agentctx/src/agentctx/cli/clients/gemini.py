@@ -46,6 +46,11 @@ def timeout(event: str) -> int:
     return _TIMEOUTS_MS.get(event, 10_000)
 
 
+def mcp_server(base: list[str]) -> dict[str, Any]:
+    """Our entry in `mcpServers` (init's, and the extension's in `gemini_extension.py`)."""
+    return {**mcp_entry(base, "gemini"), "timeout": MCP_TIMEOUT_MS}
+
+
 def groups(base: list[str]) -> dict[str, dict[str, Any]]:
     return hook_groups(base, "gemini", REGISTERED, matchers=MATCHERS, timeout=timeout, named=True)
 
@@ -61,7 +66,7 @@ def plan(
         config_file.in_repository(project_root, path)  # a link committed there is never followed
     mcp = None
     if not no_mcp and project_root is None:
-        mcp = {**mcp_entry(base, "gemini"), "timeout": MCP_TIMEOUT_MS}
+        mcp = mcp_server(base)
     files = dict(record.get("files") or {})
     change, remembered = add_json_entries(path, groups(base), mcp, files.get(str(path)) or {})
     check([change])
