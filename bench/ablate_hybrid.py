@@ -33,18 +33,20 @@ def load_embedder() -> Any:
     return load(ModelChoice(name=REAL_MODEL_NAME, model_dir=MINILM, cache_dir=MINILM.parent), allow_download=False)
 
 
-CACHE: dict[str, Any] = {}
+CACHE: dict[tuple[str, str], Any] = {}
 
 
 def cached_passages(embedder: Any, texts: list[str]) -> Any:
-    """Embeddings of `texts`, each computed once per run (shared and per-project stores)."""
+    """Embeddings of `texts`, each computed once per run and model (shared and per-project stores)."""
     import numpy as np
 
-    todo = [text for text in dict.fromkeys(texts) if text not in CACHE]
+    todo = [text for text in dict.fromkeys(texts) if (embedder.name, text) not in CACHE]
     if todo:
         for text, vector in zip(todo, embedder.passages(todo), strict=True):
-            CACHE[text] = vector
-    return np.vstack([CACHE[text] for text in texts]) if texts else np.zeros((0, embedder.dims), dtype=np.float32)
+            CACHE[embedder.name, text] = vector
+    if not texts:
+        return np.zeros((0, embedder.dims), dtype=np.float32)
+    return np.vstack([CACHE[embedder.name, text] for text in texts])
 
 
 def build_index(loaded: Any, embedder: Any, text: Any = None) -> Any:
@@ -86,12 +88,16 @@ def gather(loaded: Any, index: Any, queries: list[dict[str, Any]], qvec: dict[st
     return found
 
 
-def run(loaded: Any, queries: list[dict[str, Any]], found: list[Any], floor: Any) -> list[dict[str, Any]]:
+def run(
+    loaded: Any, queries: list[dict[str, Any]], found: list[Any], floor: Any, floors: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """`floors`: a floor per eval project (the calibrated ones), instead of `floor` for all."""
     from agentctx_embed.hybrid import apply_floor
 
     rows = []
     for query, item in zip(queries, found, strict=True):
-        hits = apply_floor(item, floor, limit=10).hits if item is not None else []
+        chosen = floors[query["project"]] if floors is not None else floor
+        hits = apply_floor(item, chosen, limit=10).hits if item is not None else []
         rows.append(
             {
                 "qid": query["qid"],
@@ -287,3 +293,118 @@ def score(prepared: Prepared, floor: Any) -> dict[str, Any]:
         "shared": evaluate(prepared.queries, rows, prepared.records, None, 10),
         "per_project": evaluate(prepared.queries, alone_rows, prepared.records, None, 10),
     }
+
+
+# -- the calibrated floor (issue 31) -------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Calibrated:
+    """Each eval project's calibration (`hybrid.calibrate`), in the set's store and alone."""
+
+    shared: dict[str, Any]  # eval project -> Calibration
+    alone: dict[str, Any]
+
+
+def calibrations(prepared: Prepared, embedder: Any) -> Calibrated:
+    """Measure every project with the reference prompts, as the service does at a first prompt."""
+    from agentctx_embed.hybrid import calibrate
+
+    vectors: dict[str, Any] = {}
+
+    def embed(prompt: str) -> Any:
+        if prompt not in vectors:
+            vectors[prompt] = embedder.query(prompt)
+        return vectors[prompt]
+
+    def measure(loaded: Any, index: Any, name: str) -> Any:
+        project = loaded.projects[name]
+        return calibrate(loaded.store, project, index=index, embed=embed, model=embedder.name, types=PROMPT_TYPES)
+
+    asked = sorted({query["project"] for query in prepared.queries})
+    shared = {name: measure(prepared.loaded, prepared.index, name) for name in asked}
+    alone: dict[str, Any] = {}
+    for (store, own, _found), index in zip(prepared.alone, prepared.alone_index, strict=True):
+        for name in {query["project"] for query in own}:
+            alone[name] = measure(store, index, name)
+    return Calibrated(shared=shared, alone=alone)
+
+
+# The calibration's levels (`hybrid.CALIBRATED_Z`, `hybrid.Z_ALONE_MARGIN`) a leave-one-project-out
+# run chooses from: production first.
+LEVEL_GRID: list[tuple[dict[str, float], float]] = [
+    ({"z_with_keyword": kw, "same_record_z": same, "weak_keyword_z": weak}, margin)
+    for kw, same, weak, margin in (
+        (0.9, 0.75, 0.5, 0.25),
+        (0.9, 0.75, 0.5, 0.0),
+        (0.9, 0.75, 0.5, 1.0),
+        (1.0, 0.75, 0.25, 0.25),
+        (0.9, 0.5, 0.5, 0.25),
+        (0.75, 0.75, 0.5, 0.25),
+        (0.9, 0.9, 0.5, 0.25),
+        (0.9, 0.75, 0.75, 0.25),
+    )
+]
+
+
+def calibrated_floors(
+    calibrated: dict[str, Any], levels: tuple[dict[str, float], float] | None = None
+) -> dict[str, Any]:
+    """Each project's floor from its calibration, at `levels` (default: production's)."""
+    import importlib
+
+    hybrid = importlib.import_module("agentctx_embed.hybrid")
+    saved = hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN
+    if levels is not None:
+        hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN = levels
+    try:
+        return {name: calibration.floor() for name, calibration in calibrated.items()}
+    finally:
+        hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN = saved
+
+
+def score_calibrated(prepared: Prepared, calibrated: Calibrated) -> dict[str, Any]:
+    """The set's metrics with each project's calibrated floor: in-sample (production levels) and
+    leave-one-project-out (the levels of `LEVEL_GRID` that score best on every other project,
+    recall@3 + empty precision, applied to the one left out), shared store and each alone."""
+    evaluate = prepared.scorer.evaluate
+
+    def rows_for(label: str, floors: dict[str, Any], only: set[str] | None = None) -> list[dict[str, Any]]:
+        if label == "shared":
+            pairs = [(prepared.loaded, prepared.queries, prepared.found)]
+        else:
+            pairs = [(store, own, found) for store, own, found in prepared.alone]
+        rows: list[dict[str, Any]] = []
+        for loaded, queries, found in pairs:
+            keep = [i for i, query in enumerate(queries) if only is None or query["project"] in only]
+            rows += run(loaded, [queries[i] for i in keep], [found[i] for i in keep], None, floors)
+        return rows
+
+    def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        asked = {row["qid"] for row in rows}
+        return evaluate([q for q in prepared.queries if q["qid"] in asked], rows, prepared.records, None, 10)
+
+    out: dict[str, Any] = {}
+    names = sorted({query["project"] for query in prepared.queries})
+    for label in ("shared", "per_project"):
+        cals = calibrated.shared if label == "shared" else calibrated.alone
+        out[label] = metrics(rows_for(label, calibrated_floors(cals)))
+        held: list[dict[str, Any]] = []
+        chosen: dict[str, int] = {}
+        for name in names:
+            others = set(names) - {name}
+
+            def merit(
+                levels: tuple[dict[str, float], float],
+                others: set[str] = others,
+                label: str = label,
+                cals: dict[str, Any] = cals,
+            ) -> float:
+                found = metrics(rows_for(label, calibrated_floors(cals, levels), others))
+                return found["recall@3"] + found["empty_precision"]
+
+            best = max(range(len(LEVEL_GRID)), key=lambda i: (merit(LEVEL_GRID[i]), -i))
+            chosen[name] = best
+            held += rows_for(label, calibrated_floors(cals, LEVEL_GRID[best]), {name})
+        out[f"{label}_lopo"] = metrics(held) | {"levels_chosen": chosen}
+    return out

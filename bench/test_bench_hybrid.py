@@ -201,3 +201,71 @@ def test_embedding_text_ablation(
     finally:
         prepared.close()
     print(f"\n{set_name} {form}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
+
+
+STORES = ("set alone", "both sets in one store")
+
+
+@pytest.fixture(scope="session")
+def second_model() -> Any:
+    """paraphrase-MiniLM-L3-v2 (`_second_model`); skips without `AGENTCTX_BENCH_SECOND_MODEL`."""
+    import _second_model
+
+    loaded = _second_model.load()
+    if loaded is None:
+        pytest.skip(f"no second model: set {_second_model.ENV} (bench/_second_model.py says how)")
+    return loaded
+
+
+@pytest.mark.parametrize("model_name", ["minilm-l6", "paraphrase-minilm-l3"])
+@pytest.mark.parametrize("store_kind", STORES)
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_calibrated_floor(
+    benchmark,
+    eval_set,
+    request: pytest.FixtureRequest,
+    bench_mode,
+    tmp_path_factory,
+    set_name: str,
+    store_kind: str,
+    model_name: str,
+) -> None:
+    """The floor each project calibrates for itself (`hybrid.calibrate`, issue 31) next to the
+    constant one: in-sample (production levels) and leave-one-project-out (`_lopo`: the
+    calibration levels chosen on the set's other projects, applied to the one left out), in the
+    set's store or one holding both dev sets (`shared`) and with each project alone
+    (`per_project`); plus each project's calibration inputs. The time is calibrating every
+    project (40 reference prompts each, in both stores). `model_name`: the shipped MiniLM-L6 int8,
+    or paraphrase-MiniLM-L3-v2 (`_second_model`) with no threshold changed."""
+    minilm = request.getfixturevalue("minilm" if model_name == "minilm-l6" else "second_model")
+    data = eval_set(set_name)
+    queries = sample(data.queries, bench_mode.disabled)
+    records = list(data.records)
+    if store_kind != STORES[0]:
+        for other in _eval.SETS:
+            if other != set_name:
+                records += eval_set(other).records
+    scratch = tmp_path_factory.mktemp(f"calibrated-{set_name}")
+    prepared = ablate_hybrid.prepare(records, queries, data.scorer, data.now, minilm, scratch)
+    try:
+        benchmark.group = f"hybrid calibrated floor {set_name}"
+        calibrated = benchmark.pedantic(ablate_hybrid.calibrations, args=(prepared, minilm), rounds=1, iterations=1)
+        scored = ablate_hybrid.score_calibrated(prepared, calibrated)
+        constant = ablate_hybrid.score(prepared, VARIANTS["final"])
+    finally:
+        prepared.close()
+    info: dict[str, Any] = {"queries": len(queries), "model": minilm.name, "store": store_kind}
+    for label in ("shared", "per_project"):
+        info[f"{label}_constant"] = figures(constant[label])
+        info[f"{label}_calibrated"] = figures(scored[label])
+        info[f"{label}_calibrated_lopo"] = figures(scored[f"{label}_lopo"]) | {
+            "levels_chosen": scored[f"{label}_lopo"]["levels_chosen"]
+        }
+    info["calibration"] = {
+        name: {"records": cal.records, **cal.as_json()["thresholds"], "reference_z_median": round(cal.quantile(0.5), 3)}
+        for name, cal in calibrated.shared.items()
+    }
+    benchmark.extra_info.update(info)
+    for key, value in info.items():
+        print(f"\n{set_name} [{store_kind}] {key}: {value}")
+    assert scored["shared"]["superseded_returned"] == 0

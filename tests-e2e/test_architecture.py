@@ -31,6 +31,7 @@ PACKAGES = {
     "agentctx_extract": "agentctx-extract",
     "agentctx_embed": "agentctx-embed",
     "agentctx_ui": "agentctx-ui",
+    "agentctx_model_minilm": "agentctx-model-minilm",
     "agentctx": "agentctx",
 }
 PEERS = {"agentctx_hooks", "agentctx_mcp", "agentctx_extract", "agentctx_embed", "agentctx_ui"}
@@ -62,6 +63,14 @@ def test_store_imports_only_the_standard_library(path: Path) -> None:
     stdlib = set(sys.stdlib_module_names) | SHA256_MODULES
     foreign = {name for name, _ in _imports(path) if name != "agentctx_store" and name not in stdlib}
     assert not foreign, f"{path.name} imports {sorted(foreign)}"
+
+
+def test_the_model_distribution_is_data_and_the_standard_library() -> None:
+    """`agentctx-model-minilm` carries the default model's files; its code only says where they are."""
+    stdlib = set(sys.stdlib_module_names)
+    for path in _sources("agentctx_model_minilm"):
+        foreign = {name for name, _ in _imports(path) if name != "agentctx_model_minilm" and name not in stdlib}
+        assert not foreign, f"{path.name} imports {sorted(foreign)}"
 
 
 @pytest.mark.parametrize("package", sorted(PEERS))

@@ -34,6 +34,8 @@ DISTRIBUTIONS = tuple(
         for path in ROOT.glob("packages/*/pyproject.toml")
     )
 )
+# The model's distribution carries the model's own licence (NOTICE says where it came from).
+APACHE = {"agentctx_model_minilm"}
 
 
 def run(args: list[str | Path], **kwargs) -> subprocess.CompletedProcess[str]:
@@ -199,7 +201,7 @@ def test_the_all_extra_brings_embeddings_and_the_dashboard(dist: Path, tmp_path:
 # -- issue 10: what `scripts/build-dist` makes, installed the way a user does -------------------
 
 INTERNAL = {name.replace("_", "-") for name in DISTRIBUTIONS}
-VERSION = (Path(__file__).resolve().parents[1] / "VERSION").read_text(encoding="utf-8").strip()  # all seven's
+VERSION = (Path(__file__).resolve().parents[1] / "VERSION").read_text(encoding="utf-8").strip()  # all eight's
 
 
 def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str, str]:
@@ -231,8 +233,12 @@ def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -
     for name, wheel in wheels.items():
         fields, description, entry_points, licence = wheel_metadata(wheel)
         versions.add(fields["Version"][0])
-        assert fields["License-Expression"] == ["MIT"], name
-        assert fields["License-File"] == ["LICENSE"] and licence.startswith("MIT License"), name
+        if name in APACHE:
+            assert fields["License-Expression"] == ["Apache-2.0"], name
+            assert fields["License-File"] == ["LICENSE", "NOTICE"] and "Apache License" in licence, name
+        else:
+            assert fields["License-Expression"] == ["MIT"], name
+            assert fields["License-File"] == ["LICENSE"] and licence.startswith("MIT License"), name
         assert fields["Requires-Python"] == [">=3.11"], name
         assert fields["Description-Content-Type"] == ["text/markdown"], name
         assert description.strip(), f"{name} has no readme"
@@ -351,6 +357,14 @@ def test_pip_installs_embeddings_and_ui_from_dist_offline(dist: Path, tmp_path: 
     located = run([venv / "bin" / "python", "-c", "import agentctx_embed, agentctx_ui; "
                    "print(agentctx_embed.__file__, agentctx_ui.__file__)"], env=env)  # fmt: skip
     assert all(Path(path).is_relative_to(venv) for path in located.stdout.split())
+    # the default embedding model came with the extra and embeds offline (HF_HUB_OFFLINE: no hub)
+    model = json.loads(run([agentctx, "models", "--json"], env=env).stdout)
+    assert model["bundled"] and model["measured"] and Path(model["folder"]).is_relative_to(venv), model
+    embedded = run([venv / "bin" / "python", "-c", "from agentctx_embed.models import choose_model, load; "
+                    "from agentctx_store import config; e = load(choose_model(config.load()), allow_download=False); "
+                    "print(e.name, e.passages(['offline']).shape)"], env=env | {"HF_HUB_OFFLINE": "1"})  # fmt: skip
+    assert embedded.stdout.split() == ["sentence-transformers/all-MiniLM-L6-v2", "(1,", "384)"], embedded.stdout
+    assert not any((Path(env["AGENTCTX_HOME"]) / "models").rglob("*.onnx"))  # nothing downloaded or cached
     project = tmp_path / "project"
     project.mkdir()
     check_init(agentctx, env, project)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import agentctx_model_minilm
 import numpy as np
 import pytest
 from agentctx_store import config
@@ -27,13 +28,47 @@ from agentctx_embed.tiny import TINY_MODEL_NAME
 pytestmark = pytest.mark.embed
 
 
-def test_default_choice_is_bge_small_cached_under_agentctx_home(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_choice_is_the_bundled_minilm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
     choice = choose_model(config.load())
-    assert choice.name == DEFAULT_MODEL == "BAAI/bge-small-en-v1.5"
-    assert choice.model_dir is None
+    assert choice.name == DEFAULT_MODEL == "sentence-transformers/all-MiniLM-L6-v2"
+    assert choice.bundled and choice.measured
+    assert choice.model_dir == agentctx_model_minilm.folder()
     assert choice.cache_dir == Path(config.paths.home()) / "models"
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", "BAAI/bge-small-en-v1.5")  # another model: not bundled, not measured
+    other = choose_model(config.load())
+    assert (other.model_dir, other.bundled, other.measured) == (None, False, False)
+
+
+def test_the_bundled_model_loads_with_no_network_and_no_hub_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default embeds offline from the first run: nothing downloaded, nothing cached."""
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    hub = tmp_path / "hf"
+    monkeypatch.setenv("HF_HOME", str(hub))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed"))
+    import socket
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the bundled model reached for the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    choice = choose_model(config.load())
+    embedder = load(choice, allow_download=False)
+    assert (embedder.name, embedder.dims) == (DEFAULT_MODEL, 384)
+    vectors = embedder.passages(
+        ["A man is eating food.", "A man is eating a piece of bread.", "A man is riding a horse."]
+    )
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] > 0.7 > 0.35 > similarity[0, 2]  # 0.76 and 0.27 (../shared/models/README.md)
+    cached = [
+        path for path in (hub, tmp_path / "fastembed", choice.cache_dir) if path.exists() and any(path.rglob("*.onnx"))
+    ]
+    assert cached == []
 
 
 def test_config_keys_choose_the_model_and_env_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,7 +103,7 @@ def test_a_missing_local_folder_is_a_one_line_error(tmp_path: Path, monkeypatch:
 
 
 def test_an_uncached_model_is_not_downloaded_when_not_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", "BAAI/bge-small-en-v1.5")  # a hub model, not the bundled one
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelUnavailable, match="agentctx models download"):
@@ -107,7 +142,7 @@ def test_bge_queries_get_the_prefix_and_passages_do_not() -> None:
 def _download_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """A download that starts (the hub is allowed and reachable) and fails at once: fastembed
     itself still sees HF_HUB_OFFLINE, so no test waits for its retries or reaches a network."""
-    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", "BAAI/bge-small-en-v1.5")  # a hub model, not the bundled one
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(models, "hub_offline", lambda: False)
@@ -125,7 +160,7 @@ def test_first_download_prints_one_notice_line_then_fails_cleanly(monkeypatch: p
 
 
 def test_no_download_notice_when_no_download_can_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", "BAAI/bge-small-en-v1.5")  # a hub model, not the bundled one
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     notices: list[str] = []

@@ -232,3 +232,48 @@ def test_a_longer_prompt_sharing_one_word_with_the_best_match_returns_nothing(
     assert hits[0].relevance >= relevance_gate(store.conn, RELEVANCE_FLOOR)  # strong enough on its own
     assert _titles(store, project, prompt) == []  # but one shared word is a coincidence
     assert _titles(store, project, "who owns the kestrel uploads in the mango rollout")[0] == hits[0].record.title
+
+
+# -- developer vocabulary: compound and hyphenated forms meet (issue 31, item 7) ---------------
+
+COMPOUND_FACTS = [
+    ("Typecheck a single file with pyright", "Run `pyright path/to/module.py` on that module alone."),
+    ("Pre-commit runs ruff", "The pre-commit hook runs ruff format and ruff check on staged files."),
+    ("Setup installs the toolchain", "`just setup` installs uv, node and the browsers."),
+    ("Back up the database nightly", "A cron job dumps Postgres to S3 at 02:00."),
+    ("Login goes through the SSO proxy", "Sessions come from the oauth2 proxy in front of the app."),
+]
+FILLER = [(f"Filler rule {n}", f"Unrelated convention number {n} about {topic}.") for n, topic in enumerate(
+    ["logging", "naming", "imports", "docstrings", "branches", "reviews", "releases", "metrics", "caching",
+     "retries", "timeouts", "queues", "fixtures", "mocks", "linters", "packaging", "secrets", "dashboards",
+     "alerts", "tracing", "locales", "fonts", "icons", "colours", "layouts"])]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("how do I type-check just one file quickly?", "Typecheck a single file with pyright"),
+        ("how do I type check just one file quickly?", "Typecheck a single file with pyright"),
+        ("what does the precommit hook run on staged files?", "Pre-commit runs ruff"),
+        ("how do I set up the toolchain on a new laptop?", "Setup installs the toolchain"),
+        ("how often do we backup the database?", "Back up the database nightly"),
+        ("where does the log in page get its sessions?", "Login goes through the SSO proxy"),
+    ],
+)
+def test_compound_and_hyphenated_forms_meet(store: Store, project: Project, prompt: str, expected: str) -> None:
+    for title, body in [*COMPOUND_FACTS, *FILLER]:
+        store.add(project, NewRecord(type="convention", title=title, body=body))
+    assert _titles(store, project, prompt, limit=3)[:1] == [expected]
+
+
+def test_compound_forms_are_a_rule_about_writing_not_synonyms(store: Store, project: Project) -> None:
+    from agentctx_store.retrieval import MAX_COMPOUND_FORMS, compound_forms
+
+    text = "how do I type-check this, set it up and backup"
+    forms = compound_forms(text, query_terms(text))
+    assert "typecheck" in forms and "setit" in forms and "back up" in forms
+    assert "howdo" not in forms  # two stop words joined are not a word anyone searches for
+    long = compound_forms(" ".join(f"word{chr(97 + n % 26)}longer" for n in range(200)), ["abcdefghij"] * 10)
+    assert len(long) <= MAX_COMPOUND_FORMS
+    store.add(project, NewRecord(type="convention", title="Quoting", body="a b c d"))
+    assert search(store, project, '"a" b-c NEAR(d*) x"y').hits == []  # FTS syntax stays text in every form

@@ -86,6 +86,155 @@ class HybridFloor:
 
 DEFAULT_FLOOR = HybridFloor()
 
+# What a project's records give text that is about none of them: prompts a developer sends a
+# coding agent that no project's decisions or conventions answer (general knowledge, chatter,
+# edits named in the prompt itself). Written once, not drawn from any eval set; the floor
+# measures each project against them (`calibrate`).
+CALIBRATION_PROMPTS = (
+    "can you explain what this function does?",
+    "rename the variable x to count in this file",
+    "thanks, that fixed it",
+    "write a haiku about autumn leaves",
+    "what's the time complexity of quicksort?",
+    "convert this list comprehension into a plain for loop",
+    "why is the sky blue?",
+    "summarize your last message in one sentence",
+    "how do I reverse a string in JavaScript?",
+    "translate this paragraph into French",
+    "what is the capital of Australia?",
+    "make the button slightly larger",
+    "fix the typo in the second paragraph",
+    "what does HTTP status 418 mean?",
+    "let's take a break and continue tomorrow",
+    "print hello world in Rust",
+    "sort these names alphabetically: Zoe, Adam, Maria",
+    "what's a good name for a pet hamster?",
+    "explain recursion to a five year old",
+    "undo the last change you made",
+    "show me the diff again",
+    "calculate 17 times 23",
+    "is a tomato a fruit or a vegetable?",
+    "what year did the Berlin wall fall?",
+    "split this long function into two smaller ones",
+    "the weather is lovely today",
+    "recommend a book about the history of mathematics",
+    "how many bytes are in a kilobyte?",
+    "draw an ASCII art cat",
+    "keep going",
+    "what's the boiling point of water at sea level?",
+    "generate three lorem ipsum sentences",
+    "which is bigger, a whale or an elephant?",
+    "tell me a joke about compilers",
+    "what does the acronym NASA stand for?",
+    "how long should I boil an egg?",
+    "rewrite that answer in a friendlier tone",
+    "who wrote Pride and Prejudice?",
+    "add two blank lines between these functions",
+    "what's the square root of 144?",
+)
+
+# Which quantile of the reference prompts' best z each z threshold of the floor becomes
+# (`Calibration.floor`): with a keyword match at half the gate, nine in ten of them; on the best
+# hit itself, three in four; to keep a weak keyword pass, half of them. Vector evidence alone
+# must stand above the highest reference prompt (what one unrelated prompt in 40 reaches) by a
+# quarter of that one's distance from the median (`Z_ALONE_MARGIN`). The keyword shares stay
+# in units of the keyword gate (docs/retrieval.md, "The calibrated floor").
+CALIBRATED_Z = {"z_with_keyword": 0.9, "same_record_z": 0.75, "weak_keyword_z": 0.5}
+Z_ALONE_MARGIN = 0.25
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calibration:
+    """What one project's records give text that is about none of them, with one model: the best
+    vector `z` and keyword share (of the gate) of each of the `CALIBRATION_PROMPTS`, sorted. The
+    hybrid floor's z thresholds are quantiles of these (`floor`), so they follow the project's
+    size and the model in use instead of constants fit to one model on the dev sets."""
+
+    model: str
+    records: int  # the visible current records it was measured on
+    z: tuple[float, ...]
+    shares: tuple[float, ...]
+    at: str = ""
+
+    def quantile(self, level: float) -> float:
+        """The `level` quantile of the reference prompts' best z (linear, like numpy's default)."""
+        if not self.z:
+            return math.inf
+        position = level * (len(self.z) - 1)
+        low = math.floor(position)
+        high = min(low + 1, len(self.z) - 1)
+        return self.z[low] + (self.z[high] - self.z[low]) * (position - low)
+
+    def floor(self, base: HybridFloor = DEFAULT_FLOOR) -> HybridFloor:
+        """`base` with its z thresholds taken from this project's reference prompts; with too few
+        records to tell a z (`MIN_POOL`), vector evidence answers nothing on its own."""
+        informative = self.records >= MIN_POOL and any(value > 0 for value in self.z)
+        if not informative:
+            return replace(base, z_alone=math.inf, **dict.fromkeys(CALIBRATED_Z, math.inf))
+        highest = self.quantile(1.0)
+        return replace(
+            base,
+            z_alone=highest + Z_ALONE_MARGIN * (highest - self.quantile(0.5)),
+            **{name: self.quantile(level) for name, level in CALIBRATED_Z.items()},
+        )
+
+    def stale(self, model: str, records: int) -> bool:
+        """Measured with another model, or on a store that has since changed size by a tenth."""
+        return model != self.model or abs(records - self.records) > max(2, self.records // 10)
+
+    def as_json(self) -> dict[str, Any]:
+        thresholds = self.floor()
+        return {
+            "model": self.model,
+            "records": self.records,
+            "at": self.at,
+            "prompts": len(self.z),
+            "reference_z": [round(value, 3) for value in self.z],
+            "reference_keyword_share": [round(value, 3) for value in self.shares],
+            # null: vector evidence cannot answer here (`floor`); JSON has no infinity
+            "thresholds": {
+                name: round(value, 3) if math.isfinite(value := getattr(thresholds, name)) else None
+                for name in ("z_alone", *CALIBRATED_Z)
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        return cls(
+            model=str(data["model"]),
+            records=int(data["records"]),
+            z=tuple(float(value) for value in data["reference_z"]),
+            shares=tuple(float(value) for value in data["reference_keyword_share"]),
+            at=str(data.get("at") or ""),
+        )
+
+
+def calibrate(
+    store: Store,
+    project: Project,
+    *,
+    index: VectorIndex,
+    embed: Callable[[str], np.ndarray],
+    model: str,
+    types: Sequence[str] | None = None,
+) -> Calibration:
+    """Measure what this project's visible records give the `CALIBRATION_PROMPTS` with `embed`
+    (the model's query side; the service caches the prompts' vectors per model)."""
+    z: list[float] = []
+    shares: list[float] = []
+    for prompt in CALIBRATION_PROMPTS:
+        found = candidates(store, project, prompt, index=index, query_vector=embed(prompt), types=types)
+        z.append(float(found.result.z))
+        shares.append(float(min(found.result.keyword_share, 99.0)))
+    rows, _ = index.similarities(embed(CALIBRATION_PROMPTS[0]), visible_namespaces(project), types)
+    return Calibration(
+        model=model,
+        records=len(rows),
+        z=tuple(sorted(z)),
+        shares=tuple(sorted(shares)),
+        at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+
 
 @dataclass
 class HybridResult:
@@ -195,7 +344,11 @@ def candidates(
     keyword_pass = False
     if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
-        keyword_pass = bool(apply_relevance_floor(store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms))
+        keyword_pass = bool(
+            apply_relevance_floor(
+                store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms, forms=keyword.forms
+            )
+        )
     pool = _pool(cosines)  # once: 100K cosines at the largest stores
     result = HybridResult(
         terms=keyword.terms,

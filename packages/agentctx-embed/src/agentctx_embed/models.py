@@ -1,9 +1,13 @@
 """Which embedding model, where it lives, and loading it through fastembed
 (docs/adr/0006-local-embeddings.md).
 
-* default: `BAAI/bge-small-en-v1.5` (384 dims), downloaded once into `$AGENTCTX_HOME/models`
-  with a one-line notice and fastembed's progress bars, loaded offline afterwards;
-* `AGENTCTX_EMBED_MODEL` / config `embed_model`: another fastembed model name;
+* default: `sentence-transformers/all-MiniLM-L6-v2`, quantised to int8, from the
+  `agentctx-model-minilm` distribution that `agentctx-embed` depends on: loaded from the
+  installed package's folder with no network and no model cache, the model every figure in
+  docs/retrieval.md was measured with (`MEASURED_MODELS`);
+* `AGENTCTX_EMBED_MODEL` / config `embed_model`: another fastembed model name (e.g.
+  `BAAI/bge-small-en-v1.5`), downloaded once into `$AGENTCTX_HOME/models` with a one-line
+  notice and fastembed's progress bars, loaded offline afterwards;
 * `AGENTCTX_EMBED_MODEL_DIR` / config `embed_model_dir`: a local model folder, loaded with no
   network. A name fastembed does not know is registered from the folder's sentence-transformers
   metadata (`1_Pooling/config.json`, `modules.json`, `config.json`), which is how the tiny test
@@ -29,7 +33,10 @@ from agentctx_store import paths
 from agentctx_store.errors import AgentctxError
 from agentctx_store.records import utc_now
 
-DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# Models whose retrieval quality bench/ measured (docs/retrieval.md): `doctor` says whether the
+# active one is among them. Any other model works with the same self-calibrated floor, unmeasured.
+MEASURED_MODELS = frozenset({DEFAULT_MODEL})
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 # A failed download (no network) costs fastembed tens of seconds of retries; background runs do
 # not try again for this long. `agentctx models download` always tries.
@@ -56,17 +63,36 @@ class ModelChoice:
     name: str
     model_dir: Path | None
     cache_dir: Path
+    bundled: bool = False  # the folder is the one `agentctx-model-minilm` installs
+
+    @property
+    def measured(self) -> bool:
+        """Whether bench/ measured this model (`MEASURED_MODELS`)."""
+        return self.name.lower() in {name.lower() for name in MEASURED_MODELS}
+
+
+def bundled_folder() -> Path | None:
+    """The default model's folder from the `agentctx-model-minilm` distribution, if installed."""
+    try:
+        import agentctx_model_minilm
+    except ImportError:
+        return None
+    folder = agentctx_model_minilm.folder()
+    return folder if (folder / "model.onnx").is_file() else None
 
 
 def choose_model(settings: dict[str, Any]) -> ModelChoice:
-    """The model from the environment, else config, else the default."""
+    """The model from the environment, else config, else the default (the bundled folder when
+    the default is asked for without a folder of its own)."""
     name = os.environ.get("AGENTCTX_EMBED_MODEL") or str(settings.get("embed_model") or "") or DEFAULT_MODEL
     folder = os.environ.get("AGENTCTX_EMBED_MODEL_DIR") or str(settings.get("embed_model_dir") or "")
-    return ModelChoice(
-        name=name.strip(),
-        model_dir=Path(folder).expanduser() if folder.strip() else None,
-        cache_dir=Path(paths.home()) / "models",
-    )
+    name = name.strip()
+    model_dir = Path(folder).expanduser() if folder.strip() else None
+    bundled = False
+    if model_dir is None and name.lower() == DEFAULT_MODEL.lower():
+        model_dir = bundled_folder()
+        bundled = model_dir is not None
+    return ModelChoice(name=name, model_dir=model_dir, cache_dir=Path(paths.home()) / "models", bundled=bundled)
 
 
 class Embedder:

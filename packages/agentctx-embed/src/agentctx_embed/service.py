@@ -46,7 +46,7 @@ from agentctx_store.jsontext import strings
 from agentctx_store.rows import visible_namespaces
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, socket_problem, try_lock
 
-from agentctx_embed.hybrid import hybrid_search
+from agentctx_embed.hybrid import DEFAULT_FLOOR, Calibration, HybridFloor, calibrate, hybrid_search
 from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
 from agentctx_embed.phase import TEXT_FORM, embedding_text
 from agentctx_embed.vector_index import VectorIndex, quantize
@@ -141,6 +141,38 @@ class Service:
         # queries are embedded outside `embed_lock`: onnxruntime runs sessions concurrently, and a
         # query must not wait for a background batch of passages (seconds on one thread)
         self.queries = QueryWorker(embedder.query, self.index)
+        self._calibrations: dict[str, Calibration] = {}
+        self._reference_vectors: dict[str, np.ndarray] = {}
+
+    # the relevance floor, calibrated per project --------------------------------------------
+
+    def floor_for(self, store: Any, project: Any) -> HybridFloor:
+        """The hybrid floor for this project: its z thresholds from what the project's records
+        give the reference prompts with this model (`hybrid.calibrate`), measured once and again
+        when the model or the project's size changes; kept in `paths.calibration_path`."""
+        from agentctx_store.prompt_answer import PROMPT_TYPES
+
+        rows, _ = self.index.similarities(
+            np.zeros(self.embedder.dims, dtype=np.float32), visible_namespaces(project), PROMPT_TYPES
+        )
+        known = self._calibrations.get(project.project_id) or _read_calibration(project.project_id)
+        if known is None or known.stale(self.embedder.name, len(rows)):
+            known = calibrate(
+                store,
+                project,
+                index=self.index,
+                embed=self._reference_vector,
+                model=self.embedder.name,
+                types=PROMPT_TYPES,
+            )
+            _write_calibration(project.project_id, known)
+        self._calibrations[project.project_id] = known
+        return known.floor(DEFAULT_FLOOR)
+
+    def _reference_vector(self, prompt: str) -> np.ndarray:
+        if prompt not in self._reference_vectors:
+            self._reference_vectors[prompt] = self.embedder.query(prompt)
+        return self._reference_vectors[prompt]
 
     # vectors ------------------------------------------------------------------------------
 
@@ -380,6 +412,7 @@ class Service:
                 if late():  # waited for the store behind other requests: no work for nobody
                     raise Expired
                 self.sync_new(store)  # records written since the last look are embedded first
+                floor = self.floor_for(store, project)
                 result = hybrid_search(
                     store,
                     project,
@@ -387,6 +420,7 @@ class Service:
                     index=ScanAhead(self.index, job),  # type: ignore[arg-type]
                     query_vector=job.vector,
                     limit=asked.wanted,
+                    floor=floor,
                     types=PROMPT_TYPES,
                     exclude_ids=asked.already,
                 )
@@ -414,8 +448,7 @@ class Service:
         job = self.queries.submit(text, namespaces=visible_namespaces(project, scope), types=types)
         with self._serving_store() as store:
             self.sync_new(store)
-            from agentctx_embed.hybrid import DEFAULT_FLOOR
-
+            floor = self.floor_for(store, project) if request.get("floor", True) else None
             result = hybrid_search(
                 store,
                 project,
@@ -426,7 +459,7 @@ class Service:
                 types=types,
                 scope=scope,
                 exclude_ids=strings(request.get("exclude")),
-                floor=DEFAULT_FLOOR if request.get("floor", True) else None,
+                floor=floor,
             )
         return {
             "ok": True,
@@ -435,6 +468,25 @@ class Service:
             "degraded": result.degraded,
             "hits": [[hit.record.record_id, hit.score, hit.relevance] for hit in result.hits],
         }
+
+
+def _read_calibration(project_id: str) -> Calibration | None:
+    try:
+        with open(paths.calibration_path(project_id), encoding="utf-8") as handle:
+            return Calibration.from_json(json.load(handle))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_calibration(project_id: str, calibration: Calibration) -> None:
+    from pathlib import Path
+
+    from agentctx_store.files import atomic_write
+
+    try:
+        atomic_write(Path(paths.calibration_path(project_id)), json.dumps(calibration.as_json(), indent=1) + "\n")
+    except OSError as exc:  # a read-only data dir: the floor still applies, it is only not shown
+        logger.warning("could not write the calibration of %s (%s)", project_id, exc)
 
 
 LOAD_BLOCK_ROWS = 4096  # float32 rows read from the pipe at a time at start-up

@@ -135,7 +135,9 @@ SETTINGS: dict[str, Setting] = {
         parse=_bool,
         help="Apply re-verification proposals for records whose anchored code changed without review.",
     ),
-    "embed_model": Setting(default="", parse=_text, help="fastembed model name (empty: BAAI/bge-small-en-v1.5)."),
+    "embed_model": Setting(
+        default="", parse=_text, help="fastembed model name (empty: sentence-transformers/all-MiniLM-L6-v2, bundled)."
+    ),
     "embed_model_dir": Setting(default="", parse=_text, help="Local model folder loaded with no network."),
     "team_autoimport": Setting(
         default=False, parse=_bool, help="SessionStart imports a changed .agentctx/context.md (else it says so)."

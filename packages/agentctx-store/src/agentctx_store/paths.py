@@ -43,6 +43,12 @@ def digest_meta_path(project_id: str) -> str:
     return os.path.join(digests_dir(), f"{safe_name(project_id)}.json")
 
 
+def calibration_path(project_id: str) -> str:
+    """What the warm search service measured to set a project's relevance floor (derived,
+    rebuildable; `agentctx_embed.hybrid.Calibration`), shown by `agentctx status --json`."""
+    return os.path.join(home(), "calibration", f"{safe_name(project_id)}.json")
+
+
 def session_state_dir() -> str:
     """Disposable per-session state (injection dedup, spawn locks): `agentctx_hooks.state`."""
     return os.path.join(home(), "state")

@@ -2,7 +2,9 @@
 
 Pipeline (docs/adr/0005-keyword-retrieval-with-a-floor.md; the why and the measurements are in
 docs/retrieval.md):
-  1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped;
+  1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped; their
+     compound forms (`compound_forms`: "type check" also as "typecheck", "precommit" also as the
+     phrase "pre commit") so the ways developers write one word meet;
   2. FTS5 BM25, title weighted over body, only this project's and `_global` rows;
   3. superseded matches hand their relevance to the current head of their chain;
   4. a floor decided per query on the best match (rare-term units, short-query and
@@ -33,6 +35,14 @@ if TYPE_CHECKING:
 
 MAX_TERMS = 48
 MAX_TERM_CHARS = 40
+# Compound forms (`compound_forms`): a word is split into two-word phrases when it has at least
+# this many characters, each part at least COMPOUND_PART_CHARS; at most MAX_COMPOUND_FORMS in all.
+COMPOUND_MIN_CHARS = 5
+COMPOUND_MAX_CHARS = 12  # two English words written as one ("healthcheck"); longer ones are names
+COMPOUND_PART_CHARS = 2
+MAX_COMPOUND_FORMS = 24
+# Splits cost FTS5 a phrase each (two lookups and a merge of two position lists): at most this many.
+MAX_SPLIT_FORMS = 12
 CANDIDATES = 60
 # FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
 PRESELECT = 2 * CANDIDATES
@@ -119,6 +129,8 @@ class SearchResult:
     hits: list[SearchHit] = field(default_factory=list[SearchHit])
     degraded: str | None = None
     terms: list[str] = field(default_factory=list[str])
+    # what was matched: `terms` and their compound forms (`compound_forms`)
+    forms: list[str] = field(default_factory=list[str])
 
     @property
     def records(self) -> list[Record]:
@@ -139,6 +151,49 @@ def query_terms(text: str) -> list[str]:
         if len(terms) >= MAX_TERMS:
             break
     return terms
+
+
+def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
+    """The other ways a developer writes the words of `text`, so that `type-check`, `type check`
+    and `typecheck` (`pre-commit` / `precommit`, `set up` / `setup`) find each other.
+
+    FTS5 indexes `type-check` as the two tokens `type` `check`, and `typecheck` as one. So each
+    pair of adjacent words is also searched joined ("type check" → `typecheck`), and each term of
+    `COMPOUND_MIN_CHARS` or more is also searched as every two-word phrase it splits into
+    ("precommit" → the phrases `"pre commit"`, `"prec ommit"`, …, for words of 5 to 12 letters,
+    at most `MAX_SPLIT_FORMS` phrases; FTS5 matches a phrase only where
+    its words stand side by side, so splits that are not words match nothing and score nothing).
+    A pair joins only when its first word is not a stop word ("set up", "log in", not "the
+    failing"). A rule about how words are written, not a list of synonyms. Forms that are
+    already `terms` are left out; at most `MAX_COMPOUND_FORMS`, joins first: a form that matches
+    nothing costs FTS5 one lookup of a token it does not hold (cheaper, measured in a fresh
+    process, than asking `fts5vocab` which forms exist).
+    """
+    known = set(terms)
+    forms: list[str] = []
+
+    def add(form: str) -> bool:
+        if form not in known:
+            known.add(form)
+            forms.append(form)
+        return len(forms) < MAX_COMPOUND_FORMS
+
+    sequence = [word for word in words(text.lower()) if len(word) <= MAX_TERM_CHARS]
+    for first, second in zip(sequence, sequence[1:], strict=False):
+        if first in STOPWORDS or min(len(first), len(second)) < COMPOUND_PART_CHARS:
+            continue  # "how do", "the failing", or the `s` of "what's"; "set up" and "log in" join
+        joined = first + second
+        if len(joined) <= MAX_TERM_CHARS and joined.isalpha() and not add(joined):
+            return forms
+    splits = 0
+    for term in terms:
+        if not COMPOUND_MIN_CHARS <= len(term) <= COMPOUND_MAX_CHARS or not term.isalpha():
+            continue
+        for cut in range(COMPOUND_PART_CHARS, len(term) - COMPOUND_PART_CHARS + 1):
+            splits += 1
+            if not add(f"{term[:cut]} {term[cut:]}") or splits >= MAX_SPLIT_FORMS:
+                return forms
+    return forms
 
 
 def words(text: str) -> Iterator[str]:
@@ -222,6 +277,7 @@ def search(
     terms = query_terms(text)
     if not terms:
         return SearchResult(terms=terms)
+    forms = [*terms, *compound_forms(text, terms)]
     moment = time.time() if now is None else now.timestamp()
     namespaces = visible_namespaces(project, scope)
     # Superseded rows are read too (never returned): they lead to their current heads.
@@ -229,7 +285,7 @@ def search(
     degraded: str | None = None
     try:
         if store.has_fts:
-            scored = _fts_candidates(store.conn, fts_query(terms, namespaces), filters, params)
+            scored = _fts_candidates(store.conn, fts_query(forms, namespaces), filters, params)
         else:
             degraded = "like-search"
             scored = _like_candidates(store.conn, terms, filters, params)
@@ -239,7 +295,9 @@ def search(
         return _pinned_only(store, namespaces, limit)
     if floor is not None and scored:
         try:
-            scored = apply_relevance_floor(store.conn, scored, floor, like=degraded is not None, terms=terms)
+            scored = apply_relevance_floor(
+                store.conn, scored, floor, like=degraded is not None, terms=terms, forms=forms
+            )
         except sqlite3.Error:
             return _pinned_only(store, namespaces, limit)
     hits = [
@@ -248,7 +306,7 @@ def search(
         if include_superseded or record.superseded_at is None
     ]
     hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
-    return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms)
+    return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms, forms=forms)
 
 
 def _current_heads(
@@ -333,6 +391,7 @@ def apply_relevance_floor(
     *,
     like: bool,
     terms: Sequence[str],
+    forms: Sequence[str] | None = None,
 ) -> list[tuple[Record, float]]:
     """The keyword floor on one query's matches: nothing when the best match is weak (below the
     store's `relevance_gate`, or sharing too few distinct words with a longer query); otherwise
@@ -344,6 +403,8 @@ def apply_relevance_floor(
         floor: in rare-term matches (`RELEVANCE_FLOOR` in production).
         like: the matches come from the LIKE rung, whose relevance counts matched terms.
         terms: the query's searchable words (`query_terms`).
+        forms: what was matched (`SearchResult.forms`: the terms and their compound forms);
+            default `terms`.
     """
     if like:
         return [item for item in scored if item[1] >= _like_floor(terms)]
@@ -354,7 +415,7 @@ def apply_relevance_floor(
         gate *= SHORT_QUERY_FLOOR_SHARE
     if best < gate:
         return []
-    if not short and _distinct_terms(conn, top, terms) < MIN_DISTINCT_TERMS:
+    if not short and _distinct_terms(conn, top, terms if forms is None else forms) < MIN_DISTINCT_TERMS:
         return []
     return [item for item in scored if item[1] >= TAIL_RATIO * best]
 

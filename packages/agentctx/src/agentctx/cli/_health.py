@@ -256,6 +256,7 @@ def run_checks(project: Project) -> list[Check]:
                 fix=fix if missing else "",
             )
         )
+    checks.append(check_embedding_model())
     checks.append(check_api_key())
     from agentctx.cli.clients import claude, client_checks
 
@@ -264,6 +265,22 @@ def run_checks(project: Project) -> list[Check]:
     checks.append(check_search_service())
     checks.extend(client_checks(project))  # every other client
     return checks
+
+
+def check_embedding_model() -> Check:
+    """Which embedding model is active, where it loads from, and whether bench/ measured it."""
+    if not (module_available("agentctx_embed") and module_available("fastembed")):
+        return Check(name="embedding model", state="ok", detail="none: the [embeddings] extra is not installed")
+    from agentctx.cli.models import active_model, describe
+
+    model = active_model()
+    return Check(
+        name="embedding model",
+        state="ok" if model["measured"] else "warn",
+        detail=describe(model),
+        fix="" if model["measured"] else "unset AGENTCTX_EMBED_MODEL / embed_model for the measured default",
+        extra=model,
+    )
 
 
 def check_search_service() -> Check:

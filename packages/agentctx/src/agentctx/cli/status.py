@@ -26,6 +26,7 @@ from agentctx.cli._common import (
 from agentctx.cli._health import active_rungs
 from agentctx.cli.clients import clients_status
 from agentctx.cli.consolidate import consolidation_section
+from agentctx.cli.models import floor_section
 from agentctx.cli.serve import service_section
 from agentctx.cli.setup import hooks_status
 from agentctx.cli.stale import stale_status
@@ -194,6 +195,7 @@ SECTIONS: tuple[StatusProvider, ...] = (
     clients_status,
     consolidation_section,
     service_section,
+    floor_section,
     stale_status,
     team_section,
 )

@@ -1,0 +1,158 @@
+"""The relevance floor the store calibrates for itself (issue 31): a project's hybrid floor is
+measured against what its own records give the reference prompts (`hybrid.CALIBRATION_PROMPTS`)
+with the model in use, kept per project, and measured again when the model changes; a store
+whose records have nothing to do with the prompts injects nothing on either path, with the tiny
+test model and with the real (bundled) one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agentctx_store import Project, Store, config, paths
+from agentctx_store.prompt_answer import Asked, compose, rank
+from embed_testkit import add
+
+from agentctx_embed import service
+from agentctx_embed.hybrid import CALIBRATION_PROMPTS, Calibration
+from agentctx_embed.models import DEFAULT_MODEL, Embedder, choose_model, load
+from agentctx_embed.tiny import build_tiny_model, words_of
+
+pytestmark = pytest.mark.embed
+
+TOPICS = [
+    ("Use PostgreSQL 16", "All services keep durable state in PostgreSQL 16 behind pgbouncer."),
+    ("Migrations with Alembic", "Schema changes are Alembic revisions, one per pull request."),
+    ("Background jobs on Temporal", "Long work runs as Temporal workflows with retries."),
+    ("Deploy from GitHub Actions", "Merges to main deploy to staging; production is a manual approval."),
+    ("Validate bodies with pydantic", "Request bodies are pydantic models validated at the route boundary."),
+    ("Tests beside the module", "Name test files after the module they test and keep them next to it."),
+    ("Small pull requests", "Keep pull requests under four hundred changed lines."),
+    ("Tenant id in cache keys", "Every cache key includes the tenant id to avoid cross-tenant leaks."),
+    ("Dashboard assets from the package", "Serve the dashboard's static assets from the wheel, never a CDN."),
+    ("Sessions in Redis", "Web sessions live in Redis with a TTL of one day."),
+    ("Structured logging", "Log with structlog; every line carries the request id."),
+    ("Money in cents", "Amounts are integers in minor units; never floats."),
+    ("Feature flags in Unleash", "Read flags through flags.enabled, backed by Unleash."),
+    ("API errors are problem+json", "Error responses follow RFC 7807."),
+    ("Python 3.12 only", "CI runs 3.12; code may use its syntax."),
+    ("Frontend in Vue 3", "The admin UI is Vue 3 with Pinia stores."),
+    ("Emails through SES", "Transactional email goes through Amazon SES with a suppression list."),
+    ("Search with OpenSearch", "Full-text search of orders runs on OpenSearch 2."),
+    ("Secrets in Vault", "Services read secrets from Vault at start; nothing in env files."),
+    ("Time zones in UTC", "Store timestamps in UTC; convert only when rendering."),
+    ("Retries with backoff", "HTTP clients retry idempotent calls three times with jittered backoff."),
+    ("Ruff for lint and format", "ruff check and ruff format run in pre-commit and CI."),
+    ("Type hints everywhere", "pyright runs in strict mode on every package."),
+    ("Containers on distroless", "Images build on distroless python, no shell."),
+    ("Metrics in Prometheus", "Expose /metrics; dashboards live in Grafana."),
+]
+# Prompts about nothing any of these records say, and none of the reference prompts either.
+UNRELATED = [
+    "what's the tallest mountain in Europe?",
+    "write a limerick about a sleepy cat",
+    "how do I convert celsius to fahrenheit in my head?",
+    "remind me what a prime number is",
+    "who painted the Mona Lisa?",
+    "give me a synonym for happy",
+    "how many legs does a spider have?",
+    "what rhymes with orange?",
+]
+
+
+def seed(store: Store, project: Project) -> None:
+    for title, body in TOPICS:
+        add(store, project, "convention", title, body)
+
+
+@pytest.fixture(params=["tiny", "real"])
+def embedder(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Embedder:
+    """The tiny test model (over these texts' words) or the bundled all-MiniLM-L6-v2."""
+    if request.param == "tiny":
+        texts = [f"{title} {body}" for title, body in TOPICS] + UNRELATED + list(CALIBRATION_PROMPTS)
+        folder = build_tiny_model(tmp_path / "tiny", words_of(texts))
+        monkeypatch.setenv("AGENTCTX_EMBED_MODEL", "agentctx/tiny-word-model")
+        monkeypatch.setenv("AGENTCTX_EMBED_MODEL_DIR", str(folder))
+    else:
+        monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+        monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
+    loaded = load(choose_model(config.load()), allow_download=False)
+    assert request.param == "tiny" or loaded.name == DEFAULT_MODEL
+    return loaded
+
+
+@pytest.fixture
+def warm(embedder: Embedder, store: Store) -> Iterator[service.Service]:
+    served = service.Service(paths.home(), embedder, db_path=store.path)
+    try:
+        yield served
+    finally:
+        served.queries.close()
+        served.close_store()
+
+
+def warm_prompt(served: service.Service, project: Project, prompt: str) -> dict[str, object]:
+    reply = served.prompt({"cwd": str(project.root), "prompt": prompt, "session_id": "s-1", "budget_ms": 600_000})
+    assert reply.get("ok"), reply
+    return reply
+
+
+def test_an_unrelated_store_injects_nothing_on_either_path(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    seed(store, project)
+    warm.sync_all()
+    for prompt in UNRELATED:
+        asked = Asked(prompt=prompt)
+        assert compose(store, project, asked, rank(store, project, asked)).text == "", prompt
+        assert warm_prompt(warm, project, prompt)["text"] == "", prompt
+    # … while a prompt about one of them still gets it, on the warm path
+    reply = warm_prompt(warm, project, "which database do the services keep their durable state in, postgres?")
+    assert "Use PostgreSQL 16" in str(reply["text"])
+
+
+def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, store: Store, project: Project) -> None:
+    seed(store, project)
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
+    assert saved["model"] == warm.embedder.name and saved["records"] == len(TOPICS)
+    assert saved["prompts"] == len(CALIBRATION_PROMPTS) == len(saved["reference_z"])
+    assert saved["reference_z"] == sorted(saved["reference_z"])
+    median = (saved["reference_z"][19] + saved["reference_z"][20]) / 2
+    highest = max(saved["reference_z"])
+    assert saved["thresholds"]["z_alone"] == pytest.approx(highest + 0.25 * (highest - median), abs=1e-2)
+    first = saved["at"]
+    warm_prompt(warm, project, "which database do we use?")  # same model, same records: measured once
+    assert json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))["at"] == first
+
+
+def test_the_floor_is_measured_again_when_the_model_changes(
+    warm: service.Service, embedder: Embedder, store: Store, project: Project
+) -> None:
+    seed(store, project)
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    path = Path(paths.calibration_path(project.project_id))
+    assert json.loads(path.read_text(encoding="utf-8"))["model"] == embedder.name
+    renamed = Embedder(embedder.model, "another/model", embedder.dims)  # the same vectors under another name
+    other = service.Service(paths.home(), renamed, db_path=store.path)
+    try:
+        other.sync_all()
+        warm_prompt(other, project, "which database do we use?")
+    finally:
+        other.queries.close()
+        other.close_store()
+    assert json.loads(path.read_text(encoding="utf-8"))["model"] == "another/model"
+
+
+def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> None:
+    known = Calibration(model="m", records=100, z=(1.0, 2.0, 3.0), shares=(0.0, 0.0, 1.0))
+    assert not known.stale("m", 100) and not known.stale("m", 109)
+    assert known.stale("m", 111) and known.stale("m", 89) and known.stale("other", 100)
+    assert known.floor().z_alone == 3.25 and known.floor().weak_keyword_z == 2.0  # 3 + (3 - 2) / 4
+    small = Calibration(model="m", records=5, z=(0.0,), shares=(0.0,))
+    assert small.floor().z_alone == float("inf")  # too few records to tell a z: vectors alone answer nothing
+    assert Calibration.from_json(json.loads(json.dumps(known.as_json()))) == known
