@@ -92,7 +92,7 @@ def hooks_log(isolated_home: Path) -> Callable[[], str]:
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seven wheels and sdists, built once per test session by `scripts/build-dist`
+    """The eight wheels and sdists, built once per test session by `scripts/build-dist`
     (what a user runs) into a temp folder."""
     import shutil
 

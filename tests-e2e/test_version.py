@@ -1,4 +1,4 @@
-"""One version for the seven distributions, written once: the repository's `VERSION` file.
+"""One version for the eight distributions, written once: the repository's `VERSION` file.
 
 Each `packages/*/pyproject.toml` declares its version dynamic and reads it from `../../VERSION`
 (hatchling with the uv-dynamic-versioning plugin), and every pin between the distributions is
@@ -38,7 +38,7 @@ def _requirements(config: dict[str, Any]) -> list[str]:
 def test_the_version_file_holds_one_version() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", VERSION), VERSION
     assert (ROOT / "VERSION").read_text(encoding="utf-8") == f"{VERSION}\n"
-    assert len(DISTRIBUTIONS) == 7, DISTRIBUTIONS
+    assert len(DISTRIBUTIONS) == 8, DISTRIBUTIONS
 
 
 def test_every_distribution_reads_its_version_from_the_version_file() -> None:
@@ -66,7 +66,7 @@ def test_every_internal_pin_is_the_version_template() -> None:
         if any(INTERNAL.match(requirement) for requirement in _requirements(config)):
             assert "dependencies" in config["project"]["dynamic"], name
             assert "dependencies" not in config["project"], f"{name}: static dependencies beside the hook's"
-    assert pins == 5 + 4 + 4  # five peers on the store; the CLI on four peers and four extra pins
+    assert pins == 6 + 4 + 6  # six peers on the store; the CLI on four peers and six extra pins
 
 
 def test_the_installed_distributions_carry_the_version_and_pins() -> None:

@@ -324,6 +324,11 @@ def m010_operation_log(conn: sqlite3.Connection, fts5: bool) -> None:
     transaction, so no other connection sees it) keeps the triggers quiet. `applied = 0` marks a
     pulled operation kept as a conflict rather than applied. Existing records get one operation
     each, so a first sync sends what was there before the log.
+
+    `remotes` holds each remote's URL (never its password), what it shares (`rule`, JSON) and
+    its cursors: the last local `seq` pushed and the last server sequence pulled. The pull cursor
+    moves in the transaction that applies what was pulled, so a sync killed at any point resumes
+    where its last transaction ended.
     """
     conn.execute(
         """CREATE TABLE record_ops (
@@ -341,6 +346,21 @@ def m010_operation_log(conn: sqlite3.Connection, fts5: bool) -> None:
     )
     conn.execute("CREATE INDEX record_ops_record ON record_ops(record_id, seq)")
     conn.execute("CREATE TABLE record_ops_applying (since TEXT)")
+    conn.execute(
+        """CREATE TABLE remotes (
+            name          TEXT PRIMARY KEY,
+            url           TEXT NOT NULL,
+            rule          TEXT NOT NULL DEFAULT '{}',
+            pushed_seq    INTEGER NOT NULL DEFAULT 0,
+            pulled_seq    INTEGER NOT NULL DEFAULT 0,
+            added_at      TEXT NOT NULL,
+            last_ok       TEXT,
+            failing_since TEXT,
+            last_error    TEXT,
+            attempts      INTEGER NOT NULL DEFAULT 0,
+            next_attempt  TEXT
+        )"""
+    )
     conn.execute(
         f"""INSERT INTO record_ops(op_id, record_id, project_id, kind, parent, state, made_at)
             SELECT lower(hex(randomblob(16))), r.id, r.project_id, 'put', NULL, {OP_STATE.format(r="r")}, {_OP_NOW}
