@@ -339,3 +339,53 @@ def test_hostile_remote_content_never_changes_a_private_record(remote: Remote, t
         assert store.get(laptop.project, private).body == "The user prefers tabs."
         assert store.get(laptop.project, private).type == "preference"
         assert store.get(laptop.project, guarded).body == "We use uv."
+
+
+def test_hooks_never_wait_on_the_remote_and_start_the_sync_detached(
+    remote: Remote, cluster: Cluster, tmp_path: Path
+) -> None:
+    """With a remote added and its server stopped, the hooks load nothing of the remote package
+    (no psycopg, no connection: their timing is bench/test_bench_remote.py's) and SessionStart
+    and SessionEnd only start `agentctx remote sync --background` detached, when it is due."""
+    import json
+
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    laptop.add("Use uv", "We use uv for environments.")
+    cluster.stop()
+    try:
+        payloads = {
+            "SessionStart": {"session_id": "s1", "cwd": str(laptop.repo), "source": "startup"},
+            "UserPromptSubmit": {"session_id": "s1", "cwd": str(laptop.repo), "prompt": "how do we manage uv environments?"},
+            "SessionEnd": {"session_id": "s1", "cwd": str(laptop.repo), "reason": "exit"},
+        }  # fmt: skip
+        for event, payload in payloads.items():
+            done = subprocess.run(
+                [sys.executable, "-X", "importtime", "-m", "agentctx", "hook", event],
+                input=json.dumps({"hook_event_name": event, "transcript_path": "", **payload}),
+                env=laptop.env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            loaded = {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines() if "|" in line}
+            assert not loaded & {"psycopg", "psycopg_binary", "agentctx_remote"}, event
+            assert done.stdout == "" or json.loads(done.stdout)  # nothing malformed
+        spawned = (laptop.data / "logs" / "hooks.log").read_text(encoding="utf-8")
+        assert spawned.count("agentctx remote sync --background") == 2  # SessionStart and SessionEnd
+        # not due (the schedule says later): not even a spawn
+        (laptop.data / "remote-sync.next").write_text(f"{int(time.time()) + 300}\n", encoding="utf-8")
+        subprocess.run(
+            [sys.executable, "-m", "agentctx", "hook", "SessionStart"],
+            input=json.dumps({"hook_event_name": "SessionStart", **payloads["SessionStart"]}),
+            env=laptop.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        again = (laptop.data / "logs" / "hooks.log").read_text(encoding="utf-8")
+        assert again.count("agentctx remote sync --background") == 2
+    finally:
+        cluster.start()
