@@ -192,6 +192,7 @@ def test_concurrent_edits_become_two_heads_that_a_person_resolves(remote: Remote
         with side.store() as store:
             assert team.heads_conflicts(store, side.project) == []
         assert sorted(side.current().values()) == ["We cache in Redis.", "We lint with ruff and pyright."]
+        assert "two heads" not in side.run("remote", "status").stdout
 
 
 def test_a_deletion_replicates_and_the_record_never_comes_back(remote: Remote, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 from agentctx_store import Project, Store
 from agentctx_store.errors import AgentctxError
+from agentctx_store.sharing import team
 
 from agentctx.cli._common import JsonOption, StatusSection, open_store, print_json, project_for
 from agentctx.cli._install import install_command
@@ -246,14 +247,17 @@ def _remote_rows(store: Store) -> list[dict[str, Any]]:
         waiting = store.conn.execute(
             "SELECT count(*) FROM record_ops WHERE origin IS NULL AND seq > ?", (row["pushed_seq"],)
         ).fetchone()[0]
-        conflicts = store.conn.execute(
-            "SELECT count(*) FROM record_ops WHERE origin = ? AND applied = 0", (row["name"],)
-        ).fetchone()[0]
+        rule: dict[str, Any] = jsonlib.loads(row["rule"] or "{}")
+        shared: list[str] = rule.get("projects") or []
+        conflicts = sum(
+            len(team.heads_conflicts(store, Project(project_id=project_id, root="", name=project_id)))
+            for project_id in shared
+        )
         out.append(
             {
                 "name": row["name"],
                 "url": row["url"],
-                "rule": jsonlib.loads(row["rule"] or "{}"),
+                "rule": rule,
                 "last_ok": row["last_ok"],
                 "failing_since": row["failing_since"],
                 "last_error": row["last_error"],
