@@ -390,3 +390,13 @@ def test_hooks_never_wait_on_the_remote_and_start_the_sync_detached(
         assert again.count("agentctx remote sync --background") == 2
     finally:
         cluster.start()
+
+
+def test_a_remote_made_by_a_newer_agentctx_is_refused_with_one_line(remote: Remote, tmp_path: Path) -> None:
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    laptop.add("Use uv")
+    remote.sql("UPDATE agentctx.meta SET value = '99' WHERE key = 'schema_version'")
+    done = laptop.run("remote", "sync", check=False)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "newer agentctx" in done.stderr and "Traceback" not in done.stderr
+    assert remote.count() == 0
