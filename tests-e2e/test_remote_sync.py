@@ -400,3 +400,32 @@ def test_a_remote_made_by_a_newer_agentctx_is_refused_with_one_line(remote: Remo
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert "newer agentctx" in done.stderr and "Traceback" not in done.stderr
     assert remote.count() == 0
+
+
+def test_a_server_restart_mid_push_loses_and_duplicates_nothing(
+    remote: Remote, cluster: Cluster, tmp_path: Path
+) -> None:
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    total = 6000
+    laptop.bulk(total)
+    os.environ["AGENTCTX_REMOTE_BATCH"] = "200"
+    try:
+        sync = subprocess.Popen(
+            [str(Path(sys.executable).with_name("agentctx")), "remote", "sync"],
+            cwd=laptop.repo,
+            env=laptop.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and sync.poll() is None and remote.count() == 0:
+            time.sleep(0.01)
+        cluster.stop("immediate")  # the server goes away mid-push, as in a crash
+        out, err = sync.communicate(timeout=60)
+        assert sync.returncode == 1 and err.count("\n") == 1 and "Traceback" not in err, err
+        cluster.start()
+        laptop.run("remote", "sync")
+    finally:
+        os.environ.pop("AGENTCTX_REMOTE_BATCH", None)
+    assert remote.count() == total == int(remote.sql("SELECT count(DISTINCT op_id) FROM agentctx.ops")[0][0])  # type: ignore[arg-type]
