@@ -92,6 +92,12 @@ def test_two_machines_sync_a_project_both_ways(remote: Remote, tmp_path: Path) -
     assert laptop.project.project_id == desk.project.project_id  # one identity, from the git origin
 
     first = laptop.add("Use uv for environments", "We use uv, never pip directly.", pinned=True)
+    from agentctx_store.anchors import Anchor, add_anchors, anchors_of, content_hash
+
+    with laptop.store() as store:  # anchors travel with the record: project-relative, one per clone
+        add_anchors(
+            store, laptop.project, first, [Anchor(path="pyproject.toml", content_hash=content_hash("[project]"))]
+        )
     private = laptop.add("Prefers tabs", "The user prefers tabs.", type="preference")
     guess = laptop.add("Maybe Redis", "Perhaps a Redis cache.", confidence="inferred")
     done = laptop.run("remote", "sync")
@@ -102,6 +108,8 @@ def test_two_machines_sync_a_project_both_ways(remote: Remote, tmp_path: Path) -
     with desk.store() as store:
         pulled = store.get(desk.project, first)
     assert pulled.pinned and pulled.source == "cli" and pulled.confidence == "explicit"
+    with desk.store() as store:
+        assert [a.path for a in anchors_of(store, desk.project, first)] == ["pyproject.toml"]
 
     with desk.store() as store:
         _, newer = store.supersede(desk.project, first, body="We use uv and commit uv.lock.")

@@ -28,9 +28,10 @@ from typing import Any
 
 import psycopg
 from agentctx_store import Project, Store
+from agentctx_store.anchors import Anchor, replace_anchors
 from agentctx_store.clock import utc_now
 from agentctx_store.errors import AgentctxError, ValidationError
-from agentctx_store.jsontext import is_object
+from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES, check_text
 from agentctx_store.rows import RECORD_COLUMNS
 from agentctx_store.ulid import is_ulid
@@ -137,6 +138,7 @@ def _push(
         if not rows:
             return
         keep = [row for row in rows if row["project_id"] in allowed and _covered(remote.rule, row)]
+        anchored = _anchors(store, [row["record_id"] for row in keep if row["kind"] == "put"])
         if keep:
             with conn.transaction(), conn.cursor() as cur:
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (server.PUSH_LOCK,))
@@ -154,7 +156,7 @@ def _push(
                                 row["record_id"],
                                 row["kind"],
                                 row["parent"],
-                                row["state"],
+                                _with_anchors(row["state"], anchored.get(row["record_id"])),
                                 row["made_at"],
                             )
                         )
@@ -169,6 +171,37 @@ def _push(
             local.execute("UPDATE remotes SET pushed_seq = ? WHERE name = ?", (cursor, remote.name))
         if after_batch is not None:
             after_batch("push")
+
+
+MAX_ANCHORS = 50  # a pulled record keeps at most this many anchors
+
+
+def _anchors(store: Store, record_ids: Sequence[str]) -> dict[str, list[dict[str, object]]]:
+    """The anchors of these records now (they travel with a record's state when it is pushed:
+    project-relative paths and content hashes, the same in every clone of the repository)."""
+    found: dict[str, list[dict[str, object]]] = {}
+    unique = list(dict.fromkeys(record_ids))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start : start + 500]
+        rows = store.conn.execute(
+            f"""SELECT record_id, path, line_start, line_end, symbol, content_hash FROM record_anchors
+                WHERE record_id IN ({",".join("?" * len(chunk))}) ORDER BY anchor_id""",
+            chunk,
+        )
+        for row in rows:
+            found.setdefault(row[0], []).append(
+                {"path": row[1], "line_start": row[2], "line_end": row[3], "symbol": row[4], "content_hash": row[5]}
+            )
+    return found
+
+
+def _with_anchors(state: str, anchors: list[dict[str, object]] | None) -> str:
+    if not anchors:
+        return state
+    value: object = json.loads(state)
+    if not is_object(value):
+        return state
+    return json.dumps(value | {"anchors": anchors[:MAX_ANCHORS]}, ensure_ascii=False)
 
 
 def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
@@ -278,6 +311,7 @@ def _apply(store: Store, remote: remotes.Remote, namespaces: set[str], op: Op) -
     if local is None:
         store.insert_row(row)
         _successor_edge(store, row)
+        _pulled_anchors(store, op.project, record_id, state.get("anchors"))
         _log(conn, op, record_id, remote.name, applied=True)
         return "applied"
     version = conn.execute(
@@ -287,6 +321,7 @@ def _apply(store: Store, remote: remotes.Remote, namespaces: set[str], op: Op) -
     if (version[0] if version else None) == op.parent or all(local[c] == v for c, v in fields.items()):
         store.rewrite(record_id, fields, when=utc_now())
         _successor_edge(store, row)
+        _pulled_anchors(store, op.project, record_id, state.get("anchors"))
         _log(conn, op, record_id, remote.name, applied=True)
         return "applied"
     _conflict(store, local, row, op, version[0] if version else record_id)
@@ -339,6 +374,35 @@ def _row(record_id: str, project_id: str, state: dict[str, Any]) -> dict[str, ob
         "key": key[:200] if isinstance(key, str) else None,
         "updated_at": None,
     }
+
+
+def _pulled_anchors(store: Store, project_id: str, record_id: str, value: object) -> None:
+    """Give a pulled record the anchors its state carries, checked as `agentctx record --anchor`
+    checks them (relative paths inside the project, sane ranges); anchors that fail the check are
+    dropped, the record is kept."""
+    if not is_array(value) or not value:
+        return
+    anchors: list[Anchor] = []
+    for item in value[:MAX_ANCHORS]:
+        if not is_object(item):
+            continue
+        path, digest = item.get("path"), item.get("content_hash")
+        start, end, symbol = item.get("line_start"), item.get("line_end"), item.get("symbol")
+        if not isinstance(path, str) or not isinstance(digest, str) or len(path) > 1000 or len(digest) > 200:
+            continue
+        anchors.append(
+            Anchor(
+                path=path,
+                content_hash=digest,
+                line_start=start if isinstance(start, int) else None,
+                line_end=end if isinstance(end, int) else None,
+                symbol=symbol[:200] if isinstance(symbol, str) else None,
+            )
+        )
+    try:
+        replace_anchors(store, _namespace(project_id), record_id, anchors)
+    except ValidationError:
+        return
 
 
 def _successor_edge(store: Store, row: dict[str, object]) -> None:
