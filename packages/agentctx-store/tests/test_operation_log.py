@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
-from conftest import AddRecord
+from agentctx_store import Project, Record, Store
 
-from agentctx_store import Project, Store
+AddRecord = Callable[..., Record]  # the `add` fixture (conftest.py)
 
 
 def _ops(store: Store) -> list[tuple[str, str, str | None, dict[str, object]]]:
