@@ -92,8 +92,9 @@ def hooks_log(isolated_home: Path) -> Callable[[], str]:
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The eight wheels and sdists, built once per test session by `scripts/build-dist`
-    (what a user runs) into a temp folder."""
+    """Every distribution's wheel and sdist, built once per test session by `scripts/build-dist`
+    (what a user runs) into a temp folder; `--ours-only` skips the download of the third-party
+    wheels (no network in tests: test_wheel.py puts the test environment's own on the path)."""
     import shutil
 
     if shutil.which("uv") is None:
@@ -101,7 +102,11 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     root = Path(__file__).resolve().parents[1]
     result = subprocess.run(
-        [str(root / "scripts" / "build-dist"), str(out)], capture_output=True, text=True, timeout=900, check=False
+        [str(root / "scripts" / "build-dist"), "--ours-only", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     assert result.returncode == 0, f"scripts/build-dist failed:\n{result.stdout}\n{result.stderr}"
     return out

@@ -481,3 +481,22 @@ def test_an_unusable_store_is_a_structured_error_not_a_crash(project: Project, t
             assert "not an agentctx store" in error["error"]
 
     assert run_session(project.root, scenario, AGENTCTX_HOME=str(broken)) == []
+
+
+def test_ctx_supersede_keeps_the_old_records_anchors(project: Project) -> None:
+    """Issue 33: a fact superseded by the agent still rests on the code it rested on."""
+    root = Path(project.root)
+    (root / "retry.py").write_text("def retry():\n    return 3\n", encoding="utf-8")
+
+    async def scenario(client: Session) -> None:
+        made = ok_json(await client.call("ctx_record", {"type": "decision", "title": "Three retries",
+                                                        "body": "retry() tries three times.",
+                                                        "anchors": ["retry.py:retry"]}))  # fmt: skip
+        replaced = ok_json(await client.call("ctx_supersede", {"old_id": made["id"], "new_body": "Five retries now.",
+                                                               "rationale": "the gateway is flaky"}))  # fmt: skip
+        assert replaced["anchors"] == ["retry.py:retry"]
+
+    assert run_session(root, scenario) == []
+    (root / "retry.py").write_text("def retry():\n    return 5\n", encoding="utf-8")
+    stale = subprocess.run([str(AGENTCTX), "stale", "--json"], capture_output=True, text=True, cwd=root, check=True)
+    assert [item["title"] for item in json.loads(stale.stdout)] == ["Five retries now"]

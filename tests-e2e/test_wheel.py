@@ -16,26 +16,24 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import sysconfig
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 
-DISTRIBUTIONS = (
-    "agentctx",
-    "agentctx_store",
-    "agentctx_hooks",
-    "agentctx_mcp",
-    "agentctx_extract",
-    "agentctx_embed",
-    "agentctx_ui",
-    "agentctx_remote",
+ROOT = Path(__file__).resolve().parents[1]
+# every workspace member, as its wheel spells it (a new member is picked up without an edit here)
+DISTRIBUTIONS = tuple(
+    sorted(
+        tomllib.loads(path.read_text(encoding="utf-8"))["project"]["name"].replace("-", "_")
+        for path in ROOT.glob("packages/*/pyproject.toml")
+    )
 )
-
-pytestmark = pytest.mark.slow
 
 
 def run(args: list[str | Path], **kwargs) -> subprocess.CompletedProcess[str]:
@@ -63,11 +61,74 @@ def third_party_only(farm: Path) -> Path:
     return farm
 
 
+# -- issue 33, item 1: the install commands the docs print, as printed --------------------------
+
+DOCS = (ROOT / "README.md", ROOT / "docs" / "install.md")
+INSTALLER = re.compile(
+    r"^(uv tool install|uv pip install|uvx|pipx install|pipx inject|pip3? install|\S*python3? -m pip install)\b"
+)
+
+
+def documented_commands() -> list[str]:
+    """Every install command in the README and docs/install.md (fenced bash lines and inline
+    code), exactly as printed, comments and all, each once."""
+    found: list[str] = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        found += [line.strip() for block in re.findall(r"```bash\n(.*?)```", text, re.S) for line in block.splitlines()]
+        found += re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    return list(dict.fromkeys(command for command in found if INSTALLER.match(command)))
+
+
+def documented(prefix: str) -> str:
+    """The one documented command that starts with `prefix`."""
+    matches = {command for command in documented_commands() if command.startswith(prefix)}
+    assert len(matches) == 1, f"{prefix!r}: {sorted(matches)}"
+    return matches.pop()
+
+
+def resolves_agentctx_from_an_index(command: str) -> bool:
+    """Whether an installer would look `agentctx` (bare, or with extras) up in an index."""
+    words = shlex.split(command.split(" #", 1)[0])
+    named = any(re.fullmatch(r"agentctx(\[[\w,]+\])?", word) for word in words)
+    return named and not any("--no-index" in word for word in words)
+
+
+def hint_command(fix: str) -> str:
+    """The command in an install hint: its first backticked span."""
+    match = re.match(r"`([^`]+)`", fix)
+    assert match, f"the hint does not start with a command: {fix}"
+    return match.group(1)
+
+
+def shell(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`command` through bash, as a user types it."""
+    return run(["bash", "-c", command], cwd=cwd, env=env)
+
+
+def doctor(agentctx: Path, env: dict[str, str]) -> dict[str, dict[str, str]]:
+    checks = json.loads(run([agentctx, "doctor", "--json"], env=env).stdout)
+    return {check["name"]: check for check in checks}
+
+
+def test_no_documented_install_takes_agentctx_from_an_index() -> None:
+    commands = documented_commands()
+    assert any(command.startswith("pipx install") for command in commands), commands
+    assert any(command.startswith("pip install") for command in commands), commands
+    assert any(command.startswith("uv tool install") for command in commands), commands
+    assert [command for command in commands if resolves_agentctx_from_an_index(command)] == []
+    for command in commands:  # a uv tool install names the checkout's folder, never a registry name
+        if command.startswith("uv tool install"):
+            assert "./packages/agentctx" in command, command
+
+
+@pytest.mark.slow
 def test_every_distribution_builds_a_wheel(dist: Path) -> None:
     wheels = {path.name.split("-")[0] for path in dist.glob("*.whl")}
     assert set(DISTRIBUTIONS) <= wheels, sorted(wheels)
 
 
+@pytest.mark.slow
 def test_the_agentctx_wheel_installs_offline_and_runs(dist: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv])
@@ -95,7 +156,26 @@ def test_the_agentctx_wheel_installs_offline_and_runs(dist: Path, tmp_path: Path
     found = run([agentctx, "search", "wheel installed", "--project", project, "--json"], env=env)
     assert '"title": "Wheel works"' in found.stdout
 
+    # doctor's hint for pip in a virtual environment, run as printed where dist/ is: adds the dashboard
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "dist").symlink_to(dist)
+    fix = doctor(agentctx, env)["dashboard"]["fix"]
+    assert "in the folder holding the dist/" in fix and not resolves_agentctx_from_an_index(hint_command(fix))
+    shell(hint_command(fix), work, env)
+    checks = doctor(agentctx, env)
+    assert checks["dashboard"]["state"] == "ok" and checks["embeddings"]["state"] == "warn"
+    # a uv tool environment's hint names the checkout folder its receipt records, and keeps the dashboard
+    (venv / "uv-receipt.toml").write_text(
+        f'[tool]\nrequirements = [{{ name = "agentctx", directory = "{ROOT / "packages" / "agentctx"}" }}]\n',
+        encoding="utf-8",
+    )
+    fix = doctor(agentctx, env)["embeddings"]["fix"]
+    source = shlex.quote(f"{ROOT / 'packages' / 'agentctx'}[all]")
+    assert hint_command(fix) == f"uv tool install --reinstall --compile-bytecode {source}"
 
+
+@pytest.mark.slow
 def test_the_all_extra_brings_embeddings_and_the_dashboard(dist: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv])
@@ -141,6 +221,7 @@ def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str, str]:
     return fields, message.get_payload(), entry_points, licence_text
 
 
+@pytest.mark.slow
 def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -> None:
     wheels = {path.name.split("-")[0]: path for path in dist.glob("*.whl")}
     sdists = {path.name.rsplit("-", 1)[0]: path for path in dist.glob("*.tar.gz")}
@@ -204,6 +285,7 @@ def check_init(agentctx: Path, env: dict[str, str], project: Path) -> None:
     assert scripts == {agentctx.resolve()}, commands  # pipx's bin link resolves to its venv's script
 
 
+@pytest.mark.slow
 def test_pipx_installs_agentctx_from_dist_offline(dist: Path, tmp_path: Path) -> None:
     env = offline_env(tmp_path, tmp_path / "unused")
     pipx_home = tmp_path / "pipx"
@@ -224,19 +306,13 @@ def test_pipx_installs_agentctx_from_dist_offline(dist: Path, tmp_path: Path) ->
         ).stdout.strip()
     )
     third_party_only(shared_site)
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pipx",
-            "install",
-            "--backend",
-            "pip",
-            f"--pip-args=--no-index --find-links {dist}",
-            "agentctx",
-        ],
-        env=env,
-    )
+    # the documented command, as printed, where `dist` is the folder scripts/build-dist filled
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "dist").symlink_to(dist)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # pipx from the dev group
+    env["PIPX_DEFAULT_BACKEND"] = "pip"
+    shell(documented("pipx install"), work, env)
     agentctx = tmp_path / "bin" / "agentctx"
     assert "record" in run([agentctx, "--help"], env=env).stdout
     venv = tmp_path / "pipx" / "venvs" / "agentctx"
@@ -251,15 +327,27 @@ def test_pipx_installs_agentctx_from_dist_offline(dist: Path, tmp_path: Path) ->
     # the dashboard is an extra: without it, `agentctx ui` names the command that adds it
     ui = subprocess.run([agentctx, "ui", "--no-open", "-p", project], capture_output=True, text=True, env=env,
                         timeout=120, check=False)  # fmt: skip
-    assert ui.returncode == 1 and "./packages/agentctx[ui]" in ui.stderr, ui.stderr
+    fix = doctor(agentctx, env)["dashboard"]["fix"]
+    assert ui.returncode == 1 and fix in ui.stderr, ui.stderr
+    # doctor's hint on this pipx install, as printed: pipx injects the part (a second `pipx install`
+    # says "already installed" and does nothing) from the same dist/ (pipx recorded it), from any folder
+    assert hint_command(fix).startswith("pipx inject ") and str(dist) in fix
+    shell(hint_command(fix), tmp_path, env)
+    assert doctor(agentctx, env)["dashboard"]["state"] == "ok"
+    assert "Pipx works" in run([agentctx, "search", "pipx", "-p", project], env=env).stdout
 
 
+@pytest.mark.slow
 def test_pip_installs_embeddings_and_ui_from_dist_offline(dist: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv])
     env = offline_env(tmp_path, third_party_only(tmp_path / "deps"))
-    run([venv / "bin" / "python", "-m", "pip", "install", "--no-index", "--find-links", dist,
-         "agentctx[embeddings,ui]"], env=env)  # fmt: skip
+    # the README's command, as printed, in the activated virtual environment beside dist/
+    env |= {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{env['PATH']}"}
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "dist").symlink_to(dist)
+    shell(documented("pip install --no-index"), work, env)
     agentctx = venv / "bin" / "agentctx"
     located = run([venv / "bin" / "python", "-c", "import agentctx_embed, agentctx_ui; "
                    "print(agentctx_embed.__file__, agentctx_ui.__file__)"], env=env)  # fmt: skip

@@ -11,6 +11,7 @@ from agentctx_store import config
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentctx_embed import models
 from agentctx_embed.models import (
     BATCH_CHARS,
     DEFAULT_MODEL,
@@ -103,10 +104,18 @@ def test_bge_queries_get_the_prefix_and_passages_do_not() -> None:
     assert other.seen == ["where is the cache"]
 
 
-def test_first_download_prints_one_notice_line_then_fails_cleanly_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+def _download_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A download that starts (the hub is allowed and reachable) and fails at once: fastembed
+    itself still sees HF_HUB_OFFLINE, so no test waits for its retries or reaches a network."""
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network here: the download attempt must fail fast
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(models, "hub_offline", lambda: False)
+    monkeypatch.setattr(models, "reachable", lambda host: True)
+
+
+def test_first_download_prints_one_notice_line_then_fails_cleanly(monkeypatch: pytest.MonkeyPatch) -> None:
+    _download_fails_fast(monkeypatch)
     notices: list[str] = []
     with pytest.raises(ModelUnavailable, match="Could not download BAAI/bge-small-en-v1.5"):
         load(choose_model(config.load()), allow_download=True, notice=notices.append)
@@ -115,10 +124,22 @@ def test_first_download_prints_one_notice_line_then_fails_cleanly_offline(monkey
     assert "one-time" in notices[0] and notices[0].endswith(str(Path(config.paths.home()) / "models"))
 
 
-def test_a_failed_download_is_not_retried_by_background_runs_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_download_notice_when_no_download_can_start(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
     monkeypatch.delenv("AGENTCTX_EMBED_MODEL_DIR", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    notices: list[str] = []
+    with pytest.raises(ModelUnavailable, match="HF_HUB_OFFLINE forbids downloading it"):
+        load(choose_model(config.load()), notice=notices.append)
+    monkeypatch.setattr(models, "hub_offline", lambda: False)
+    monkeypatch.setattr(models, "reachable", lambda host: False)
+    with pytest.raises(ModelUnavailable, match="huggingface.co cannot be reached"):
+        load(choose_model(config.load()), notice=notices.append)
+    assert notices == []
+
+
+def test_a_failed_download_is_not_retried_by_background_runs_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    _download_fails_fast(monkeypatch)
     choice = choose_model(config.load())
     with pytest.raises(ModelUnavailable, match="Could not download"):
         load(choice, notice=lambda line: None)

@@ -170,6 +170,17 @@ def test_get_returns_full_records_counts_access_and_lists_missing(
     assert store.get(project, record_id).access_count == 1
 
 
+def test_get_takes_a_unique_start_or_end_of_an_id(store: Store, project: Project, other: Project) -> None:
+    first = add(store, project, "Use SQLite in WAL mode", "The store is one SQLite file.")
+    second = add(store, project, "Hooks exit 0", "A hook never breaks the session.")
+    foreign = add(store, other, "Foreign record", "Not visible here.")
+    payload = tools.get_records(store, project, [first[-8:].lower(), second[:20], foreign[-8:]])
+    assert [record["id"] for record in payload["records"]] == [first, second]
+    assert payload["missing"] == [foreign[-8:]]  # another project's record is not found by a part either
+    shared = first[:6] if first[:6] == second[:6] else first[:4]
+    assert tools.get_records(store, project, [shared])["missing"] == [shared]  # ambiguous or too short
+
+
 def test_get_never_returns_a_superseded_record_but_names_its_head(store: Store, project: Project) -> None:
     old = add(store, project, "Use Postgres", "Postgres is the database.")
     _, new = store.supersede(project, old, body="Use SQLite.", rationale="simpler")

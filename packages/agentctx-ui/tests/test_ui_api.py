@@ -85,6 +85,15 @@ def test_read_one_record_and_a_missing_one(client: TestClient, seeded: Seeded) -
     assert missing.status_code == 404 and "No record" in missing.json()["error"]
 
 
+def test_reading_takes_a_unique_start_or_end_of_an_id(client: TestClient, seeded: Seeded) -> None:
+    assert client.get(f"/api/records/{seeded.decision[-8:].lower()}").json()["id"] == seeded.decision
+    chain = client.get(f"/api/records/{seeded.decision[-8:]}/history").json()
+    assert [record["id"] for record in chain["records"]] == [seeded.old_decision, seeded.decision]
+    assert client.get(f"/api/records/{seeded.foreign[-8:]}").status_code == 404  # another project's stays hidden
+    detail = client.get(f"/api/records/{seeded.decision}").json()
+    assert detail["anchors"] == []  # not tied to a file: said, not left out
+
+
 def test_history_returns_the_chain_oldest_first(client: TestClient, seeded: Seeded) -> None:
     chain = client.get(f"/api/records/{seeded.old_decision}/history").json()
     assert [record["id"] for record in chain["records"]] == [seeded.old_decision, seeded.decision]

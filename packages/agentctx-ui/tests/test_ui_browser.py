@@ -4,15 +4,21 @@ the real uvicorn server on a free 127.0.0.1 port, the real store. Screenshots go
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from agentctx_store import RecordNotFound, Store
+from agentctx_store import Project, RecordNotFound, Store
 
 from agentctx_ui.server import bind, make_server
 
@@ -255,7 +261,7 @@ def test_a_big_graph_leaves_unlinked_records_out_until_asked(page: Page, live_ur
     shot(page, "06-graph-big")
     note.get_by_role("button", name="Draw them too").click()
     expect(page.locator("svg.graph g.node")).to_have_count(94)
-    assert page.locator("svg.graph g.node text").count() == 4  # only linked records and files keep labels
+    assert page.locator("svg.graph g.node text").count() == 94  # one row each: every label stays readable
 
 
 def test_record_a_new_fact_and_pin_it(page: Page, live_url: str, seeded: Seeded) -> None:
@@ -493,7 +499,7 @@ def test_the_dashboard_shows_client_and_hook_in_the_detail_and_the_injection_log
     row = page.locator("tr", has=page.locator("td[title='gemini-sess-1']"))
     assert row.locator("td").nth(1).inner_text() == "gemini"
     log = row.locator("details.injection-log")
-    assert log.locator("summary").inner_text() == "2 injections"
+    assert log.locator("summary").inner_text() == "2 prompt injections"
     log.locator("summary").click()
     entries = log.locator("li").all_inner_texts()
     assert len(entries) == 2
@@ -506,6 +512,196 @@ def test_the_dashboard_shows_client_and_hook_in_the_detail_and_the_injection_log
     codex = page.locator("tr", has=page.locator("td[title='codex-sess-1']"))
     assert codex.locator("td").nth(1).inner_text() == "codex"
     shot(page, "origin-sessions")
+
+
+# -- issue 33: the graph, sync and sessions views on a project set up through the real CLI -------
+
+AGENTCTX = Path(sys.executable).with_name("agentctx")
+ADR_FIXTURES = Path(__file__).resolve().parents[2] / "agentctx-store" / "tests" / "learn" / "fixtures" / "project-docs"
+RULES = """# Project rules
+
+## Testing
+- Run the whole suite with `pytest -q` before every push.
+
+## Storage
+- Use MySQL for storage.
+"""
+
+
+def cli(*args: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [str(AGENTCTX), *args], capture_output=True, text=True, cwd=cwd, timeout=60, check=False,
+        env=os.environ | {"AGENTCTX_NO_SERVICE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@dataclass(frozen=True, kw_only=True)
+class Everyday:
+    url: str
+    project: Project
+    published: str  # anchored to a symbol whose code changed
+    legacy: str  # anchored to a file that is gone
+    timeout: str  # head of a chain of three
+    mysql: str  # superseded, still written in CLAUDE.md
+
+
+@pytest.fixture
+def everyday(tmp_path: Path) -> Iterator[Everyday]:
+    """A repository with ADRs (from alphagov/forms, `learn`'s fixtures), a CLAUDE.md, anchored
+    records, a chain of three, then an edit and a deletion; served as `agentctx ui` serves it."""
+    from agentctx_store import resolve_project
+
+    repo = tmp_path / "shop"
+    for folder in ("docs/adr", "app/models", "app/jobs", "config"):
+        (repo / folder).mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for name in ("ADR021-use-auth0.md", "ADR025-use-aasm-to-manage-form-state.md", "ADR032-use-statuspage.md"):
+        shutil.copy(ADR_FIXTURES / "alphagov-forms" / "ADR" / name, repo / "docs" / "adr" / name)
+    (repo / "CLAUDE.md").write_text(RULES, encoding="utf-8")
+    (repo / "app/models/form.py").write_text("class Form:\n    def publish(self):\n        return 'live'\n")
+    (repo / "app/jobs/legacy.py").write_text("def old_helper():\n    return 1\n")
+    (repo / "config/settings.py").write_text("TIMEOUT = 30\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    cli("learn", cwd=repo)
+
+    def record(*args: str) -> str:
+        return json.loads(cli("record", *args, "--json", cwd=repo))["id"]
+
+    published = record("-t", "decision", "--title", "Forms are published through Form.publish only",
+                       "--body", "Never set the state column by hand.", "--anchor", "app/models/form.py:publish")  # fmt: skip
+    legacy = record("-t", "bugfix", "--title", "Legacy helper double-counted reminders",
+                    "--body", "old_helper returned 1 for every call.", "--anchor", "app/jobs/legacy.py:old_helper")  # fmt: skip
+    first = record("-t", "decision", "--title", "HTTP timeout is 10 seconds", "--body", "10 s.",
+                   "--anchor", "config/settings.py")  # fmt: skip
+    second = json.loads(cli("supersede", first, "--title", "HTTP timeout is 20 seconds", "--body", "20 s.", "--json",
+                            cwd=repo))["new"]["id"]  # fmt: skip
+    timeout = json.loads(cli("supersede", second, "--title", "HTTP timeout is 30 seconds", "--body", "30 s.",
+                             "--json", cwd=repo))["new"]["id"]  # fmt: skip
+    mysql = record("-t", "decision", "--title", "Use MySQL for storage", "--body", "Use MySQL for storage.")
+    cli("supersede", mysql, "--title", "Use SQLite for storage", "--body", "One SQLite file in WAL mode.", cwd=repo)
+    (repo / "app/models/form.py").write_text("class Form:\n    def publish(self):\n        return 'published'\n")
+    (repo / "app/jobs/legacy.py").unlink()
+
+    project = resolve_project(repo)
+    sock = bind(0)
+    server = make_server(project, sock)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+        yield Everyday(url=url, project=project, published=published, legacy=legacy, timeout=timeout, mysql=mysql)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+@pytest.fixture
+def wide(browser: Browser) -> Iterator[Page]:
+    """A 1400×900 window, the size the issue's screenshots are judged at."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    opened.set_default_timeout(10_000)
+    try:
+        yield opened
+        assert problems == [], problems
+    finally:
+        context.close()
+
+
+def test_the_graph_shows_which_records_rest_on_which_files_what_went_stale_and_the_chains(
+    wide: Page, everyday: Everyday
+) -> None:
+    page = wide
+    page.goto(f"{everyday.url}#/graph")
+    ready(page, "graph")
+    svg = page.locator("svg.graph")
+    folders = svg.locator("g.folder text").all_text_contents()  # SVG text has no layout text
+    assert {"app/models/", "app/jobs/", "config/", "docs/adr/"} <= set(folders), folders
+    form = svg.locator("g.node.entity", has_text="form.py")
+    assert "state-changed" in (form.get_attribute("class") or "") and "changed" in (form.text_content() or "")
+    assert "state-missing" in (svg.locator("g.node.entity", has_text="legacy.py").get_attribute("class") or "")
+    changed_edge = svg.locator(f"path.edge-anchor.state-changed[data-to='{everyday.published}']")
+    assert changed_edge.count() == 1 and changed_edge.get_attribute("data-from") == "app/models/form.py"
+    assert svg.locator(f"path.edge-anchor.state-missing[data-to='{everyday.legacy}']").count() == 1
+    for stale in (everyday.published, everyday.legacy):
+        node = svg.locator(f"g.node[data-id='{stale}']")
+        assert "stale" in (node.get_attribute("class") or "") and "⚠ stale" in (node.text_content() or "")
+    learned = svg.locator("path.edge-anchor[data-from='docs/adr/ADR021-use-auth0.md']")
+    assert learned.count() == 1 and "state-fresh" in (learned.get_attribute("class") or "")
+    assert svg.locator("line.edge-supersedes").count() == 3  # 10 s → 20 s → 30 s, MySQL → SQLite
+    assert svg.locator(f"line.edge-supersedes[data-to='{everyday.timeout}']").count() == 1
+    assert page.locator("#graph-summary").inner_text().endswith("; 2 stale; 2 supersession chains.")
+    assert "No file links recorded" not in page.locator("main").inner_text()
+    stale_list = page.locator("#stale-list li").all_inner_texts()
+    assert any("app/models/form.py:publish changed" in item for item in stale_list), stale_list
+    sizes = page.evaluate(
+        """() => [...document.querySelectorAll('svg.graph text')].map((text) =>
+             parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a)"""
+    )
+    assert sizes and min(sizes) >= 11, sizes  # read at a glance: no label drawn smaller than 11 px
+    shot(page, "everyday-graph-1400x900")
+
+
+def test_sync_shows_the_lines_that_matter_with_their_reason(wide: Page, everyday: Everyday) -> None:
+    page = wide
+    page.goto(f"{everyday.url}#/sync")
+    ready(page, "sync")
+    wrong = page.locator("#sync-contradicted li")
+    assert wrong.count() == 1
+    assert wrong.inner_text().startswith("Update or remove CLAUDE.md:7: Use MySQL for storage.\n")
+    assert "was superseded on" in wrong.locator(".reason").inner_text()
+    assert "Use SQLite for storage" in wrong.locator(".reason").inner_text()
+    missing = page.locator("#sync-missing > li")
+    assert 1 <= missing.count() <= 8
+    reasons = missing.locator(".reason").all_inner_texts()
+    assert len(reasons) == missing.count()
+    assert any("learned from docs/adr/ADR021-use-auth0.md:1-" in reason for reason in reasons), reasons
+    assert not page.locator("pre.diff").is_visible()  # the diff is one click away, not the page
+    lines = [line for line in page.locator("main").inner_text().splitlines() if line.strip()]
+    assert len(lines) <= 60, len(lines)
+    shot(page, "everyday-sync-1400x900")
+
+
+def test_sessions_count_the_digest_and_the_prompts_apart(wide: Page, everyday: Everyday) -> None:
+    from agentctx_store.digest_file import Pending
+    from agentctx_store.prompt_answer import Asked, Injection, account
+
+    with Store.open() as store:  # what a SessionStart digest then one prompt record, as the prompt hook does
+        asked = Asked(prompt="timeout", session_id="sess-33", pending=Pending(tokens=300, ids=[], count=1))
+        injection = Injection(text="(records)", full_ids=[everyday.timeout], tokens=60)
+        account(store, everyday.project, asked, injection, path="keyword", at="2026-12-01T10:00:00Z")
+    page = wide
+    page.goto(f"{everyday.url}#/sessions")
+    ready(page, "sessions")
+    row = page.locator("tr", has=page.locator("td[title='sess-33']"))
+    assert row.locator("td").nth(4).inner_text() == "2 (1 at start, 1 prompt)"
+    assert row.locator("details.injection-log summary").inner_text() == "1 prompt injection"
+    shot(page, "everyday-sessions")
+
+
+def test_the_record_detail_shows_where_a_fact_came_from_and_each_anchor(wide: Page, everyday: Everyday) -> None:
+    page = wide
+    page.goto(f"{everyday.url}#/records?id={everyday.published}")
+    ready(page, "records")
+    page.wait_for_selector("#detail-anchors")
+    assert page.locator("#detail-anchors").inner_text() == "app/models/form.py:publish changed"
+    page.goto(f"{everyday.url}#/records")
+    ready(page, "records")
+    page.get_by_label("Search", exact=True).fill("statuspage")
+    page.wait_for_selector("#result-summary:has-text('statuspage')")
+    page.locator("#results tbody tr").first.get_by_role("button").first.click()
+    page.wait_for_selector("#detail-source")
+    assert page.locator("#detail-source").inner_text().startswith("docs/adr/ADR032-use-statuspage.md:1-")
+    assert page.locator("#detail-anchors").inner_text().endswith("fresh")
+    shot(page, "everyday-record-detail")
 
 
 def test_the_inbox_shows_two_heads_and_keeps_the_one_chosen(page: Page, live_url: str, seeded: Seeded) -> None:

@@ -113,4 +113,4 @@ def test_without_the_extra_it_prints_the_install_command(
     # the hint doctor gives (issue 10 item 9), never the bare PyPI name, which is another project
     hint = install_command("ui")
     assert capsys.readouterr().err == f"The dashboard is not installed. Install it with:\n  {hint}\n"
-    assert hint.startswith("uv tool install --reinstall --compile-bytecode './packages/agentctx[ui]'")
+    assert hint.startswith("`uv sync --all-packages --all-extras --frozen` in ")  # the checkout's environment

@@ -39,10 +39,28 @@ def test_unknown_client_names_the_supported_ones(cli, project_dir: Path) -> None
     one_line_error(cli("uninstall", "--client", "cursor"), "claude, codex, gemini")
 
 
-def test_a_client_that_is_not_installed(cli, project_dir: Path, on_path: Path, isolated_home: Path) -> None:
-    one_line_error(cli("init", "--client", "codex", "--dir", str(project_dir)), "Codex CLI is not installed", "npm")
-    one_line_error(cli("init", "--client", "all", "--dir", str(project_dir)), "none of claude, codex, gemini")
-    assert not (isolated_home / ".codex").exists()
+def test_one_rule_for_a_client_that_is_not_installed(
+    cli, project_dir: Path, on_path: Path, isolated_home: Path
+) -> None:
+    """Issue 33 item 5: every client named is registered before it is installed, with the same one
+    line saying so; `--client all` (every client on PATH) finds none and says to name one."""
+    all_of_them = cli("init", "--client", "all", "--dir", str(project_dir), "--no-learn")
+    one_line_error(all_of_them, "none of claude, codex, gemini", "name the one to register with --client")
+    assert not (isolated_home / ".codex").exists() and not (isolated_home / ".claude").exists()
+    for name, label, written in (
+        ("codex", "Codex CLI", ".codex/hooks.json"),
+        ("gemini", "Gemini CLI", ".gemini/settings.json"),
+        ("claude", "Claude Code", ".claude/settings.json"),
+    ):
+        done = cli("init", "--client", name, "--dir", str(project_dir), "--no-learn")
+        assert done.code == 0, done.err
+        note = f"{label}: not installed (`{name}` is not on PATH); registered anyway, in effect once you install it"
+        assert note in done.out, done.out
+        assert (isolated_home / written).is_file()
+        fake_binary(on_path, name)
+        again = cli("init", "--client", name, "--dir", str(project_dir), "--no-learn")
+        assert again.code == 0 and "not installed" not in again.out, again.out
+    assert "whether or not its CLI is installed" in " ".join(cli("init", "--help").out.split())
 
 
 def test_init_and_uninstall_codex_and_gemini(cli, project_dir: Path, on_path: Path, isolated_home: Path) -> None:
@@ -227,7 +245,6 @@ def test_a_fourth_client_is_its_registry_entry_and_its_setup_module(
     spec.loader.exec_module(module)
     monkeypatch.setitem(sys.modules, "agentctx.cli.clients.aider", module)
 
-    one_line_error(cli("init", "--client", "aider", "--dir", str(project_dir)), "Aider is not installed", "pipx")
     fake_binary(on_path, "aider")
     done = cli("init", "--client", "aider", "--dir", str(project_dir), "--no-learn")
     assert done.code == 0, done.err

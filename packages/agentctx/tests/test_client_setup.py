@@ -189,5 +189,8 @@ def test_a_file_that_cannot_be_written_is_refused_before_any_change(
 def test_a_latin1_config_toml_is_refused_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_bytes('model = "café"\n'.encode("latin-1"))
-    with pytest.raises(changes.ConfigError, match=rf"^{path}: not UTF-8 text \(byte 12 is not\); save it as UTF-8"):
+    with pytest.raises(
+        changes.ConfigError,
+        match=rf"^{path}: not UTF-8 text \(byte 12 is 0xE9: Windows-1252 or Latin-1, it seems\); save it as UTF-8",
+    ):
         codex.read_toml(path)

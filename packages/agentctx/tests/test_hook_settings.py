@@ -82,7 +82,10 @@ def test_a_key_twice_in_one_object_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "words"),
-    [('{"model": "café"}'.encode("latin-1"), "not UTF-8 text (byte 14 is not)"), (None, "is a folder")],
+    [
+        ('{"model": "café"}'.encode("latin-1"), "not UTF-8 text (byte 14 is 0xE9: Windows-1252 or Latin-1, it seems)"),
+        (None, "is a folder"),
+    ],
 )
 def test_a_file_that_is_not_text_is_refused_in_one_line(tmp_path: Path, content: bytes | None, words: str) -> None:
     path = tmp_path / "settings.json"

@@ -22,7 +22,7 @@ def test_readme_opens_with_two_commands() -> None:
     assert text.index("## Quick start") < text.index("\n## ", text.index("## Quick start") + 1)
     assert text.split("\n## ")[1].startswith("Quick start")
     commands = quick_start_commands()
-    assert commands == ["uv run agentctx demo", "uv run --frozen pytest"]
+    assert commands == ["uv run --only-group demo agentctx demo", "uv run --frozen pytest"]
 
 
 def test_ci_runs_the_readme_test_command_and_fails_on_failure() -> None:

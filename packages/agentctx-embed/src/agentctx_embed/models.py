@@ -44,6 +44,7 @@ BATCH_SIZE = 16
 # reads no more of it than ~512 tokens.
 BATCH_CHARS = 4096
 TRUNCATED_CHARS = 2048
+DOWNLOAD_HOST = "huggingface.co"  # where fastembed's models come from
 
 
 class ModelUnavailable(AgentctxError):
@@ -182,6 +183,7 @@ def load(
     """
     from fastembed import TextEmbedding
 
+    quiet_library_logs()
     say: Callable[[str], None] = notice or (lambda line: print(line, file=sys.stderr))
     threads = threads or max(1, min(4, os.cpu_count() or 1))
     extra: dict[str, Any] = {"enable_cpu_mem_arena": False} if lean else {}
@@ -218,10 +220,21 @@ def load(
             raise ModelUnavailable(
                 f"The embedding model {choice.name} is not downloaded yet; run `agentctx models download`."
             ) from None
+        if hub_offline():
+            raise ModelUnavailable(
+                f"The embedding model {choice.name} is not downloaded, and HF_HUB_OFFLINE forbids downloading it; "
+                "run `agentctx models download` where the network is allowed, or set AGENTCTX_EMBED_MODEL_DIR."
+            ) from None
         failed_at = _recent_failure(choice)
         if failed_at and not force_download:
             raise ModelUnavailable(
                 f"Downloading {choice.name} failed at {failed_at}; `agentctx models download` tries again."
+            ) from None
+        if not reachable(DOWNLOAD_HOST):
+            _remember_failure(choice)
+            raise ModelUnavailable(
+                f"The embedding model {choice.name} is not downloaded, and {DOWNLOAD_HOST} cannot be reached; "
+                "`agentctx models download` tries again, or set AGENTCTX_EMBED_MODEL_DIR to a local model folder."
             ) from None
         size_mb = round(float(description.get("size_in_GB", 0)) * 1024)
         say(f"Downloading embedding model {choice.name} ({size_mb} MB, one-time) → {choice.cache_dir}")
@@ -235,6 +248,35 @@ def load(
             ) from None
     (choice.cache_dir / FAILED_MARKER).unlink(missing_ok=True)
     return Embedder(model, choice.name, int(description["dim"]))
+
+
+def quiet_library_logs() -> None:
+    """fastembed logs through loguru straight to stderr (an ERROR line per cache miss, before
+    it falls back); what matters reaches the user as one `ModelUnavailable` line instead."""
+    try:
+        from loguru import logger
+    except ImportError:  # a fastembed that logs another way
+        return
+    logger.disable("fastembed")
+
+
+def hub_offline() -> bool:
+    """The Hugging Face hub's own switch (`HF_HUB_OFFLINE`), read as the hub reads it."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def reachable(host: str, *, port: int = 443, timeout: float = 3.0) -> bool:
+    """Whether a download could start: a TCP connection to `host` opens, or a proxy is set (the
+    proxy decides; the download itself will tell)."""
+    import socket
+
+    if any(os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def _remember_failure(choice: ModelChoice) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentctx_store import drift
 from agentctx_store.budget import SEARCH_RESULTS_MAX
-from agentctx_store.errors import ValidationError
+from agentctx_store.errors import RecordNotFound, ValidationError
 from agentctx_store.fence import DATA_NOTE, unfence
 from agentctx_store.projects import Project
 from agentctx_store.records import MAX_TITLE_CHARS, NewRecord, Record, check_choice, check_type
@@ -178,7 +178,7 @@ def get_records(store: Store, project: Project, ids: Sequence[str]) -> dict[str,
         raise ValidationError("No ids given; pass 1 to 10 record ids from ctx_search.")
     if len(wanted) > MAX_GET_IDS:
         raise ValidationError(f"{len(wanted)} ids given; ctx_get takes at most {MAX_GET_IDS} per call.")
-    found, missing = store.get_many(project, wanted)
+    found, missing = store.get_many(project, [_full_id(store, project, record_id) for record_id in wanted])
     superseded: dict[str, str | None] = {}
     current_ids: list[str] = []
     for record in found:
@@ -303,6 +303,15 @@ def title_from_body(body: str) -> str:
     return cut + "…"
 
 
+def _full_id(store: Store, project: Project, record_id: str) -> str:
+    """The full id of a unique start or end of one (`Store.resolve_id`); else the id as given,
+    which `get_many` then reports missing."""
+    try:
+        return store.resolve_id(project, record_id)
+    except RecordNotFound:
+        return record_id
+
+
 def supersede_record(
     store: Store, project: Project, *, old_id: str, new_body: str, rationale: str, session_id: str | None = None
 ) -> dict[str, Any]:
@@ -322,17 +331,23 @@ def supersede_record(
         raise ValidationError("The rationale is empty; say in a sentence why the old record no longer holds.")
     if not new_body.strip():
         raise ValidationError("The new body is empty; state the fact that replaces the old record.")
-    old, new = store.supersede(
-        project,
-        old_id.strip(),
-        body=new_body,
-        title=title_from_body(new_body),
-        rationale=rationale,
-        source="mcp_tool",
-        confidence="explicit",
-        session_id=session_id,
-    )
-    payload = {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    from agentctx_store.stale import carry_anchors
+
+    with store.transaction():
+        old, new = store.supersede(
+            project,
+            old_id.strip(),
+            body=new_body,
+            title=title_from_body(new_body),
+            rationale=rationale,
+            source="mcp_tool",
+            confidence="explicit",
+            session_id=session_id,
+        )
+        anchored, _gone = carry_anchors(store, project, old.record_id, new.record_id)  # as `agentctx supersede`
+    payload: dict[str, Any] = {"old_id": old.record_id, "new_id": new.record_id, "type": new.type, "title": new.title}
+    if anchored:
+        payload["anchors"] = anchored
     return _with_redaction_note(payload, new_body, rationale)
 
 

@@ -204,6 +204,24 @@ def read_repo_bytes(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE)
         raise Unreadable(shown, exc.why, size=exc.size, detail=exc.detail, line=f"{shown}: skipped, {reason}") from None
 
 
+def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    """`not UTF-8 text (byte 3 is 0xE9: Windows-1252 or Latin-1, it seems)`: where decoding
+    stopped, the byte found there, and the encoding the bytes most likely are in."""
+    found = data[exc.start] if exc.start < len(data) else None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        guess = "UTF-16, by its byte-order mark"
+    elif b"\x00" in data[:4096]:
+        guess = "UTF-16 or another two-byte encoding, it seems (it holds NUL bytes)"
+    else:
+        try:
+            data.decode("cp1252")
+            guess = "Windows-1252 or Latin-1, it seems"
+        except UnicodeDecodeError:
+            guess = "an encoding other than UTF-8"
+    shown = f"0x{found:02X}" if found is not None else "cut short"
+    return f"not UTF-8 text (byte {exc.start:,} is {shown}: {guess})"
+
+
 def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE, errors: str = "strict") -> str:
     """`read_repo_bytes` decoded as UTF-8 (a leading byte-order mark is dropped); `errors` as
     for `bytes.decode` (`replace` for source files whose text is only hashed or shown).
@@ -217,7 +235,7 @@ def read_repo_text(root: StrPath, path: StrPath, *, limit: int = MAX_REPO_FILE, 
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
-        raise Refused(f"{_shown(root, path)}: skipped, not UTF-8 text (byte {exc.start:,} is not)") from None
+        raise Refused(f"{_shown(root, path)}: skipped, {not_utf8(data, exc)}; save it as UTF-8 to use it") from None
 
 
 def refuse_links(root: StrPath, path: StrPath) -> str:

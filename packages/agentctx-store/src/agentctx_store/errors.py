@@ -15,6 +15,10 @@ class RecordNotFound(AgentctxError):
     """No record with that id exists in the current project (or `_global`)."""
 
 
+class AmbiguousIdError(RecordNotFound):
+    """A short id matches several records; the message lists them."""
+
+
 class NotHeadError(AgentctxError):
     """Superseding a record that is itself already superseded; carries the current head."""
 

@@ -421,6 +421,46 @@ def check(
     return found
 
 
+FRESH = "fresh"
+UNCHECKED = "unchecked"
+
+
+def anchor_report(store: Store, project: Project, record_ids: Sequence[str]) -> dict[str, list[dict[str, object]]]:
+    """Every anchor of `record_ids` with its state now, by record: `{"anchor": PATH[:LINES|:SYMBOL],
+    "path", "line_start", "line_end", "symbol", "state"}`, the state `fresh`, `changed`,
+    `missing`, or `unchecked` (the project folder is not here, or the file cannot be read).
+    What `show` and the dashboard print; reads the files, writes nothing."""
+    from agentctx_store.anchors import Anchor
+
+    rows = anchor_rows(store, record_ids)
+    root = project.root
+    stats: dict[str, os.stat_result | None] = {}
+    found: dict[str, list[dict[str, object]]] = {}
+    for row in rows:
+        state: str = UNCHECKED
+        if checkable(root):
+            moved, info = anchor_state(root, row, stats)
+            state = moved or (FRESH if info is not None else UNCHECKED)
+        anchor = Anchor(
+            path=row.path,
+            content_hash=row.content_hash,
+            line_start=row.line_start,
+            line_end=row.line_end,
+            symbol=row.symbol,
+        )
+        found.setdefault(row.record_id, []).append(
+            {
+                "anchor": format_spec(anchor),
+                "path": row.path,
+                "line_start": row.line_start,
+                "line_end": row.line_end,
+                "symbol": row.symbol,
+                "state": state,
+            }
+        )
+    return found
+
+
 class Checker:
     """`check` bound to a store and project: what an injecting path hands to `compose_injection`."""
 

@@ -31,11 +31,21 @@ class EntityLink:
 
 
 @frozen
+class AnchorLink:
+    record_id: str
+    path: str  # project-relative
+    anchor: str  # PATH, PATH:START-END or PATH:SYMBOL
+    state: str  # fresh, changed, missing, unchecked (`freshness.anchor_report`)
+
+
+@frozen
 class RecordGraph:
-    """Records (chains included), the entities they are linked to, and both kinds of edges."""
+    """Records (chains included), the entities they are linked to, the files they are anchored
+    to with each anchor's state, and the edges between them."""
 
     records: list[Record] = field(default_factory=list[Record])
     links: list[EntityLink] = field(default_factory=list[EntityLink])
+    anchors: list[AnchorLink] = field(default_factory=list[AnchorLink])
     truncated: bool = False
 
     @property
@@ -57,6 +67,10 @@ class RecordGraph:
             "entities": list(entities.values()),
             "supersedes": [{"from": new, "to": old} for new, old in self.supersessions],
             "links": [{"record": link.record_id, "entity": link.entity_id} for link in self.links],
+            "anchors": [
+                {"record": link.record_id, "path": link.path, "anchor": link.anchor, "state": link.state}
+                for link in self.anchors
+            ],
             "truncated": self.truncated,
         }
 
@@ -70,7 +84,8 @@ def record_graph(
     limit: int = 400,
 ) -> RecordGraph:
     """Records of `types` (whole chains when `include_superseded`) plus every current record
-    linked to an entity, newest first, at most `limit` records; read only."""
+    linked to an entity or anchored to a file, newest first, at most `limit` records, with each
+    anchor's state against the files now; read only."""
     namespaces = visible_namespaces(project)
     marks = ",".join("?" * len(types))
     type_clause = f"type IN ({marks})" if types else "0"
@@ -81,15 +96,16 @@ def record_graph(
             f"OR id IN (SELECT superseded_by FROM records WHERE type IN ({marks})))"
         )
         type_params *= 3
-    linked_clause = "id IN (SELECT record_id FROM record_entities)"
-    if not include_superseded:
-        linked_clause = f"({linked_clause} AND superseded_at IS NULL)"
+    linked_clause = (
+        "((id IN (SELECT record_id FROM record_entities) AND (? OR superseded_at IS NULL)) "
+        "OR (id IN (SELECT record_id FROM record_anchors) AND superseded_at IS NULL))"
+    )
     sql = (
         f"SELECT {RECORD_COLUMNS} FROM records WHERE project_id IN (?, ?) "
         f"AND (({type_clause}{' AND superseded_at IS NULL' if not include_superseded else ''}) OR {linked_clause}) "
         "ORDER BY recorded_at DESC, id DESC LIMIT ?"
     )
-    rows = store.conn.execute(sql, [*namespaces, *type_params, limit + 1]).fetchall()
+    rows = store.conn.execute(sql, [*namespaces, *type_params, int(include_superseded), limit + 1]).fetchall()
     truncated = len(rows) > limit
     records = [row_to_record(row) for row in rows[:limit]]
     links: list[EntityLink] = []
@@ -102,4 +118,12 @@ def record_graph(
             chunk,
         ):
             links.append(EntityLink(record_id=row[0], entity_id=row[1], kind=row[2] or "entity", name=row[3] or ""))
-    return RecordGraph(records=records, links=links, truncated=truncated)
+    from agentctx_store.freshness import anchor_report
+
+    current = [record.record_id for record in records if record.superseded_at is None]
+    anchors = [
+        AnchorLink(record_id=record_id, path=str(item["path"]), anchor=str(item["anchor"]), state=str(item["state"]))
+        for record_id, items in anchor_report(store, project, current).items()
+        for item in items
+    ]
+    return RecordGraph(records=records, links=links, anchors=anchors, truncated=truncated)

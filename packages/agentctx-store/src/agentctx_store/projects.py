@@ -2,7 +2,8 @@
 
 `project_id` is the SHA-256 of the normalised `origin` remote, so every clone of one
 repository shares a namespace whatever URL form it was cloned with; without a remote it is
-the SHA-256 of the repository root (or the directory itself outside git). Reads and writes go
+the SHA-256 of the project root: the repository's; outside git, the nearest folder at or above
+holding a `.agentctx/` folder, else the directory itself (`project_root`). Reads and writes go
 through a `Project`; `_global` is reserved for the developer's cross-project preferences.
 
 Every hook resolves its project, so this is plain string work: the URL forms are parsed by
@@ -12,6 +13,9 @@ hand and the git config is read line by line (what `configparser(strict=False)` 
 from __future__ import annotations
 
 import os
+import stat
+
+from agentctx_store import paths
 
 TYPE_CHECKING = False
 
@@ -153,10 +157,55 @@ def find_repo_root(start: str) -> str | None:
         directory = parent
 
 
+# Outside git, the nearest folder at or above holding this folder (the one `team export` writes
+# `context.md` into) is the project; without one, the folder itself (docs/store.md#projects).
+MARKER = ".agentctx"
+
+
+def _is_marker(directory: str) -> bool:
+    """`directory/.agentctx` is a real folder of this user's and not the data dir (`~/.agentctx`):
+    a folder another local user made (in /tmp, say) never joins your folders into one project."""
+    marker = os.path.join(directory, MARKER)
+    try:
+        info = os.lstat(marker)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        return False
+    data = os.path.realpath(paths.home())
+    return os.path.realpath(marker) != data and directory != os.path.expanduser("~")
+
+
+def find_marked_root(start: str) -> str | None:
+    """The nearest directory at or above `start` holding a `.agentctx/` project folder."""
+    directory = start
+    while True:
+        if _is_marker(directory):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def project_root(path: str) -> tuple[str, str]:
+    """(the project root of `path`, the rule that chose it): "git" for the repository holding it,
+    "marker" for the nearest folder above holding `.agentctx/` outside git, "folder" for the
+    folder itself when neither is there."""
+    start = os.path.realpath(os.path.expanduser(path))
+    found = find_repo_root(start)
+    if found is not None:
+        return found, "git"
+    found = find_marked_root(start)
+    if found is not None:
+        return found, "marker"
+    return start, "folder"
+
+
 def repo_root(path: str) -> str:
-    """The repository holding `path`, else `path` itself (absolute): where a project's
-    committed files (the team file) live."""
-    return find_repo_root(os.path.realpath(path)) or os.path.abspath(path)
+    """The project root holding `path` (`project_root`): where a project's committed files (the
+    team file) live."""
+    return project_root(path)[0]
 
 
 def _read_text(path: str) -> str | None:
@@ -223,8 +272,7 @@ def read_origin(root: str) -> str | None:
 def resolve_project(path: str | os.PathLike[str]) -> Project:
     """The project a directory belongs to. Never raises for a path that does not exist."""
     text = os.fspath(path)  # (its own line: pyright infers `str | Unknown` for the nested calls)
-    start = os.path.realpath(os.path.expanduser(text))
-    root = find_repo_root(start) or start
+    root = project_root(text)[0]
     remote = read_origin(root) if os.path.exists(os.path.join(root, ".git")) else None
     name = os.path.basename(root) or root
     if remote:

@@ -13,7 +13,7 @@ from os import PathLike, fspath
 
 from agentctx_store import paths
 from agentctx_store.db import connect
-from agentctx_store.errors import NotHeadError, RecordNotFound, ValidationError
+from agentctx_store.errors import AmbiguousIdError, NotHeadError, RecordNotFound, ValidationError
 from agentctx_store.graph import Graph
 from agentctx_store.projects import GLOBAL_PROJECT_ID, Project
 from agentctx_store.records import (
@@ -31,7 +31,10 @@ from agentctx_store.records import (
 )
 from agentctx_store.rows import RECORD_COLUMNS, record_filters, row_to_record, visible_namespaces
 from agentctx_store.sessions import Sessions
+from agentctx_store.ulid import ALPHABET as _ID_ALPHABET
 from agentctx_store.ulid import new_ulid
+
+MIN_ID_PART = 6  # the shortest part of an id `Store.resolve_id` takes, as git's shortest abbreviation is 4
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -432,6 +435,42 @@ class Store(Graph, Sessions):
         if row is None or (not include_superseded and row["superseded_at"] is not None):
             raise RecordNotFound(f"No record {record_id!r} in this project; `agentctx search` lists record ids.")
         return row_to_record(row)
+
+    def resolve_id(self, project: Project, text: str) -> str:
+        """The full id of the one record this project can see whose id is `text`, or starts or
+        ends with it (at least MIN_ID_PART characters, any case): git's short ids, and, since a
+        ULID opens with its creation time (records made together share their first ten
+        characters), its random end as well. Superseded records count.
+
+        Raises:
+            RecordNotFound: no such record, or `text` is too short to be a part of an id.
+            AmbiguousIdError: several records match; the message lists them.
+        """
+        wanted = text.strip().upper()
+        namespaces = visible_namespaces(project)
+        exact = self.conn.execute(
+            "SELECT id FROM records WHERE id = ? AND project_id IN (?, ?)", (wanted, *namespaces)
+        ).fetchone()
+        if exact is not None:
+            return exact[0]
+        if len(wanted) < MIN_ID_PART and all(char in _ID_ALPHABET for char in wanted):
+            raise RecordNotFound(
+                f"No record {text!r}: give at least {MIN_ID_PART} characters of an id (its start or its end)."
+            )
+        if len(wanted) >= 26 or any(char not in _ID_ALPHABET for char in wanted):
+            raise RecordNotFound(f"No record {text!r} in this project; `agentctx search` lists record ids.")
+        rows = self.conn.execute(
+            "SELECT id, type, title FROM records WHERE (substr(id, 1, ?) = ? OR substr(id, -?) = ?) "
+            "AND project_id IN (?, ?) ORDER BY id LIMIT 11",
+            (len(wanted), wanted, len(wanted), wanted, *namespaces),
+        ).fetchall()
+        if not rows:
+            raise RecordNotFound(f"No record {text!r} in this project; `agentctx search` lists record ids.")
+        if len(rows) > 1:
+            listed = "".join(f"\n  {row[0]}  {row[1]:<10}  {row[2][:70]}" for row in rows[:10])
+            more = "\n  …" if len(rows) > 10 else ""
+            raise AmbiguousIdError(f"{text!r} is the start or end of several records; type more of one:{listed}{more}")
+        return rows[0][0]
 
     def get_many(
         self, project: Project, record_ids: Sequence[str], *, touch: bool = False

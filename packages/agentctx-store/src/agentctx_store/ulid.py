@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def new_ulid(now_ms: int | None = None) -> str:
@@ -13,10 +13,10 @@ def new_ulid(now_ms: int | None = None) -> str:
     value = (ms << 80) | int.from_bytes(os.urandom(10), "big")
     chars: list[str] = []
     for _ in range(26):
-        chars.append(_ALPHABET[value & 31])
+        chars.append(ALPHABET[value & 31])
         value >>= 5
     return "".join(reversed(chars))
 
 
 def is_ulid(value: str) -> bool:
-    return len(value) == 26 and all(c in _ALPHABET for c in value.upper())
+    return len(value) == 26 and all(c in ALPHABET for c in value.upper())

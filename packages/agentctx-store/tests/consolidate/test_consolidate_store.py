@@ -103,7 +103,8 @@ def test_superseded_over_ninety_days_is_archived_and_history_still_sees_it(store
     _recent, spaces = store.supersede(project, recent_old, body="Spaces.")
     backdate(store, old, 200, superseded_days=120)
     backdate(store, recent_old, 40, superseded_days=30)
-    assert scoring.archive_superseded(store, NOW) == 1
+    assert scoring.archive_superseded(store, NOW) == {project.project_id: 1}
+    assert scoring.archive_superseded(store, NOW) == {}  # counted once, when archived
     assert scoring.archived_ids(store.conn) == {old}
     assert [record.record_id for record in store.history(project, replacement.record_id)] == [
         old,

@@ -157,7 +157,7 @@ def test_fifos_oversize_and_non_utf8_files_are_skipped_with_one_line_each(store:
     assert plan.skipped == [
         "docs/adr/0001-x.md: skipped, not a regular file",
         f"docs/adr/0004-big.md: skipped, {MAX_REPO_FILE + 1:,} bytes is over the {MAX_REPO_FILE:,}-byte limit",
-        "GEMINI.md: skipped, not UTF-8 text (byte 14 is not)",
+        "GEMINI.md: skipped, not UTF-8 text (byte 14 is 0xE9: Windows-1252 or Latin-1, it seems); save it as UTF-8 to use it",
     ]
     assert sorted(source.rel for source in plan.sources) == [
         "AGENTS.md",

@@ -145,7 +145,10 @@ def test_a_byte_order_mark_is_accepted_and_latin_1_is_one_line(store: Store, pro
     path.write_bytes(b"\xef\xbb\xbf## Decisions\n\n### Caf\xc3\xa9 rules\nOne.\n")
     assert len(team.import_team(store, project, repo).created) == 1
     path.write_bytes(b"## Decisions\n\n### Caf\xe9 rules\nTwo.\n")
-    with pytest.raises(ValidationError, match=r"^\.agentctx/context\.md: skipped, not UTF-8 text \(byte 21 is not\)$"):
+    with pytest.raises(
+        ValidationError,
+        match=r"^\.agentctx/context\.md: skipped, not UTF-8 text \(byte 21 is 0x[0-9A-F]{2}: [^)]*\); save it as UTF-8 to use it$",
+    ):
         team.import_team(store, project, repo)
 
 

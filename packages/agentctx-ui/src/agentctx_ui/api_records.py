@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Request
 
 from agentctx_ui.context import DashboardContext
 from agentctx_ui.models import (
+    AnchorOut,
     ChainOut,
     ConfidenceName,
     ErrorOut,
@@ -133,10 +134,15 @@ def create(request: Request, payload: RecordCreate, project: ProjectParam = None
 def read(request: Request, record_id: Text, project: ProjectParam = None) -> RecordOut:
     """One record, with `origin`: which client and hook produced it."""
     context = dashboard(request)
+    from agentctx_store.freshness import anchor_report
+
     with context.store() as store:
-        record = store.get(context.project(store, project), record_id)
+        target = context.project(store, project)
+        record = store.get(target, store.resolve_id(target, record_id))  # a unique start or end will do
         session = store.get_session(record.session_id) if record.session_id else None
-    return out(record).model_copy(update={"origin": of_record(session, record.record_id)})
+        anchors = anchor_report(store, target, [record.record_id]).get(record.record_id, [])
+    update = {"origin": of_record(session, record.record_id), "anchors": [AnchorOut.model_validate(a) for a in anchors]}
+    return out(record).model_copy(update=update)
 
 
 @router.get("/{record_id}/history", response_model=ChainOut, responses=ERRORS)
@@ -144,7 +150,8 @@ def history(request: Request, record_id: Text, project: ProjectParam = None) -> 
     """The whole supersession chain through this record, oldest first, and its current head."""
     context = dashboard(request)
     with context.store() as store:
-        chain = store.history(context.project(store, project), record_id)
+        target = context.project(store, project)
+        chain = store.history(target, store.resolve_id(target, record_id))
     heads = [record.record_id for record in chain if record.is_current]
     return ChainOut(records=[out(record) for record in chain], head_id=heads[-1] if heads else None)
 
@@ -184,13 +191,17 @@ def remove(request: Request, record_id: Text, project: ProjectParam = None) -> R
 def supersede(request: Request, record_id: Text, payload: SupersedeIn, project: ProjectParam = None) -> SupersedeOut:
     """Replace a current record with a new one of the same type (409 names the head if it is not current)."""
     context = dashboard(request)
-    with context.store() as store:
+    from agentctx_store.stale import carry_anchors
+
+    with context.store() as store, store.transaction():
+        target = context.project(store, project)
         old, new = store.supersede(
-            context.project(store, project),
+            target,
             record_id,
             body=payload.body,
             title=payload.title,
             rationale=payload.rationale,
             source=UI_SOURCE,
         )
+        carry_anchors(store, target, old.record_id, new.record_id)  # as `agentctx supersede` does
     return SupersedeOut(old=out(old), new=out(new))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeGuard, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeGuard, cast, runtime_checkable
 
 import pydantic
-from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, config, global_project, spend
+from agentctx_store import CONFIDENCES, RECORD_TYPES, SCOPES, Project, Store, config, global_project, spend
+from agentctx_store.errors import AgentctxError
 from agentctx_store.graph_view import record_graph
 from agentctx_store.stale import counts as stale_counts
 from fastapi import APIRouter, Query, Request
@@ -108,6 +109,7 @@ def graph(
         entities=data["entities"],
         supersedes=data["supersedes"],
         links=data["links"],
+        anchors=data["anchors"],
         truncated=view.truncated,
     )
 
@@ -142,6 +144,7 @@ def sessions(
             started_at=row.get("started_at"),
             ended_at=row.get("ended_at"),
             injections=int(row.get("injections") or 0),
+            prompt_injections=int(row.get("prompt_injections") or 0),
             tokens_injected=int(row.get("tokens_injected") or 0),
             extraction_cost_usd=float(row.get("extraction_cost_usd") or 0.0),
             extraction=ExtractionOut(**spend.session_usage(row)),
@@ -185,8 +188,57 @@ def sync(request: Request, project: ProjectParam = None) -> SyncOut:
         return SyncOut(available=False, message="The CLAUDE.md drift report is not available in this version yet.")
     context = dashboard(request)
     with context.store() as store:
-        report = drift.report(store, context.project(store, project))
-    return SyncOut(available=True, report=_plain(report))
+        target = context.project(store, project)
+        report = _plain(drift.report(store, target))
+        if isinstance(report, dict):
+            _add_reasons(store, target, report)
+    return SyncOut(available=True, report=report)
+
+
+SOURCE_WORDS = {
+    "cli": "recorded by you",
+    "mcp_tool": "recorded by the agent",
+    "llm_extraction": "extracted from a session",
+    "hook_observation": "seen by a hook",
+    "import": "imported",
+}
+
+
+def _add_reasons(store: Store, project: Project, report: dict[str, Any]) -> None:
+    """Each drift entry's `reason`, in a line: where the record came from and why it is listed."""
+    from agentctx_store.freshness import anchor_report
+
+    missing = _entries(report, "missing")
+    anchors = anchor_report(store, project, [str(entry.get("id")) for entry in missing])
+    for entry in missing:
+        try:
+            record = store.get(project, str(entry.get("id")))
+        except AgentctxError:
+            continue
+        first = (anchors.get(record.record_id) or [{}])[0]
+        if record.source == "learn" and first:
+            origin = f"learned from {first['anchor']}"
+        else:
+            origin = f"{SOURCE_WORDS.get(record.source, record.source)} on {record.recorded_at[:10]}"
+        entry["reason"] = f"A current {record.type} ({record.confidence}), {origin}; no line of CLAUDE.md states it."
+        entry["source"] = record.source
+    for entry in _entries(report, "contradicted"):
+        try:
+            old = store.get(project, str(entry.get("id")))
+        except AgentctxError:
+            continue
+        when = (old.superseded_at or "")[:10]
+        root = str(project.root).rstrip("/") + "/"
+        file = str(entry.get("file") or "")
+        entry["file"] = file[len(root) :] if file.startswith(root) else file
+        entry["reason"] = f"“{old.title}” was superseded on {when} by “{entry.get('current_title')}”."
+
+
+def _entries(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    listed: object = report.get(key)
+    return (
+        [cast("dict[str, Any]", entry) for entry in listed if isinstance(entry, dict)] if _is_sequence(listed) else []
+    )
 
 
 def _drift_module() -> Any:

@@ -34,6 +34,15 @@ class ErrorOut(BaseModel):
     head_id: str | None = None
 
 
+class AnchorOut(BaseModel):
+    anchor: str = Field(description="PATH, PATH:START-END or PATH:SYMBOL.")
+    path: str
+    line_start: int | None = None
+    line_end: int | None = None
+    symbol: str | None = None
+    state: Literal["fresh", "changed", "missing", "unchecked"]
+
+
 class RecordOut(BaseModel):
     id: str
     project_id: str
@@ -63,6 +72,11 @@ class RecordOut(BaseModel):
         default=None,
         description=f"Which client ({', '.join(clients.names())}) and hook produced it, `{{client, hook?}}`, `{{}}` "
         "when not known; only when reading one record.",
+    )
+    anchors: list[AnchorOut] | None = Field(
+        default=None,
+        description="Every anchor (the file, lines or symbol the fact rests on) with its state now; only when "
+        "reading one record. A learned record's first anchor is the file and lines it was read from.",
     )
 
 
@@ -151,6 +165,11 @@ class GraphOut(BaseModel):
     entities: list[dict[str, str]]
     supersedes: list[dict[str, str]] = Field(description="Edges newer → older.")
     links: list[dict[str, str]] = Field(description="Record → entity (file) links.")
+    anchors: list[dict[str, str]] = Field(
+        default=[],
+        description="Record → anchored file: `{record, path, anchor, state}`, the state fresh, changed, missing "
+        "or unchecked.",
+    )
     truncated: bool
 
 
@@ -182,7 +201,8 @@ class SessionOut(BaseModel):
     project_id: str | None
     started_at: str | None
     ended_at: str | None
-    injections: int
+    injections: int = Field(description="Every injection: the session-start digest and each prompt's.")
+    prompt_injections: int = Field(default=0, description="The prompts' injections (those in `injection_log`).")
     tokens_injected: int
     extraction_cost_usd: float
     extraction: ExtractionOut

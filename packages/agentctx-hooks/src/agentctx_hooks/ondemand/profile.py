@@ -202,6 +202,18 @@ def _join(items: list[str]) -> str:
     return text if len(text) <= MAX_BODY_CHARS else text[: MAX_BODY_CHARS - 1].rsplit(";", 1)[0] + "; …"
 
 
+def _one_per_name(commands: list[str]) -> list[str]:
+    """`name: command` items with one line per name: `lint: uv run ruff check .` and `lint: make
+    lint` (a manifest and a Makefile naming the same task) become `lint: uv run ruff check . or make lint`."""
+    ways: dict[str, list[str]] = {}
+    for item in commands:
+        name, _, command = item.partition(": ")
+        known = ways.setdefault(name, [])
+        if command not in known:
+            known.append(command)
+    return [f"{name}: {' or '.join(commands)}" for name, commands in ways.items()]
+
+
 def detect(root: str) -> list[ProfileEntry]:
     """Profile entries for the project at `root` (empty when nothing is recognised)."""
     stack: list[str] = []
@@ -216,7 +228,7 @@ def detect(root: str) -> list[ProfileEntry]:
     if stack:
         found.append(ProfileEntry(key="stack", title="Stack", body=_join(stack)))
     if commands:
-        found.append(ProfileEntry(key="commands", title="Commands", body=_join(commands)))
+        found.append(ProfileEntry(key="commands", title="Commands", body=_join(_one_per_name(commands))))
     if entries:
         found.append(ProfileEntry(key="entry_points", title="Entry points", body=_join(entries)))
     return found

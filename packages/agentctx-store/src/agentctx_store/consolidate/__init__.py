@@ -229,7 +229,7 @@ def run(
             profile.promote_reinforced(store, int(settings.get("reinforce_threshold", 3)))
             scored = scoring.update_scores(store, moment)
             checkpoint("scores")
-            archived = scoring.archive_superseded(store, moment)
+            archived_by = scoring.archive_superseded(store, moment)
             focus = {p.project_id: ranking.focus_text(store, p) for p in projects}
         finally:
             store.dirty.clear()
@@ -263,7 +263,7 @@ def run(
             result = RunReport(
                 projects=[p.project_id for p in projects],
                 scored=scored,
-                archived=archived,
+                archived=sum(archived_by.get(owner, 0) for owner in _namespaces(projects)),
                 embedded=outcome.embedded if outcome else 0,
                 pending=outcome.pending if outcome else 0,
                 merge_candidates=outcome.merge_candidates if outcome else 0,
@@ -278,11 +278,17 @@ def run(
             for project in projects:
                 # an unfinished run leaves no fingerprint, so the next one picks up the rest
                 value = None if timed_out else fingerprint(store, project, settings, moment)
-                _save_state(store, project.project_id, value, result.to_dict())
+                own = sum(archived_by.get(owner, 0) for owner in _namespaces([project]))
+                _save_state(store, project.project_id, value, result.to_dict() | {"archived": own})
             return result
         finally:
             store.dirty.clear()  # the digests written above are the fresh ones: do not mark them stale
             store.close()
+
+
+def _namespaces(projects: Sequence[Project]) -> set[str]:
+    """The namespaces these projects see (their own and `_global`)."""
+    return {owner for project in projects for owner in visible_namespaces(project)}
 
 
 # -- what `agentctx status` shows --------------------------------------------------------
@@ -304,8 +310,7 @@ def status_sections(store: Store, project: Project, *, now: datetime | None = No
         if state
         else ["never run: `agentctx consolidate` (SessionEnd starts it)"]
     )
-    if summary.get("degraded"):
-        lines.append("degraded: " + ", ".join(summary["degraded"]))
+    lines.extend(f"degraded: {note}" for note in summary.get("degraded") or ())
     drift_counts: dict[str, Any] = summary.get("drift") or {}
     drift_candidates = drift_counts.get(project.project_id)
     if drift_candidates:

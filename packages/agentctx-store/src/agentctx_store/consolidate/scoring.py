@@ -118,24 +118,34 @@ def pruning_candidates(store: Store, project: Project, now: datetime, *, limit: 
     return found[:limit]
 
 
-def archive_superseded(store: Store, now: datetime) -> int:
+def archive_superseded(store: Store, now: datetime) -> dict[str, int]:
     """Mark records superseded for more than 90 days as archived (cold), and unmark records
     that are current again (a deleted successor brings its predecessor back). Archived rows
-    stay in `records`, so history and as-of queries see them unchanged."""
+    stay in `records`, so history and as-of queries see them unchanged.
+
+    Returns how many records this call newly archived, by owning namespace (project id or
+    `_global`), so a run reports what it archived for the projects it ran on."""
     cutoff = parsed_to_text(now - timedelta(days=ARCHIVE_AFTER_DAYS))
     with store.transaction() as conn:
-        before = conn.total_changes
         conn.execute(
             """DELETE FROM record_archive WHERE record_id NOT IN
                (SELECT id FROM records WHERE superseded_at IS NOT NULL AND superseded_at < ?)""",
             (cutoff,),
         )
+        newly = {
+            row[0]: int(row[1])
+            for row in conn.execute(
+                """SELECT project_id, count(*) FROM records WHERE superseded_at IS NOT NULL AND superseded_at < ?
+                   AND id NOT IN (SELECT record_id FROM record_archive) GROUP BY project_id""",
+                (cutoff,),
+            )
+        }
         conn.execute(
             """INSERT OR IGNORE INTO record_archive(record_id, archived_at)
                SELECT id, ? FROM records WHERE superseded_at IS NOT NULL AND superseded_at < ?""",
             (parsed_to_text(now), cutoff),
         )
-        return conn.total_changes - before
+        return newly
 
 
 def archived_ids(conn: sqlite3.Connection, record_ids: Sequence[str] | None = None) -> set[str]:
@@ -149,8 +159,9 @@ def archived_ids(conn: sqlite3.Connection, record_ids: Sequence[str] | None = No
 
 
 def archived_count(store: Store, project: Project) -> int:
+    """Archived records `project` sees: its own and `_global` ones (as `agentctx status` counts records)."""
     row = store.conn.execute(
-        "SELECT count(*) FROM record_archive a JOIN records r ON r.id = a.record_id WHERE r.project_id = ?",
-        (project.project_id,),
+        "SELECT count(*) FROM record_archive a JOIN records r ON r.id = a.record_id WHERE r.project_id IN (?, ?)",
+        visible_namespaces(project),
     ).fetchone()
     return int(row[0])

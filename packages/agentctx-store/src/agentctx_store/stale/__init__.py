@@ -137,6 +137,16 @@ def still_there(project: Project, specs: Iterable[str]) -> list[str]:
     return kept
 
 
+def carry_anchors(store: Store, project: Project, old_id: str, new_id: str) -> tuple[list[str], list[str]]:
+    """Anchor `new_id` (a record that supersedes `old_id`) where `old_id` was anchored, hashed as
+    the files are now, so a later edit of those files still marks the fact. Returns (the specs
+    anchored, the old specs left out because their file, range or symbol is gone)."""
+    specs = [format_spec(anchor) for anchor in anchors_of(store, project, old_id)]
+    kept = still_there(project, specs)
+    anchored = anchor_record(store, project, new_id, kept) if kept else []
+    return [format_spec(anchor) for anchor in anchored], [spec for spec in specs if spec not in kept]
+
+
 def anchor_from_mentions(store: Store, project: Project, record_ids: Iterable[str], files: Iterable[str]) -> int:
     """Anchor records to the files they name among `files` (project-relative paths, e.g. those a
     session edited): to a symbol the record names (`` `name` `` or `name()`) that the file

@@ -94,6 +94,13 @@ function extractionDetails(extraction) {
   return `${runs}: ${tokens}`;
 }
 
+/** "2" split into where they came from: "2 (1 at start, 1 prompt)". */
+function injectionCount(session) {
+  const start = Math.max(0, session.injections - session.prompt_injections);
+  if (!start || !session.prompt_injections) return start ? `${start} at start` : `${session.prompt_injections}`;
+  return `${session.injections} (${start} at start, ${session.prompt_injections} prompt${session.prompt_injections === 1 ? "" : "s"})`;
+}
+
 /** A session's injection log: each prompt injection with its time, client / hook, tokens and records. */
 function injectionLog(session) {
   const log = session.injection_log;
@@ -107,7 +114,8 @@ function injectionLog(session) {
       entry.ids.map((id, index) => [index ? ", " : "", h("a", { class: "mono", href: `#/records?id=${id}` }, id.slice(-8))]),
     ),
   );
-  const label = `${log.length} injection${log.length === 1 ? "" : "s"}`;
+  const kept = session.prompt_injections > log.length ? ` (the last ${log.length} of ${session.prompt_injections})` : "";
+  const label = `${log.length} prompt injection${log.length === 1 ? "" : "s"}${kept}`;
   return h("details", { class: "injection-log" }, h("summary", {}, label), h("ol", { "aria-label": `Injection log of ${session.session_id}` }, items));
 }
 
@@ -121,7 +129,7 @@ async function renderSessions(main) {
       h("td", {}, session.client || "—"),
       h("td", {}, when(session.started_at)),
       h("td", {}, when(session.ended_at)),
-      h("td", { class: "num" }, session.injections),
+      h("td", { class: "num", title: "the session-start digest and each prompt's injection" }, injectionCount(session)),
       h("td", { class: "num" }, session.tokens_injected.toLocaleString()),
       h("td", { class: "num" }, `$${session.extraction_cost_usd.toFixed(4)}`),
       h("td", {}, extractionDetails(session.extraction)),
@@ -143,23 +151,53 @@ async function renderSessions(main) {
   );
 }
 
+const SYNC_SHOWN = 8; // entries of each list shown before "Show all"
+
+/** A list of drift entries, the first SYNC_SHOWN shown and the rest one click away. */
+function syncList(id, entries, item) {
+  const list = h("ul", { class: "sync-list", id }, entries.slice(0, SYNC_SHOWN).map(item));
+  if (entries.length <= SYNC_SHOWN) return list;
+  const more = h("button", { type: "button", class: "link more", onclick: () => { list.append(...entries.slice(SYNC_SHOWN).map(item)); more.remove(); } },
+    `Show all ${entries.length}`);
+  return h("div", {}, list, more);
+}
+
+/** The proposed diff without its context lines: what would change, counted. */
+function diffSummary(diff) {
+  const lines = diff.split("\n");
+  const added = lines.filter((line) => line.startsWith("+") && !line.startsWith("+++")).length;
+  const removed = lines.filter((line) => line.startsWith("-") && !line.startsWith("---")).length;
+  return { added, removed };
+}
+
 function syncReport(report) {
-  const missing = report.missing.map((entry) =>
-    h("li", {}, h("a", { href: `#/records?id=${entry.id}` }, entry.title), " ", h("span", { class: "muted" }, `(${entry.type})`), h("br"), h("code", {}, entry.statement)),
-  );
-  const contradicted = report.contradicted.map((entry) =>
-    h("li", {}, h("code", {}, `${entry.file}:${entry.line}`), " still says: ", h("q", {}, entry.text), h("br"),
-      "superseded by ", h("a", { href: `#/records?id=${entry.superseded_by}` }, entry.current_title)),
-  );
+  const contradicted = [...report.contradicted].sort((a, b) => b.drift_score - a.drift_score);
+  const missing = [...report.missing].sort((a, b) => b.drift_score - a.drift_score);
+  const contradictedItem = (entry) =>
+    h("li", {}, h("strong", {}, "Update or remove "), h("code", {}, `${entry.file}:${entry.line}`), ": ", h("q", {}, entry.text),
+      h("div", { class: "reason" }, entry.reason || `Superseded by ${entry.current_title}.`, " Open ",
+        h("a", { href: `#/records?id=${entry.superseded_by}` }, "the current record"), "."));
+  const missingItem = (entry) =>
+    h("li", {}, h("strong", {}, "Add "), h("a", { href: `#/records?id=${entry.id}` }, entry.title), " ", badge(entry.type, entry.type),
+      h("div", { class: "reason" }, entry.reason || "Not stated in CLAUDE.md."),
+      h("details", { class: "statement" }, h("summary", {}, "The line it would add"), h("code", {}, entry.statement)));
+  const counts = diffSummary(report.proposed_diff || "");
+  const where = report.files.length ? `Compared with ${report.files.join(", ")}.` : `No CLAUDE.md yet: applying creates ${report.target}.`;
   return [
-    h("p", {}, `${report.candidates} drift candidate${report.candidates === 1 ? "" : "s"}. `,
-      report.files.length ? `Compared with ${report.files.join(", ")}.` : `No CLAUDE.md yet: the diff creates ${report.target}.`),
-    h("h3", {}, "In the store, missing from CLAUDE.md"),
-    missing.length ? h("ul", { class: "sync-list" }, missing) : h("p", { class: "muted" }, "Nothing missing."),
-    h("h3", {}, "Superseded, still written in CLAUDE.md"),
-    contradicted.length ? h("ul", { class: "sync-list" }, contradicted) : h("p", { class: "muted" }, "Nothing contradicted."),
-    h("h3", {}, "Proposed diff"),
-    report.proposed_diff ? h("pre", { class: "diff", tabindex: 0, "aria-label": "Proposed diff of CLAUDE.md" }, report.proposed_diff) : h("p", { class: "muted" }, "No change proposed."),
+    h("p", { id: "sync-summary" },
+      report.candidates
+        ? [contradicted.length ? `${contradicted.length} line${contradicted.length === 1 ? " of CLAUDE.md states" : "s of CLAUDE.md state"} a superseded fact` : "",
+          missing.length ? `${missing.length} current record${missing.length === 1 ? " is" : "s are"} not in CLAUDE.md` : ""].filter(Boolean).join("; ") + ". "
+        : "CLAUDE.md agrees with the store. ",
+      where),
+    h("h3", {}, "Wrong in CLAUDE.md (superseded facts still written)"),
+    contradicted.length ? syncList("sync-contradicted", contradicted, contradictedItem) : h("p", { class: "muted" }, "Nothing: no line states a superseded fact."),
+    h("h3", {}, "Missing from CLAUDE.md"),
+    missing.length ? syncList("sync-missing", missing, missingItem) : h("p", { class: "muted" }, "Nothing missing."),
+    report.proposed_diff
+      ? h("details", { class: "diff-box" }, h("summary", {}, `Proposed diff: ${counts.added} line${counts.added === 1 ? "" : "s"} added, ${counts.removed} removed`),
+        h("pre", { class: "diff", tabindex: 0, "aria-label": "Proposed diff of CLAUDE.md" }, report.proposed_diff))
+      : h("p", { class: "muted" }, "No change proposed."),
     h("p", { class: "muted" }, "Read only here: apply it with `agentctx sync --apply` in a terminal (it asks before writing)."),
   ];
 }

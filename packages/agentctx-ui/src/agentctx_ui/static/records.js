@@ -198,6 +198,7 @@ async function renderDetail(aside, recordId, refresh) {
     return;
   }
   const reopen = (id) => { refresh(); renderDetail(aside, id, refresh); };
+  const anchors = record.anchors || [];
   const pin = h("button", {
     type: "button",
     onclick: async () => {
@@ -245,6 +246,10 @@ async function renderDetail(aside, recordId, refresh) {
       h("dt", {}, "Id"), h("dd", { class: "mono" }, record.id),
       h("dt", {}, "Valid from"), h("dd", {}, when(record.valid_from)),
       h("dt", {}, "Recorded"), h("dd", {}, `${when(record.recorded_at)} (${record.source})`),
+      record.source === "learn" && anchors.length ? [h("dt", {}, "Learned from"), h("dd", { id: "detail-source", class: "mono" }, anchors[0].anchor)] : null,
+      h("dt", {}, "Anchors"), h("dd", { id: "detail-anchors" }, anchors.length
+        ? h("ul", { class: "anchors" }, anchors.map((anchor) => h("li", {}, h("code", {}, anchor.anchor), " ", h("span", { class: `state state-${anchor.state}` }, anchor.state))))
+        : h("span", { class: "muted" }, "none: not tied to a file")),
       h("dt", {}, "Client"), h("dd", { id: "detail-origin" }, originText(record.origin)),
       h("dt", {}, "Times seen"), h("dd", {}, String(record.reinforce_count)),
       record.superseded_by ? [h("dt", {}, "Superseded by"), h("dd", {}, h("button", { type: "button", class: "link mono", onclick: () => renderDetail(aside, record.superseded_by, refresh) }, record.superseded_by))] : null,

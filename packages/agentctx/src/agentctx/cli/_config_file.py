@@ -96,7 +96,7 @@ def read_text(path: Path) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigFileError(
-            f"{path}: not UTF-8 text (byte {exc.start:,} is not); save it as UTF-8, then run again. {UNCHANGED}"
+            f"{path}: {bounded.not_utf8(data, exc)}; save it as UTF-8, then run again. {UNCHANGED}"
         ) from None
 
 

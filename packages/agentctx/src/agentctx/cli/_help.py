@@ -1,4 +1,5 @@
-"""`--help` in the usual Unix shape: `agentctx import [OPTIONS] FILE`, `--type <str>`.
+"""`--help` in the usual Unix shape: `agentctx import [OPTIONS] FILE`, `--type <str>`, and each
+command's summary in the list of commands as a whole sentence, never cut with `...`.
 
 Typer 0.29 writes a required argument as `{file}` and a repeatable option's value as
 `<list[str]>`, Python notation a user should not have to read. Two small overrides of typer's
@@ -7,6 +8,8 @@ command's help, so a typer release that renames them fails a test rather than th
 """
 
 from __future__ import annotations
+
+import re
 
 from typer import core
 
@@ -35,6 +38,18 @@ def _display_type(
     return label
 
 
+def _short_help(self: core.TyperCommand | core.TyperGroup, limit: int = 45) -> str:
+    """The first sentence of the command's help, whole (click would cut it at `limit` characters
+    with `...`); the list of commands wraps it instead."""
+    del limit
+    if self.short_help:
+        return " ".join(self.short_help.split())
+    paragraph = " ".join((self.help or "").split("\n\n", 1)[0].split())
+    return re.split(r"(?<=[.!?])\s", paragraph, maxsplit=1)[0]
+
+
 def install() -> None:
+    core.TyperCommand.get_short_help_str = _short_help
+    core.TyperGroup.get_short_help_str = _short_help
     core.TyperArgument._usage_display_name = _usage_name  # pyright: ignore[reportPrivateUsage]
     core._TyperParameter.display_type = _display_type  # pyright: ignore[reportPrivateUsage]

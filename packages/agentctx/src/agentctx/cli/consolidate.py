@@ -32,7 +32,6 @@ def vector_phase_for(settings: dict[str, Any]) -> tuple[consolidate.VectorPhase 
             return EmbedPhase()(request)
         except Exception as exc:  # boundary: model runtime or download; the digest must still be written
             reason = str(exc) if getattr(exc, "__module__", "").startswith("agentctx") else type(exc).__name__
-            typer.echo(f"Embeddings skipped this run: {reason}", err=True)
             return consolidate.VectorOutcome(backend="", model="", degraded=[f"no-embeddings: {reason}"])
 
     return phase, []
@@ -69,8 +68,8 @@ def consolidate_cmd(
         return
     phase, notes = vector_phase_for(settings)
     judge = judge_for(settings)
-    if judge is None:
-        notes.append("no-llm: near-duplicates are listed in `agentctx status`, not merged")
+    if judge is None and phase is not None:  # near-duplicates are found by vectors, merged by a model
+        notes.append("no-llm: near-duplicates are not merged without ANTHROPIC_API_KEY; you merge them by hand")
     try:
         result = consolidate.run(
             targets, settings, vector_phase=phase, judge=judge, time_limit=time_limit, force=force, degraded=notes
@@ -108,6 +107,22 @@ def consolidate_cmd(
     )
     for note in result.degraded:
         typer.echo(f"  degraded: {note}")
+    waiting = open_near_duplicates(targets)
+    if waiting:
+        typer.echo(f"  {waiting} near-duplicate pair(s) to merge by hand: `agentctx status` lists them.")
+
+
+def open_near_duplicates(targets: list[Project]) -> int:
+    """How many near-duplicate pairs `agentctx status` lists for these projects."""
+    with open_store(read=True) as store:
+        pairs = {
+            (item["keep"], item["drop"])
+            for target in targets
+            for section in consolidate.status_sections(store, target)
+            if section["key"] == "merge_candidates"
+            for item in section["data"]
+        }
+    return len(pairs)
 
 
 def consolidation_section(store: Store, project: Project) -> StatusSection:

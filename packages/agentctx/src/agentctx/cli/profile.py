@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from agentctx_store import config, global_project
 from agentctx_store.consolidate import profile as dev_profile
-from agentctx_store.errors import RecordNotFound, ValidationError
+from agentctx_store.errors import AmbiguousIdError, RecordNotFound, ValidationError
 
 from agentctx.cli._common import JsonOption, open_store, print_json
 
@@ -24,7 +24,9 @@ def _threshold() -> int:
 def _global_record(store: Any, record_id: str) -> Any:
     """A record of the `_global` namespace; project records are not part of the profile."""
     try:
-        return store.get(global_project(), record_id)
+        return store.get(global_project(), store.resolve_id(global_project(), record_id))
+    except AmbiguousIdError:
+        raise
     except RecordNotFound:
         raise ValidationError(
             f"No record {record_id!r} in your profile (`agentctx profile show` lists it); "
@@ -61,7 +63,7 @@ def profile_edit(
     if title is None and body is None and not confirm:
         raise ValidationError("Nothing to change; pass --title, --body or --confirm.")
     with open_store() as store:
-        _global_record(store, record_id)
+        record_id = _global_record(store, record_id).record_id
         record = store.edit(
             global_project(), record_id, title=title, body=body, confidence="explicit" if confirm else None
         )
@@ -80,7 +82,7 @@ def profile_clear(
         if not yes and not typer.confirm(f"Delete {record.record_id} ({record.title})?", default=False):
             typer.echo("Nothing deleted.")
             raise typer.Exit(1)
-        store.delete(global_project(), record_id)
+        store.delete(global_project(), record.record_id)
         dev_profile.export(store, _threshold())
     typer.echo(f"Deleted {record.record_id}.")
 

@@ -85,6 +85,10 @@ def init(
 
     All clients share one store: a decision recorded in one is injected in the others.
 
+    The same rule for every client: each one named (default: Claude Code) is registered whether or
+    not its CLI is installed yet, and init says so when it is not on PATH (the registration takes
+    effect once it is). `--client all` is every client on PATH, and with none there registers nothing.
+
     \b
     Example:
         agentctx init --dry-run
@@ -100,9 +104,6 @@ def init(
     if directory is not None and not directory.is_dir():
         raise ValidationError(f"No such directory {str(directory)!r}; pass an existing project directory to --dir.")
     clients = setups.in_scope(client, setups.expand(client), project=project, command="init")
-    for name in clients:
-        if name != registry.DEFAULT:
-            setups.require_installed(name)
     if registry.DEFAULT not in clients:
         _init_other_clients(clients, directory=directory, project=project, dry_run=dry_run, no_mcp=no_mcp, learn=learn)
         return
@@ -122,6 +123,9 @@ def init(
 
     shown_version = ".".join(map(str, version)) if version else "unknown (`claude` not on PATH)"
     typer.echo(f"Claude Code version: {shown_version}; events: {', '.join(events)}")
+    note = None if claude_version else setups.not_installed_note(registry.DEFAULT)
+    if note:
+        typer.echo(note)
     others = [name for name in clients if name != registry.DEFAULT]
     if dry_run:
         typer.echo(claude.show_hooks(hooks_plan))

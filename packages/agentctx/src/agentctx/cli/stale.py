@@ -13,9 +13,8 @@ from typing import Any
 
 import typer
 from agentctx_store import Project, Store
-from agentctx_store.anchors import anchors_of
 from agentctx_store.freshness import anchor_record, format_spec, parse_spec
-from agentctx_store.stale import StaleRecord, confirm, scan, still_there
+from agentctx_store.stale import StaleRecord, carry_anchors, confirm, scan
 
 from agentctx.cli._common import (
     JsonOption,
@@ -115,7 +114,9 @@ def stale_cmd(ctx: typer.Context, project: Path | None = ProjectOption, json: bo
 
 @stale_app.command("confirm")
 def confirm_cmd(
-    record_id: str = typer.Argument(..., help="The stale record's id.", show_default=False),
+    record_id: str = typer.Argument(
+        ..., help="The stale record's id, or a unique start or end of it.", show_default=False
+    ),
     anchor: list[str] | None = AnchorOption,
     project: Path | None = ProjectOption,
     json: bool = JsonOption,
@@ -124,6 +125,7 @@ def confirm_cmd(
     are dropped), or re-anchor it with --anchor (e.g. where a symbol moved)."""
     target = project_for(project)
     with open_store() as store:
+        record_id = store.resolve_id(target, record_id)
         kept = confirm(store, target, record_id, cli_specs(anchor, target, project))
         record = store.get(target, record_id)
     specs = [format_spec(item) for item in kept]
@@ -136,7 +138,9 @@ def confirm_cmd(
 
 @stale_app.command("supersede")
 def supersede_cmd(
-    record_id: str = typer.Argument(..., help="The stale record's id.", show_default=False),
+    record_id: str = typer.Argument(
+        ..., help="The stale record's id, or a unique start or end of it.", show_default=False
+    ),
     body: str = typer.Option(..., "--body", "-b", help="What is true now; `-` reads stdin.", show_default=False),
     title: str | None = typer.Option(None, "--title", help="New title (default: the old one).", show_default=False),
     anchor: list[str] | None = AnchorOption,
@@ -148,13 +152,16 @@ def supersede_cmd(
     from agentctx.cli.records import read_text_arg
 
     target = project_for(project)
+    given = cli_specs(anchor, target, project)
     with open_store() as store, store.transaction():
-        old_anchors = anchors_of(store, target, record_id)
+        record_id = store.resolve_id(target, record_id)
         old, new = store.supersede(target, record_id, body=read_text_arg(body) or "", title=title)
-        specs = cli_specs(anchor, target, project) or still_there(target, [format_spec(a) for a in old_anchors])
-        anchored = anchor_record(store, target, new.record_id, specs) if specs else []
+        if given:
+            anchored = [format_spec(item) for item in anchor_record(store, target, new.record_id, given)]
+        else:
+            anchored, _gone = carry_anchors(store, target, old.record_id, new.record_id)
     if json:
-        print_json({"old": old.record_id, "new": new.record_id, "anchors": [format_spec(a) for a in anchored]})
+        print_json({"old": old.record_id, "new": new.record_id, "anchors": anchored})
         return
     typer.echo(f"Recorded {new.type} {new.record_id}: {new.title}")
     typer.echo(f"It supersedes {old.record_id}, which no longer surfaces (see `agentctx history`).")
@@ -162,7 +169,9 @@ def supersede_cmd(
 
 @stale_app.command("delete")
 def delete_cmd(
-    record_id: str = typer.Argument(..., help="The stale record's id.", show_default=False),
+    record_id: str = typer.Argument(
+        ..., help="The stale record's id, or a unique start or end of it.", show_default=False
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     project: Path | None = ProjectOption,
     json: bool = JsonOption,

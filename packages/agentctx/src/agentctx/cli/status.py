@@ -60,11 +60,30 @@ def store_section(store: Store, project: Project) -> StatusSection:
     return StatusSection(key="store", title="Store", lines=lines, data=data)
 
 
+# What each rung of the ladder (docs/contracts.md#degradation) takes away, in a user's words.
+RUNG_LOSES = {
+    "no-embeddings": "keyword search only: no hybrid ranking of prompts, no near-duplicates found by meaning",
+    "no-vectors": "vectors are compared in Python instead of sqlite-vec: the same results, slower on a big store",
+    "no-llm": "finished sessions are not turned into records; near-duplicates wait in `status`, unjudged",
+    "like-search": "search matches words with LIKE instead of the full-text index: weaker ranking",
+}
+
+
 def degradation_section(store: Store, project: Project) -> StatusSection:
     rungs = active_rungs(store, config.load())
-    lines = [f"rung {rung.rung} {rung.name}: {rung.why} (fix: {rung.fix})" for rung in rungs] or ["none: full service"]
-    data = [{"rung": rung.rung, "name": rung.name, "why": rung.why, "fix": rung.fix} for rung in rungs]
-    return StatusSection(key="degradation", title="Degradation", lines=lines, data=data)
+    lines: list[str] = []
+    for rung in rungs:
+        lines += [f"rung {rung.rung} {rung.name}: {rung.why}"]
+        if rung.name in RUNG_LOSES:
+            lines += [f"  what you lose: {RUNG_LOSES[rung.name]}"]
+        lines += [f"  to move up: {rung.fix}"]
+    lines = lines or ["none: full service"]
+    data = [
+        {"rung": rung.rung, "name": rung.name, "why": rung.why, "loses": RUNG_LOSES.get(rung.name, ""), "fix": rung.fix}
+        for rung in rungs
+    ]
+    title = "Degradation (rung 1 is full service, each higher rung works with less: docs/contracts.md#degradation)"
+    return StatusSection(key="degradation", title=title, lines=lines, data=data)
 
 
 def sessions_section(store: Store, project: Project) -> StatusSection:
@@ -168,11 +187,33 @@ SECTIONS: tuple[StatusProvider, ...] = (
 )
 
 
+def project_rule_line(root: str) -> tuple[str, str]:
+    """(the rule that made `root` the project, one line saying it, with what to do where it surprises)."""
+    from agentctx_store.projects import MARKER, project_root
+
+    rule = project_root(root)[1]
+    if rule == "git":
+        return rule, "the git repository holding this folder is the project"
+    if rule == "marker":
+        return rule, (
+            f"not in a git repository: the project is the nearest folder at or above this one holding {MARKER}/, "
+            "with all its subfolders"
+        )
+    return rule, (
+        f"not in a git repository, and no folder above holds {MARKER}/: this folder alone is the project, "
+        f"each subfolder another one (`mkdir {MARKER}` here makes its subfolders share it)"
+    )
+
+
 def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
-    """What is stored for this project, what is degraded, and what sessions injected and cost."""
+    """What is stored for this project, what is degraded, and what sessions injected and cost.
+
+    The project is the git repository holding the folder; outside git, the nearest folder at or
+    above holding `.agentctx/`, else the folder itself (the first lines say which)."""
     target = project_for(project)
     path = Path(paths.db_path())
-    header = {"project": target.name, "project_id": target.project_id, "root": str(target.root)}
+    rule, rule_line = project_rule_line(str(target.root))
+    header = {"project": target.name, "project_id": target.project_id, "root": str(target.root), "project_rule": rule}
     if not path.exists():
         if json:
             print_json(
@@ -180,6 +221,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
             )
             return
         typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
+        typer.echo(f"  {rule_line}")
         typer.echo(f"No store yet at {path}: `agentctx record` or `agentctx init` creates it.")
         return
     with Store.open(path, create=False, readonly=cannot_write(path)) as store:
@@ -188,6 +230,7 @@ def status_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
         print_json(header | {section.key: section.data for section in sections})
         return
     typer.echo(f"Project {target.name} ({target.project_id[:12]}), {target.root}")
+    typer.echo(f"  {rule_line}")
     for section in sections:
         typer.echo(f"\n{section.title}")
         for line in section.lines:

@@ -30,6 +30,14 @@ def _root(target: Project) -> Path:
     return Path(repo_root(target.root))
 
 
+def personal_preferences(target: Project) -> list[str]:
+    """The ids of this project's current preferences: the team file leaves them out (docs/team.md,
+    What goes in), so `team export` names them rather than dropping them silently."""
+    with open_store(read=True) as store:
+        found = store.list_records(target, types=["preference"], scope="project")
+    return [record.record_id for record in found]
+
+
 def export_for(target: Project) -> team.TeamReport:
     """Write the team file of `target` (shared by `team export` and consolidation's autoexport)."""
     with open_store() as store:
@@ -52,16 +60,48 @@ def autoexport(targets: list[Project]) -> None:
 @team_app.command("export")
 def export_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) -> None:
     """Write .agentctx/context.md: current, explicit decisions, conventions and discoveries."""
+    from agentctx_store.projects import MARKER, project_root
+
     target = project_for(project)
+    root = _root(target)
+    in_git = project_root(str(root))[1] == "git"
+    new_marker = not (root / MARKER).exists()
     report = export_for(target)
-    path = _root(target) / team.TEAM_FILE
+    path = root / team.TEAM_FILE
+    preferences = personal_preferences(target)
     if json:
-        print_json({"path": str(path), "records": len(report.unchanged), "withheld_secrets": report.withheld})
+        print_json(
+            {
+                "path": str(path),
+                "records": len(report.unchanged),
+                "withheld_secrets": report.withheld,
+                "in_git": in_git,
+                "personal_preferences": preferences,
+            }
+        )
         return
     typer.echo(f"Wrote {len(report.unchanged)} record{'s' * (len(report.unchanged) != 1)} to {path}.")
     if report.withheld:
         typer.echo(f"Left out {report.withheld} record(s) that look like they hold a secret.")
-    typer.echo("Commit it with your code; teammates run `agentctx team import` after pulling.")
+    if preferences:
+        typer.echo(
+            f"Left out {len(preferences)} preference{'s' * (len(preferences) != 1)} of this project "
+            f"({', '.join(preferences[:3])}{', …' if len(preferences) > 3 else ''}): preferences are yours, "
+            "decisions, conventions and discoveries are the team's. A team rule recorded as a preference "
+            "goes in once retyped: `agentctx edit ID --type convention`, then export again."
+        )
+    if in_git:
+        typer.echo("Commit it with your code; teammates run `agentctx team import` after pulling.")
+        return
+    typer.echo(
+        f"{root} is not in a git repository: nothing commits this file for you. Hand it to your teammates "
+        f"yourself; each puts it at {MARKER}/context.md in their copy and runs `agentctx team import` there."
+    )
+    if new_marker:
+        typer.echo(
+            f"{root / MARKER}/ is new: from now on this folder is the project for its subfolders too "
+            "(`agentctx status` says which folder is the project)."
+        )
 
 
 def _out_of_space(exc: BaseException) -> bool:

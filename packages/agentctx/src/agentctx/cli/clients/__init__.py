@@ -170,7 +170,8 @@ def expand(chosen: list[str] | None) -> list[str]:
                 found = [client for client in registry.names() if executable(client)]
                 if not found:
                     raise ValidationError(
-                        f"--client all: none of {supported} is on PATH; install one, or name it with --client."
+                        f"--client all: none of {supported} is on PATH; name the one to register with --client "
+                        "(init registers a client before it is installed)."
                     )
                 names += [client for client in found if client not in names]
             elif name in registry.CLIENTS:
@@ -200,12 +201,15 @@ def in_scope(raw: list[str] | None, chosen: list[str], *, project: bool, command
     return kept
 
 
-def require_installed(client: str) -> None:
-    if executable(client) is None:
-        raise ValidationError(
-            f"{label(client)} is not installed (`{client}` is not on PATH); install it "
-            f"(`{registry.get(client).install}`), then run `agentctx init --client {client}` again."
-        )
+def not_installed_note(client: str) -> str | None:
+    """The one line init prints for a client whose CLI is not on PATH (the same rule for every
+    client: it is registered all the same, and takes effect once installed), or None."""
+    if executable(client) is not None:
+        return None
+    return (
+        f"{label(client)}: not installed (`{registry.get(client).binary}` is not on PATH); registered anyway, "
+        f"in effect once you install it (`{registry.get(client).install}`)."
+    )
 
 
 def refused(exc: Exception) -> ValidationError:
@@ -223,7 +227,9 @@ def init_client(
     from agentctx.cli import _config_file as files
     from agentctx.cli.clients import _changes as changes_
 
-    require_installed(client)
+    note = not_installed_note(client)
+    if note:
+        typer.echo(note)
     setup = setup_for(client)
     known = manifest.setdefault("clients", {})
     record = dict(known.get(client) or {})
