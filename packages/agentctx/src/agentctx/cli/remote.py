@@ -135,7 +135,12 @@ def sync_cmd(
     Example:
         agentctx remote sync team
     """
-    package = _package()
+    try:
+        package = _package()
+    except AgentctxError:
+        if background:  # a remote was added, then agentctx-remote went: ask the hooks again in a day
+            _postpone_background_sync(24 * 3600)
+        raise
     from agentctx_store.clock import utc_now
 
     failed = False
@@ -163,6 +168,17 @@ def sync_cmd(
         print_json(reports)
     if failed and not background:
         raise typer.Exit(1)
+
+
+def _postpone_background_sync(seconds: int) -> None:
+    import contextlib
+    import time
+
+    from agentctx_store import paths
+    from agentctx_store.files import atomic_write
+
+    with contextlib.suppress(OSError):
+        atomic_write(Path(paths.remote_schedule_path()), f"{int(time.time()) + seconds}\n")
 
 
 def _report_line(report: dict[str, Any]) -> str:
