@@ -15,6 +15,16 @@ project-docs) and, for the quality figures, the hand-made eval records of `../sh
    the hand records; recall@3 judged by text overlap with the relevant hand records (the same
    judge for both stores).
 
+3. `test_learn_corpus`: the corpus of real repositories (packages/agentctx-store/tests/learn/
+   fixtures/corpus, hand labels in its `labels.json`): per repository, ADRs found, current ADRs
+   learned as current, supersession and amendment links found against the labelled ones, and
+   stale ADRs left current; for instruction files, files read, records, duplicate rules and
+   what `sync` right after `learn` still calls missing. Held-out repositories (never used to
+   tune the parser) are totalled apart from the others.
+4. `test_learn_10000_adrs`: a folder of 10,000 ADRs (one in ten superseded by the next), learned
+   from scratch, against the same folder's plain read (`read_text` of every file) in the same
+   run: the ratio says what learn costs over reading, whatever the machine's load.
+
 `uv run pytest bench/test_bench_learn.py -s` prints the figures; they are also the tests'
 `extra_info`. `.venv/bin/python bench/test_bench_learn.py` prints them without pytest.
 """
@@ -323,11 +333,127 @@ def test_learn_quality(benchmark: Any) -> None:
     benchmark.extra_info.update({"conv": report["conv"]["total"], "recall@3": report["recall@3"]})
 
 
+def corpus_figures() -> dict[str, Any]:
+    """Per-repository figures on the corpus (tests/learn/corpus.py does the comparing)."""
+    sys.path.insert(0, str(REPO_ROOT / "packages" / "agentctx-store" / "tests" / "learn"))
+    import corpus
+
+    saved_home = os.environ.get("AGENTCTX_HOME")
+    out: dict[str, Any] = {"adr": {}, "rules": {}}
+    try:
+        with tempfile.TemporaryDirectory() as temp:
+            os.environ["AGENTCTX_HOME"] = str(Path(temp) / "home")
+            with Store.open() as store:
+                for name in corpus.LABELS["adr"]:
+                    out["adr"][name] = corpus.adr_figures(store, name, Path(temp) / "adr")
+                for name in corpus.LABELS["rules"]:
+                    out["rules"][name] = corpus.rules_figures(store, name, Path(temp) / "rules")
+                store.dirty.clear()
+    finally:
+        if saved_home is None:
+            os.environ.pop("AGENTCTX_HOME", None)
+        else:
+            os.environ["AGENTCTX_HOME"] = saved_home
+    for kind, keys in (("adr", ("adr_files", "found", "current_expected", "current_learned", "links_hand",
+                                "links_found", "amended_hand", "amended_found")),
+                       ("rules", ("instruction_files", "files_read", "records", "duplicate_bodies",
+                                  "sync_missing_learned", "hand_rules", "covered", "learned", "noise"))):  # fmt: skip
+        for group in ("in-sample", "held-out"):
+            rows = [f for f in out[kind].values() if f["heldout"] == (group == "held-out")]
+            total = {key: sum(f[key] for f in rows) for key in keys}
+            if kind == "adr":
+                total["links_wrong"] = sum(len(f["links_wrong"]) for f in rows)
+                total["stale_current"] = sum(len(f["stale_current"]) for f in rows)
+            out[f"{kind}_{group}"] = total
+    return out
+
+
+def print_corpus(report: dict[str, Any]) -> None:
+    for name, f in report["adr"].items():
+        print(
+            f"corpus ADR {name}{' (held out)' if f['heldout'] else ''}: found {f['found']}/{f['adr_files']}, "
+            f"current {f['current_learned']}/{f['current_expected']}, links {f['links_found']}/{f['links_hand']} "
+            f"(wrong {len(f['links_wrong'])}), amended {f['amended_found']}/{f['amended_hand']}, "
+            f"stale current {len(f['stale_current'])}"
+        )
+    for name, f in report["rules"].items():
+        print(
+            f"corpus rules {name}{' (held out)' if f['heldout'] else ''}: {f['files_read']}/{f['instruction_files']} "
+            f"files, {f['records']} records, {f['duplicate_bodies']} duplicates, "
+            f"{f['sync_missing_learned']} learned records sync calls missing"
+            + (
+                f"; hand split: {f['covered']}/{f['hand_rules']} covered, {f['noise']}/{f['learned']} noise"
+                if f["hand_rules"]
+                else ""
+            )
+        )
+    for key in ("adr_in-sample", "adr_held-out", "rules_in-sample", "rules_held-out"):
+        print(f"corpus {key}: {report[key]}")
+
+
+def test_learn_corpus(benchmark: Any) -> None:
+    benchmark.group = "learn"
+    report = benchmark.pedantic(corpus_figures, rounds=1, iterations=1)
+    print_corpus(report)
+    benchmark.extra_info.update(json.loads(json.dumps(report, default=str)))
+    for group in ("adr_in-sample", "adr_held-out"):
+        total = report[group]
+        assert total["current_learned"] >= 0.95 * total["current_expected"], group
+        assert total["links_found"] == total["links_hand"] and total["links_wrong"] == 0, group
+        assert total["stale_current"] == 0, group
+
+
+def ten_thousand_adrs(folder: Path) -> dict[str, Any]:
+    saved_home = os.environ.get("AGENTCTX_HOME")
+    root = folder / "repo"
+    adrs = root / "docs" / "adr"
+    adrs.mkdir(parents=True)
+    (root / ".git").mkdir()
+    for n in range(1, 10_001):
+        status = f"Superseded by [ADR-{n + 1:05d}]({n + 1:05d}-decision-{n + 1}.md)" if n % 10 == 0 else "Accepted"
+        (adrs / f"{n:05d}-decision-{n}.md").write_text(
+            f"# {n}. Decision number {n}\n\nDate: 2024-01-01\n\n## Status\n\n{status}\n\n## Context\n\n"
+            f"We needed thing {n} for reason {n}.\n\n## Decision\n\nWe will do thing {n}.\n",
+            encoding="utf-8",
+        )
+    try:
+        os.environ["AGENTCTX_HOME"] = str(folder / "home")
+        started = time.perf_counter()
+        for path in sorted(adrs.iterdir()):
+            path.read_text(encoding="utf-8")
+        read_seconds = time.perf_counter() - started
+        with Store.open() as store:
+            project = resolve_project(root)
+            started = time.perf_counter()
+            plan = learn(store, project, root)
+            seconds = time.perf_counter() - started
+            superseded = sum(
+                1 for r in store.list_records(project, include_superseded=True, limit=None) if r.superseded_at
+            )
+            store.dirty.clear()
+    finally:
+        if saved_home is None:
+            os.environ.pop("AGENTCTX_HOME", None)
+        else:
+            os.environ["AGENTCTX_HOME"] = saved_home
+    return {"files": len(plan.sources), "learn_seconds": round(seconds, 2), "read_seconds": round(read_seconds, 3),
+            "ratio_to_plain_read": round(seconds / max(read_seconds, 1e-6), 1), "superseded": superseded}  # fmt: skip
+
+
+def test_learn_10000_adrs(benchmark: Any, tmp_path: Path) -> None:
+    benchmark.group = "learn"
+    figures = benchmark.pedantic(ten_thousand_adrs, args=(tmp_path,), rounds=1, iterations=1)
+    print(f"10,000 ADRs: {figures}")
+    benchmark.extra_info.update(figures)
+    assert figures["files"] == 10_000 and figures["superseded"] == 1_000
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true")
     result = measure()
     if parser.parse_args().json:
-        print(json.dumps(result, indent=2, default=str))
+        print(json.dumps(result | {"corpus": corpus_figures()}, indent=2, default=str))
     else:
         print_report(result)
+        print_corpus(corpus_figures())

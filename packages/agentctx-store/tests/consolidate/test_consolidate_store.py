@@ -200,3 +200,28 @@ def test_digest_drift_hint_from_two_candidates_and_only_with_a_claude_md(
     assert ("`agentctx sync`" in text) is hint
     if hint:
         assert f"behind the store on {missing} points" in text
+
+
+def test_a_keyword_only_run_flags_exact_and_near_duplicates_of_a_project(
+    store: Store, project: Project, other_project: Project
+) -> None:
+    rule = "Run the unit tests with uv run pytest tests/unit before every commit."
+    first = new(store, project, "convention", "Testing: run the unit tests", body=rule)
+    exact = new(store, project, "convention", "Testing: run the unit tests", body=rule)
+    near = new(store, project, "convention", "Testing: run the unit tests", body=rule.replace("every", "each"))
+    new(store, project, "convention", "Name functions for what they return", body="Functions are named for results.")
+    new(store, project, "decision", "Testing: run the unit tests", body=rule)  # another type: not a duplicate
+    new(store, other_project, "convention", "Testing: run the unit tests", body=rule)  # another project: never
+    store.close()
+    report = consolidate.run([project], settings=config.load())
+    assert report.merge_candidates == 3
+    with Store.open() as again:
+        pairs = {
+            frozenset((row[0], row[1])): row[2]
+            for row in again.conn.execute("SELECT keep_id, drop_id, similarity FROM merge_candidates")
+        }
+        lines = next(s for s in consolidate.status_sections(again, project) if s["key"] == "merge_candidates")["lines"]
+    assert set(pairs) == {frozenset((first, exact)), frozenset((first, near)), frozenset((exact, near))}
+    assert pairs[frozenset((first, exact))] == 1.0
+    assert len(lines) == 4 and "similarity 1.0" in lines[0]
+    assert consolidate.run([project], settings=config.load(), force=True).merge_candidates == 0  # never reopened

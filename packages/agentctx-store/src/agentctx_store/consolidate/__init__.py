@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentctx_store import digest, drift, paths
-from agentctx_store.consolidate import profile, scoring
+from agentctx_store.consolidate import duplicates, profile, scoring
 from agentctx_store.consolidate.checkpoints import checkpoint
 from agentctx_store.consolidate.merges import MergeJudge, apply_merges
 from agentctx_store.digest import ranking
@@ -230,6 +230,7 @@ def run(
             scored = scoring.update_scores(store, moment)
             checkpoint("scores")
             archived_by = scoring.archive_superseded(store, moment)
+            duplicated = sum(duplicates.flag(store, p) for p in projects)
             focus = {p.project_id: ranking.focus_text(store, p) for p in projects}
         finally:
             store.dirty.clear()
@@ -266,7 +267,7 @@ def run(
                 archived=sum(archived_by.get(owner, 0) for owner in _namespaces(projects)),
                 embedded=outcome.embedded if outcome else 0,
                 pending=outcome.pending if outcome else 0,
-                merge_candidates=outcome.merge_candidates if outcome else 0,
+                merge_candidates=duplicated + (outcome.merge_candidates if outcome else 0),
                 merged=merged,
                 drift=drift_counts,
                 digest_tokens=tokens,
@@ -346,7 +347,9 @@ def status_sections(store: Store, project: Project, *, now: datetime | None = No
             }
             for r in rows
         ]
-        lines = [f"{d['drop']} ≈ {d['keep']} ({d['type']}, cosine {d['similarity']}): {d['drop_title']}" for d in data]
+        lines = [
+            f"{d['drop']} ≈ {d['keep']} ({d['type']}, similarity {d['similarity']}): {d['drop_title']}" for d in data
+        ]
         lines.append("merge one by hand: `agentctx supersede DROP_ID` or `agentctx delete DROP_ID`")
         sections.append({"key": "merge_candidates", "title": "Near-duplicate candidates", "lines": lines, "data": data})
     prune = scoring.pruning_candidates(store, project, moment)

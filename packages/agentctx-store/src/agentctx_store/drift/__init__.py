@@ -2,10 +2,18 @@
 project's CLAUDE.md does not say, and what CLAUDE.md still says that the store has superseded.
 
 Compared: the current high-confidence (explicit or reinforced) decisions and conventions of the
-project against the statements of `CLAUDE.md` and `.claude/CLAUDE.md` at the project root.
+project against the statements of `CLAUDE.md` and `.claude/CLAUDE.md` at the project root, and of
+every other instruction file of the project (`AGENTS.md` at any depth, Copilot, Cursor rules…:
+`learn.discover.instruction_files`).
 
-* missing: a current record no statement of CLAUDE.md covers;
-* contradicted: a superseded record whose statement is still written there (and not struck out).
+* missing: a current record no statement of an instruction file covers; a record `learn` took
+  from an instruction file that is still there is in it, by definition, and never missing;
+* contradicted: a superseded record whose statement is still written in CLAUDE.md (and not
+  struck out).
+
+Additions go into the file the user names (`CLAUDE.md` by default), never through a link: when
+that file is a link (`CLAUDE.md → AGENTS.md`), nothing is proposed for it and `target_note`
+says so.
 
 Matching is lexical (stdlib only: the MCP server and the CLI call this without the embeddings
 extra), so it is deliberately conservative and explainable: a statement covers a record when it
@@ -17,7 +25,9 @@ after the developer confirmed the diff.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +112,7 @@ class DriftReport:
     contradicted: list[ContradictedEntry] = field(default_factory=list[ContradictedEntry])
     proposed: dict[Path, str] = field(default_factory=dict[Path, str])  # new text of each file that changes
     scores: dict[str, float] = field(default_factory=dict[str, float])  # record id → claudemd_drift_score
+    target_note: str = ""  # why nothing is proposed for the target (it is a link)
 
     @property
     def candidates(self) -> int:
@@ -136,6 +147,7 @@ class DriftReport:
             "proposed_diff": self.proposed_diff,
             "files": [_relative(path, self.root) for path in self.files],
             "target": _relative(self.target, self.root),
+            "target_note": self.target_note,
             "candidates": self.candidates,
         }
 
@@ -145,12 +157,41 @@ def report(store: Store, project: Project) -> dict[str, Any]:
     return analyse(store, project).to_dict()
 
 
-def analyse(store: Store, project: Project) -> DriftReport:
-    """Compare the project's current decisions and conventions with its CLAUDE.md files."""
+def analyse(store: Store, project: Project, *, target: str | None = None) -> DriftReport:
+    """Compare the project's current decisions and conventions with its instruction files.
+    `target` is the file additions go to (project-relative; default the first CLAUDE.md that
+    exists, else `CLAUDE.md`).
+
+    Raises:
+        ValidationError: `target` is outside the project.
+    """
+    from agentctx_store.learn.discover import instruction_files
+
     root = Path(project.root)
     files = read_claude_files(root)
-    target = next(iter(files), root / CLAUDE_FILES[0])
+    if target is not None:
+        chosen = Path(os.path.normpath(root / target))
+        if chosen != root and root not in chosen.parents:
+            raise ValidationError(f"{target}: not a file of this project; name a file inside {root}.")
+        if chosen not in files:
+            with contextlib.suppress(OSError):
+                files[chosen] = read_repo_text(root, chosen)
+    else:
+        chosen = next(iter(files), root / CLAUDE_FILES[0])
+    note = ""
+    if os.path.islink(chosen):
+        note = (
+            f"{_relative(chosen, root)} is a link; agentctx writes only a file of its own: "
+            "name one with `agentctx sync --file PATH`."
+        )
     statements = [statement for path, text in files.items() for statement in parse_statements(path, text)]
+    others = [
+        statement
+        for path, text in instruction_files(root).items()
+        if path not in files and os.path.realpath(path) not in {os.path.realpath(known) for known in files}
+        for statement in parse_statements(path, text)
+    ]
+    present = _learned_from_instructions(store, project, root)
     current = [
         record
         for record in store.list_records(project, types=DRIFT_TYPES, scope="project")
@@ -161,13 +202,16 @@ def analyse(store: Store, project: Project) -> DriftReport:
         for record in store.list_records(project, types=DRIFT_TYPES, scope="project", include_superseded=True)
         if record.superseded_at is not None
     ]
-    weights = idf([s.terms for s in statements] + [record_terms(r) for r in (*current, *superseded)])
+    weights = idf([s.terms for s in (*statements, *others)] + [record_terms(r) for r in (*current, *superseded)])
     struck = _contradicted(store, project, superseded, statements, weights)
     struck_keys = {statement.key for _entry, statement in struck}
-    standing = [statement for statement in statements if statement.key not in struck_keys]
+    standing = [statement for statement in statements if statement.key not in struck_keys] + others
     scores: dict[str, float] = {entry.record_id: 1.0 for entry, _statement in struck}
     missing: list[MissingEntry] = []
     for record in sorted(current, key=lambda item: item.record_id):
+        if record.record_id in present:
+            scores[record.record_id] = 0.0
+            continue
         best = max((match_score(record, s, weights) for s in standing), default=0.0)
         scores[record.record_id] = round(1.0 - best, 4)
         if best < STATED_THRESHOLD:
@@ -184,12 +228,34 @@ def analyse(store: Store, project: Project) -> DriftReport:
         project_id=project.project_id,
         root=root,
         files=files,
-        target=target,
+        target=chosen,
         missing=missing,
         contradicted=[entry for entry, _statement in struck],
-        proposed=_propose(files, target, missing, struck),
+        proposed={
+            path: text
+            for path, text in _propose(files, chosen, missing, struck).items()
+            if not os.path.islink(path)  # never written through a link
+        },
         scores=scores,
+        target_note=note,
     )
+
+
+def _learned_from_instructions(store: Store, project: Project, root: Path) -> set[str]:
+    """Records `learn` took from an instruction file that is still there: already in it."""
+    from agentctx_store.anchors import anchored_records
+    from agentctx_store.learn.discover import instruction_why
+
+    present: set[str] = set()
+    for record, anchors in anchored_records(store, project):
+        if record.source != "learn":
+            continue
+        for anchor in anchors:
+            parts = tuple(anchor.path.split("/"))
+            if instruction_why(parts) is not None and (root / anchor.path).exists():
+                present.add(record.record_id)
+                break
+    return present
 
 
 def _contradicted(

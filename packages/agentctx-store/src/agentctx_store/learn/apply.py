@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentctx_store._frozen import field, frozen
+from agentctx_store._frozen import field, frozen, replace
 from agentctx_store.anchors import Anchor, add_anchors, anchored_records, content_hash, replace_anchors
 from agentctx_store.bounded import Refused, read_repo_text
 from agentctx_store.drift.text import terms_of
@@ -51,6 +51,12 @@ class Item:
     valid_from: str | None = None
     state: str = "current"
     successor: str | None = None
+    amends: tuple[str, ...] = ()  # anchor paths of the older ADRs this one amends (both stay current)
+    also: tuple[Anchor, ...] = ()  # the same rule in other files: one record, anchored to all of them
+
+    @property
+    def anchors(self) -> list[Anchor]:
+        return [self.anchor, *self.also]
 
 
 @frozen
@@ -68,6 +74,7 @@ class LearnPlan:
     sources: list[Source] = field(default_factory=list[Source])
     actions: list[Action] = field(default_factory=list[Action])
     skipped: list[str] = field(default_factory=list[str])  # one line each: links out, unreadable files, rejected ADRs
+    reasons: list[str] = field(default_factory=list[str])  # one line per file looked at: why taken or not
 
     def count(self, action: str) -> int:
         return sum(1 for planned in self.actions if planned.action == action)
@@ -109,33 +116,71 @@ def read_items(sources: Sequence[Source]) -> tuple[list[Item], list[str], list[S
             items += _memory_items(source, text)
         else:
             items += _rule_items(source, text)
+    items += _adr_items(adrs)
+    return _one_per_rule(items), skipped, read
+
+
+def _one_per_rule(items: list[Item]) -> list[Item]:
+    """The same rule written in several instruction files (the same words, whatever the
+    Markdown) is one item, anchored at its first file and at every other one."""
+    first: dict[str, int] = {}
+    out: list[Item] = []
+    for item in items:
+        key = _normal(item.body) if item.kind == "rules" else ""
+        if key and key in first:
+            index = first[key]
+            out[index] = replace(out[index], also=(*out[index].also, item.anchor))
+            continue
+        if key:
+            first[key] = len(out)
+        out.append(item)
+    return out
+
+
+def _adr_items(adrs: list[tuple[Source, Adr]]) -> list[Item]:
+    """One decision per ADR, with the links the ADRs state between them: an ADR another one
+    supersedes is superseded too, an amended one stays current (linked), and a reference to an
+    ADR not in the set stays in the body as a note."""
     rel_of = {adr.path: source.rel for source, adr in adrs}
+    title_of = {adr.path: adr.title for _, adr in adrs}
     links = resolve_links([adr for _, adr in adrs])
+    replaced = set(links.successor)
+    items: list[Item] = []
     for source, adr in adrs:
+        notes = list(links.notes.get(adr.path, []))
+        notes += [f"Amended by {title_of[new]} ({rel_of[new]})" for old, new in links.amended if old == adr.path]
+        notes += [f"Amends {title_of[old]} ({rel_of[old]})" for old, new in links.amended if new == adr.path]
+        body = adr.body
+        if notes:
+            note = "\n".join(notes)
+            body = trim(body, MAX_BODY_CHARS - len(note) - 2) + "\n\n" + note if body else note
+        state = "superseded" if adr.path in replaced and adr.state == "current" else adr.state
         items.append(
             Item(
                 type="decision",
                 title=redact_text(adr.title),
-                body=redact_text(adr.body),
+                body=redact_text(trim(body, MAX_BODY_CHARS)),
                 anchor=Anchor(path=source.rel, content_hash=content_hash(adr.raw), line_start=1, line_end=adr.line_end),
                 kind="adr",
                 valid_from=adr.valid_from,
-                state=adr.state,
-                successor=rel_of.get(links[adr.path]) if adr.path in links else None,
+                state=state,
+                successor=rel_of[links.successor[adr.path]] if adr.path in links.successor else None,
+                amends=tuple(rel_of[old] for old, new in links.amended if new == adr.path),
             )
         )
-    return items, skipped, read
+    return items
 
 
 def _rule_items(source: Source, text: str) -> list[Item]:
     items: list[Item] = []
     for rule in split_rules(text):
         body = redact_text(rule.body)
+        section = _section(rule.headings, body)
         items.append(
             Item(
                 type=rule_type(body, rule.headings),
                 title=redact_text(rule_title(body, rule.headings)),
-                body=body,
+                body=trim(body, MAX_BODY_CHARS - len(section) - 2) + "\n\n" + section if section else body,
                 anchor=Anchor(
                     path=source.rel,
                     content_hash=content_hash(rule.raw),
@@ -146,6 +191,16 @@ def _rule_items(source: Source, text: str) -> list[Item]:
             )
         )
     return items
+
+
+def _section(headings: Sequence[str], body: str) -> str:
+    """The headings above a rule, as context for its body (`Section: Testing › Unit tests`),
+    when the body does not already name them (the file's title heading is left out)."""
+    names = [clean_inline(name) for name in headings[1:] if name.strip()][-2:]
+    lower = body.lower()
+    if not names or all(name.lower() in lower for name in names):
+        return ""
+    return redact_text("Section: " + " › ".join(names))
 
 
 _MEMORY_TYPES = {"feedback": "preference", "user": "preference", "project": "discovery", "reference": "discovery"}
@@ -197,11 +252,13 @@ def plan_learn(
     found = find(root, paths, home=home)
     items, skipped, sources = read_items(found.sources)
     skipped = found.skipped + skipped
-    learned = [
-        (record, anchors[0])
+    every = [
+        (record, anchors)
         for record, anchors in anchored_records(store, project, include_superseded=True)
         if record.source == SOURCE and anchors
     ]
+    learned = [(record, anchors[0]) for record, anchors in every]
+    anchors_of_record = {record.record_id: anchors for record, anchors in every}
     by_path: dict[str, list[tuple[Record, Anchor]]] = {}
     for record, anchor in learned:
         by_path.setdefault(anchor.path, []).append((record, anchor))
@@ -219,7 +276,22 @@ def plan_learn(
         if path in scanned or not _gone(root, path, paths, home):
             continue
         actions += [Action(action="retire", record=record) for record, _ in records if record.superseded_at is None]
-    return LearnPlan(sources=sources, actions=actions, skipped=skipped)
+    actions = [_moved(action, anchors_of_record) for action in actions]
+    return LearnPlan(sources=sources, actions=actions, skipped=skipped, reasons=found.reasons)
+
+
+def _moved(action: Action, anchors_of_record: dict[str, list[Anchor]]) -> Action:
+    """A kept record whose other files changed (the same rule now in more or fewer files) moves."""
+    if action.action != "keep" or action.item is None or action.record is None:
+        return action
+    stored = anchors_of_record.get(action.record.record_id, [])
+    if sorted(map(_anchor_key, stored)) != sorted(map(_anchor_key, action.item.anchors)):
+        return replace(action, action="move")
+    return action
+
+
+def _anchor_key(anchor: Anchor) -> tuple[str, str, int, int]:
+    return (anchor.path, anchor.content_hash, anchor.line_start or 0, anchor.line_end or 0)
 
 
 def _gone(root: Path, path: str, paths: Sequence[Path], home: Path | None) -> bool:
@@ -294,18 +366,18 @@ def apply_plan(store: Store, project: Project, plan: LearnPlan) -> dict[str, int
             item, record = action.item, action.record
             if action.action == "add" and item is not None:
                 created = store.add(project, _new(item))
-                add_anchors(store, project, created.record_id, [item.anchor])
+                add_anchors(store, project, created.record_id, item.anchors)
                 written[item.anchor.path] = created.record_id
             elif action.action == "supersede" and item is not None and record is not None:
                 if record.superseded_at is None:
                     created = store.add(project, _new(item), supersedes=record.record_id)
                 else:
                     created = store.add(project, _new(item))
-                add_anchors(store, project, created.record_id, [item.anchor])
+                add_anchors(store, project, created.record_id, item.anchors)
                 written[item.anchor.path] = created.record_id
             elif action.action in ("keep", "move") and item is not None and record is not None:
                 if action.action == "move":
-                    replace_anchors(store, project, record.record_id, [item.anchor])
+                    replace_anchors(store, project, record.record_id, item.anchors)
                 written[item.anchor.path] = record.record_id
             elif action.action == "retire" and record is not None:
                 retire(store, project, record.record_id)
@@ -320,6 +392,13 @@ def apply_plan(store: Store, project: Project, plan: LearnPlan) -> dict[str, int
                 successor = None
             when = _successor_date(store, project, successor)
             retire(store, project, record_id, successor_id=successor, when=when)
+        for action in plan.actions:  # amendments: both stay current, linked
+            item = action.item
+            if item is None or not item.amends or action.action not in ("add", "supersede", "keep", "move"):
+                continue
+            for older in item.amends:
+                if (newer_id := written.get(item.anchor.path)) and (older_id := written.get(older)):
+                    store.add_edge(newer_id, older_id, "amends")
     return plan.summary()
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from agentctx_store._frozen import frozen
 from agentctx_store.records import MAX_BODY_CHARS
 
-MAX_TITLE = 90
+MAX_TITLE = 80
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"^(\s*)([-*+]|\d+[.)])\s+(.*)$")
@@ -32,10 +32,13 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
 _LINK_ONLY = re.compile(r"^\s*(\[[^\]]*\]\([^)]*\)|<https?://[^>]+>|https?://\S+)\s*([-—:–]\s*.{0,60})?$")
 _BOILERPLATE = re.compile(
     r"^(this file provides guidance|this file (contains|gives) (instructions|guidance)|"
+    r"this (file|guide|document|page) (provides|gives|contains|is) (an? )?(comprehensive |brief |short )?"
+    r"(overview|guidance|guide|instructions|introduction)|welcome to (the|this)\b|"
     r"subdirectory (claude|agents)\.md files)",
     re.IGNORECASE,
 )
 
+_POINTS_BELOW = re.compile(r"\b(below|the following|as follows)\b", re.IGNORECASE)  # "the diagram below …"
 _DESCRIPTION = re.compile(
     r"^[A-Z][\w.-]*( [A-Z][\w.-]*)? is an? [^.]*\b(platform|library|framework|tool|app|application|sdk|service)\b"
 )
@@ -275,12 +278,18 @@ def split_rules(text: str) -> list[Rule]:
             index += len(section)
             continue
         following = blocks[index + 1] if index + 1 < len(blocks) else None
-        if block.kind in ("para", "item") and block.text.endswith(":") and following is not None:
+        introduces = block.text.endswith(":") or bool(_POINTS_BELOW.search(block.text))
+        if block.kind in ("para", "item") and introduces and following is not None:
             if following.kind == "code" and _adjacent(block, following):
                 rules.append(_rule(lines, [block, following], block.text + "\n" + following.text))
                 index += 2
                 continue
-            if block.kind == "para" and following.kind == "item" and _adjacent(block, following, gap=2):
+            if (
+                block.kind == "para"
+                and block.text.endswith(":")
+                and following.kind == "item"
+                and _adjacent(block, following, gap=2)
+            ):
                 items = _list_run(blocks, index + 1)
                 _lead_in(lines, block, items, rules)
                 index += 1 + len(items)
@@ -324,6 +333,10 @@ def _skippable(block: _Block, index: int, first_section: int, lines: Sequence[st
     if block.kind == "code" or block.kind == "table":
         return False
     if text.startswith("@") and " " not in text:  # a CLAUDE.md import line
+        return True
+    if block.kind == "item" and re.match(r"^\[[ xX]\]\s", text):  # a checkbox of a template (a PR checklist)
+        return True
+    if block.kind == "para" and _LINK_ONLY.match(text):  # a link on its own: navigation
         return True
     if _BOILERPLATE.match(text):
         return True
@@ -480,22 +493,35 @@ def rule_type(body: str, headings: Sequence[str] = ()) -> str:
 
 
 def rule_title(body: str, headings: Sequence[str] = ()) -> str:
-    """A short title: the rule's first sentence (its lead-in's topic when it is only a lead-in),
-    without trailing punctuation, cut at a word boundary."""
+    """A short title that states the rule: its first sentence (a lead-in's topic with its first
+    item when it is only a lead-in), Markdown and checkboxes off, at most `MAX_TITLE` characters
+    cut at a clause (else a word) boundary. The section heading is context, not the title: it
+    is put in front only when the sentence alone is too short to say anything."""
     first = body.split("\n", 1)[0].strip()
-    if first.endswith(":") and "\n" in body:
+    topic = clean_inline(headings[-1]) if headings else ""
+    if (first.endswith(":") or first.lower() == topic.lower()) and "\n" in body:
         second = body.split("\n", 2)[1].strip()
-        first = f"{first[:-1]}: {second}" if len(first) < 50 else first[:-1]
-    sentence = re.split(r"(?<=[.!?])\s+", first, maxsplit=1)[0].rstrip(".:;, ")
-    sentence = sentence.lstrip("#-*> ").strip()
-    topic = headings[-1] if headings else ""
-    if len(sentence) < 12 and topic:
+        lead = first.rstrip(":")
+        first = f"{lead}: {second}" if len(lead) < 50 else lead
+    sentence = _first_sentence(first).rstrip(".:;, ")
+    sentence = re.sub(r"^\[[ xX]\]\s*", "", sentence.lstrip("#-*> ").strip())
+    sentence = clean_inline(sentence).strip("_* ")
+    if topic and len(sentence) < 20 and topic.lower() != sentence.lower() and topic.lower() not in sentence.lower():
         sentence = f"{topic}: {sentence}" if sentence else topic
-    elif topic and topic.lower() not in sentence.lower() and len(topic) <= 40 and not _GENERIC.match(topic):
-        sentence = f"{topic}: {sentence}"  # the section names the subject the sentence assumes
     if len(sentence) > MAX_TITLE:
-        sentence = sentence[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(",;:—-– ") + "…"
-    return sentence or (headings[-1] if headings else "Rule")
+        cut = sentence[: MAX_TITLE - 1]
+        clause = max(cut.rfind(sep) for sep in (", ", "; ", " — ", " - ", " (", ": "))
+        cut = cut[:clause] if clause >= 40 else cut.rsplit(" ", 1)[0]
+        sentence = cut.rstrip(",;:—-–( ") + "…"
+    return sentence or topic or "Rule"
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first sentence end that is not an abbreviation's full stop (e.g., i.e., etc.)."""
+    for match in re.finditer(r"(?<=[.!?])\s+", text):
+        if not re.search(r"\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp)\.$", text[: match.start()], re.IGNORECASE):
+            return text[: match.start()]
+    return text
 
 
 def front_matter(lines: list[str], *, within: int = 40) -> tuple[dict[str, str], int]:

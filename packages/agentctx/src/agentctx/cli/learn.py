@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from agentctx_store import Project
@@ -50,12 +51,16 @@ def learn_cmd(
     """
     target = project_for(project)
     root = Path(target.root)
-    plan, llm_outcome = run_learn(target, root, paths or [], dry_run=dry_run, llm=llm)
+    try:
+        plan, llm_outcome = run_learn(target, root, paths or [], dry_run=dry_run, llm=llm)
+    except KeyboardInterrupt:
+        _interrupted(target)
     if json:
         out: dict[str, object] = {
             "dry_run": dry_run,
             "summary": plan.summary(),
             "skipped": plan.skipped,
+            "files": plan.reasons,
             "actions": [_action_json(action) for action in plan.actions],
         }
         if llm_outcome is not None:
@@ -65,6 +70,19 @@ def learn_cmd(
     _print_plan(plan, dry_run=dry_run, verbose=verbose or dry_run)
     if llm_outcome is not None:
         _echo(str(llm_outcome["message"]))
+
+
+def _interrupted(target: Project) -> NoReturn:
+    """Ctrl-C: the records are written in one transaction, so an interrupted run wrote nothing;
+    say so, and what the store keeps from earlier runs."""
+    try:
+        with open_store() as store:
+            kept = sum(1 for record in store.list_records(target, limit=None) if record.source == "learn")
+        what = f"the {kept} records learned before are kept as they were" if kept else "no learned records"
+    except Exception:
+        what = "the records learned before are kept as they were"
+    typer.echo(f"Interrupted: learn wrote nothing (all or nothing); {what}.", err=True)
+    raise typer.Exit(130)
 
 
 def _echo(line: str) -> None:
@@ -136,6 +154,10 @@ def _print_plan(plan: LearnPlan, *, dry_run: bool, verbose: bool) -> None:
             _echo(f"{action.action:<9} {record.type:<10} {record.title}  ({record.record_id})")
     for line in plan.skipped:
         _echo(line)
+    if dry_run:
+        _echo("Files looked at:")
+        for line in plan.reasons:
+            _echo(f"  {line}")
     summary = plan.summary()
     parts = [
         f"{summary[name]} {_VERBS[name]}"

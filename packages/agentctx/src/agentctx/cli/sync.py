@@ -16,6 +16,9 @@ def sync_cmd(
     project: Path | None = ProjectOption,
     apply: bool = typer.Option(False, "--apply", help="Write the proposed changes to CLAUDE.md (asks first)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --apply: do not ask (for scripts)."),
+    file: str | None = typer.Option(
+        None, "--file", help="The file additions go to, relative to the project (default CLAUDE.md; never a link)."
+    ),
     json: bool = JsonOption,
 ) -> None:
     """Compare the store's current decisions and conventions with CLAUDE.md and print the
@@ -24,11 +27,13 @@ def sync_cmd(
         raise ValidationError("--yes only makes sense with --apply; add --apply to write CLAUDE.md.")
     target = project_for(project)
     with open_store() as store:
-        report = drift.analyse(store, target)
+        report = drift.analyse(store, target, target=file)
         drift.write_scores(store, target, report)
     if json and not apply:
         print_json(report.to_dict())
         return
+    if report.target_note:
+        typer.echo(report.target_note)
     if not report.candidates:
         typer.echo("CLAUDE.md agrees with the store: nothing missing, nothing superseded.")
         return
@@ -49,7 +54,7 @@ def sync_cmd(
         raise typer.Exit(1)
     written = drift.apply(report)
     with open_store() as store:
-        drift.write_scores(store, target, drift.analyse(store, target))
+        drift.write_scores(store, target, drift.analyse(store, target, target=file))
     digest.mark_stale(target.project_id)  # its drift hint is out of date: the next session re-consolidates
     for path in written:
         typer.echo(f"Wrote {path}")
