@@ -32,10 +32,23 @@ PACKAGES = {
     "agentctx_embed": "agentctx-embed",
     "agentctx_ui": "agentctx-ui",
     "agentctx_model_minilm": "agentctx-model-minilm",
+    "agentctx_remote": "agentctx-remote",
     "agentctx": "agentctx",
 }
-PEERS = {"agentctx_hooks", "agentctx_mcp", "agentctx_extract", "agentctx_embed", "agentctx_ui"}
-HEAVY = {"anthropic", "fastembed", "sqlite_vec", "apsw", "numpy", "fastapi", "uvicorn", "mcp", "onnxruntime", "httpx"}
+PEERS = {"agentctx_hooks", "agentctx_mcp", "agentctx_extract", "agentctx_embed", "agentctx_ui", "agentctx_remote"}
+HEAVY = {
+    "anthropic",
+    "fastembed",
+    "sqlite_vec",
+    "apsw",
+    "numpy",
+    "fastapi",
+    "uvicorn",
+    "mcp",
+    "onnxruntime",
+    "httpx",
+    "psycopg",
+}
 
 
 def _imports(path: Path) -> Iterator[tuple[str, bool]]:

@@ -1,4 +1,4 @@
-"""One version for the eight distributions, written once: the repository's `VERSION` file.
+"""One version for the nine distributions, written once: the repository's `VERSION` file.
 
 Each `packages/*/pyproject.toml` declares its version dynamic and reads it from `../../VERSION`
 (hatchling with the uv-dynamic-versioning plugin), and every pin between the distributions is
@@ -38,7 +38,7 @@ def _requirements(config: dict[str, Any]) -> list[str]:
 def test_the_version_file_holds_one_version() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", VERSION), VERSION
     assert (ROOT / "VERSION").read_text(encoding="utf-8") == f"{VERSION}\n"
-    assert len(DISTRIBUTIONS) == 8, DISTRIBUTIONS
+    assert len(DISTRIBUTIONS) == 9, DISTRIBUTIONS
 
 
 def test_every_distribution_reads_its_version_from_the_version_file() -> None:
@@ -66,8 +66,8 @@ def test_every_internal_pin_is_the_version_template() -> None:
         if any(INTERNAL.match(requirement) for requirement in _requirements(config)):
             assert "dependencies" in config["project"]["dynamic"], name
             assert "dependencies" not in config["project"], f"{name}: static dependencies beside the hook's"
-    # five peers on the store, the embeddings on the bundled model; the CLI on four peers and four extra pins
-    assert pins == 5 + 1 + 4 + 4
+    # six peers on the store, the embeddings on the bundled model; the CLI on four peers and six extra pins
+    assert pins == 6 + 1 + 4 + 6
 
 
 def test_the_installed_distributions_carry_the_version_and_pins() -> None:

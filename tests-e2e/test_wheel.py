@@ -201,7 +201,7 @@ def test_the_all_extra_brings_embeddings_and_the_dashboard(dist: Path, tmp_path:
 # -- issue 10: what `scripts/build-dist` makes, installed the way a user does -------------------
 
 INTERNAL = {name.replace("_", "-") for name in DISTRIBUTIONS}
-VERSION = (Path(__file__).resolve().parents[1] / "VERSION").read_text(encoding="utf-8").strip()  # all eight's
+VERSION = (Path(__file__).resolve().parents[1] / "VERSION").read_text(encoding="utf-8").strip()  # all nine's
 
 
 def wheel_metadata(wheel: Path) -> tuple[dict[str, list[str]], str, str, str]:
@@ -249,7 +249,7 @@ def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -
                 assert re.match(pinned, requirement.replace(" ", "")), requirement
         if name == "agentctx":
             assert "[console_scripts]\nagentctx = agentctx.__main__:main" in entry_points
-            assert sorted(fields["Provides-Extra"]) == ["all", "embeddings", "ui"]
+            assert sorted(fields["Provides-Extra"]) == ["all", "embeddings", "remote", "ui"]
             extras: dict[str, set[str]] = {}
             for requirement in fields["Requires-Dist"]:
                 if "extra ==" in requirement:
@@ -258,7 +258,8 @@ def test_build_dist_makes_every_wheel_and_sdist_with_true_metadata(dist: Path) -
             assert extras == {
                 "embeddings": {"agentctx-embed"},
                 "ui": {"agentctx-ui"},
-                "all": {"agentctx-embed", "agentctx-ui"},
+                "remote": {"agentctx-remote"},
+                "all": {"agentctx-embed", "agentctx-ui", "agentctx-remote"},
             }
         else:
             assert entry_points == "", f"{name} should not install a command"

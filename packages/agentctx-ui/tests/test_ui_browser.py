@@ -702,3 +702,27 @@ def test_the_record_detail_shows_where_a_fact_came_from_and_each_anchor(wide: Pa
     assert page.locator("#detail-source").inner_text().startswith("docs/adr/ADR032-use-statuspage.md:1-")
     assert page.locator("#detail-anchors").inner_text().endswith("fresh")
     shot(page, "everyday-record-detail")
+
+
+def test_the_inbox_shows_two_heads_and_keeps_the_one_chosen(page: Page, live_url: str, seeded: Seeded) -> None:
+    """Issue 35: a record two machines superseded at once shows both heads; Keep supersedes the other."""
+    from agentctx_store import NewRecord
+
+    with Store.open() as store:
+        old = store.add(seeded.project, NewRecord(type="decision", title="Cache layer", body="We cache in memory."))
+        _, redis = store.supersede(seeded.project, old.record_id, body="We cache in Redis.")
+        memcached = store.add(
+            seeded.project, NewRecord(type="decision", title="Cache layer", body="We cache in Memcached.")
+        )
+        store.add_edge(memcached.record_id, old.record_id, "supersedes")
+    page.goto(f"{live_url}#/inbox")
+    ready(page, "inbox")
+    section = page.get_by_role("region", name="Two heads")
+    assert "1 record with two heads" in section.locator("#heads-summary").inner_text()
+    assert section.locator("li[data-head]").count() == 2
+    shot(page, "inbox-04-two-heads")
+    section.get_by_role("button", name="Keep Cache layer: We cache in Memcached.").click()
+    page.wait_for_selector("#heads-summary:has-text('No two heads')")
+    with Store.open() as store:
+        assert store.get(seeded.project, redis.record_id).superseded_by == memcached.record_id
+        assert store.get(seeded.project, memcached.record_id).superseded_at is None

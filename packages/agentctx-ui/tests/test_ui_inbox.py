@@ -249,3 +249,30 @@ def test_proposal_writes_need_the_token_and_stay_in_their_project(
             invalid = client.post(f"/api/inbox/proposals/{bad}/{action}", headers=WRITE)
             assert invalid.status_code == 422 and invalid.json()["error"].startswith("Invalid request")
     assert store_snapshot() == before
+
+
+def two_heads(project: Project) -> tuple[Record, Record, Record]:
+    """A record superseded twice at once, as two machines on a remote leave it (docs/remote.md)."""
+    with Store.open() as store:
+        old = store.add(project, NewRecord(type="decision", title="Cache layer", body="We cache in memory."))
+        _, first = store.supersede(project, old.record_id, body="We cache in Redis.")
+        second = store.add(project, NewRecord(type="decision", title="Cache layer", body="We cache in Memcached."))
+        store.add_edge(second.record_id, old.record_id, "supersedes")
+        return old, first, second
+
+
+def test_two_heads_are_listed_and_keeping_one_supersedes_the_other(client: TestClient, seeded: Seeded) -> None:
+    old, first, second = two_heads(seeded.project)
+    listed = client.get("/api/inbox/heads").json()
+    assert listed["count"] == 1
+    assert listed["conflicts"][0]["record"]["id"] == old.record_id
+    assert {head["id"] for head in listed["conflicts"][0]["heads"]} == {first.record_id, second.record_id}
+    assert client.get("/api/inbox/heads", params={"project": seeded.other.project_id}).json()["count"] == 0
+
+    assert client.post(f"/api/inbox/heads/{second.record_id}/keep").status_code == 403  # a write: the token
+    kept = client.post(f"/api/inbox/heads/{second.record_id}/keep", headers=WRITE).json()
+    assert kept["kept"]["id"] == second.record_id and kept["retired"] == [first.record_id]
+    assert client.get("/api/inbox/heads").json()["count"] == 0
+    with Store.open() as store:
+        assert store.get(seeded.project, first.record_id).superseded_by == second.record_id
+    assert client.post(f"/api/inbox/heads/{old.record_id}/keep", headers=WRITE).status_code == 422  # not a head

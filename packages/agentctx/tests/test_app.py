@@ -18,7 +18,7 @@ HELP_ORDER = [
     "record", "search", "show", "edit", "pin", "unpin", "supersede", "delete", "history",
     "export", "import", "init", "uninstall", "demo", "status", "doctor", "config",
     "consolidate", "sync", "extract", "learn", "mcp", "review", "serve", "ui",
-    "profile", "models", "stale", "team",
+    "profile", "models", "stale", "team", "remote",
 ]  # fmt: skip
 
 

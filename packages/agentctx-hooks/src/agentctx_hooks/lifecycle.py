@@ -54,6 +54,9 @@ def session_end(hook: HookInput) -> str:
         timeout_seconds=CONSOLIDATE_TIMEOUT_SECONDS,
         cwd=hook.cwd,
     )
+    from agentctx_hooks.spawn import sync_remotes_when_due
+
+    sync_remotes_when_due(hook.cwd)
     state.prune()  # session state nobody touched for a month
     if hook.session_id:
         from agentctx_hooks.spool import flush_quietly

@@ -15,7 +15,7 @@ SessionEnd into a detached extraction (`extraction.sweep`).
 
 from __future__ import annotations
 
-from agentctx_store import digest_file, projects, tokens
+from agentctx_store import digest_file, paths, projects, tokens
 
 from agentctx_hooks import log, state
 from agentctx_hooks.payload import HookInput
@@ -58,6 +58,10 @@ def handle(hook: HookInput) -> str:
 
     sweep(hook, project_id)  # sessions of this project that ended without SessionEnd
     text = _with_team_line(hook, project, text)
+    if os.path.exists(paths.remote_schedule_path()):  # a remote is added: sync it detached when due
+        from agentctx_hooks.spawn import sync_remotes_when_due
+
+        sync_remotes_when_due(hook.cwd)
     if refresh:
         from agentctx_hooks.spawn import spawn_agentctx
 

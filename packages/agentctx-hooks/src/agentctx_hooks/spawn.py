@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 NO_SPAWN_ENV = "AGENTCTX_HOOKS_NO_SPAWN"
+REMOTE_SYNC_TIMEOUT_SECONDS = 600
 
 
 def background_log() -> str:
@@ -78,3 +79,24 @@ def spawn_agentctx(args: list[str], *, lock_name: str, timeout_seconds: int, cwd
         raise
     state.set_lock_owner(lock, child.pid)
     return True
+
+
+def sync_remotes_when_due(cwd: str) -> bool:
+    """Start `agentctx remote sync --background` detached when a remote is added and its
+    schedule says a sync is due (at most every few minutes, later after failures: docs/remote.md).
+    Reads one small file; nothing here touches the network. True when started."""
+    try:
+        with open(paths.remote_schedule_path(), encoding="utf-8") as handle:
+            due = int(handle.read(32).strip() or "0")
+    except (OSError, ValueError):
+        return False  # no remote (or an unreadable schedule: the next manual sync rewrites it)
+    import time
+
+    if due > time.time():
+        return False
+    return spawn_agentctx(
+        ["remote", "sync", "--background"],
+        lock_name="remote-sync",
+        timeout_seconds=REMOTE_SYNC_TIMEOUT_SECONDS,
+        cwd=cwd,
+    )

@@ -275,3 +275,96 @@ def m009_freshness_proposals(conn: sqlite3.Connection, fts5: bool) -> None:
             DELETE FROM freshness_proposals WHERE record_id = old.id AND status = 'open';
         END"""
     )
+
+
+# The columns of a record that travel to a remote (docs/remote.md): the fact, where it belongs, its
+# time axes, supersession, pinning and provenance; never the counters, scores or derived flags.
+OP_STATE = """json_object('type', {r}.type, 'title', {r}.title, 'body', {r}.body, 'scope', {r}.scope,
+    'pinned', {r}.pinned, 'confidence', {r}.confidence, 'reinforce_count', {r}.reinforce_count,
+    'valid_from', {r}.valid_from, 'recorded_at', {r}.recorded_at, 'superseded_at', {r}.superseded_at,
+    'superseded_by', {r}.superseded_by, 'source', {r}.source, 'session_id', {r}.session_id, 'key', {r}.key)"""
+_OP_PARENT = "(SELECT op_id FROM record_ops WHERE record_id = {r}.id AND applied = 1 ORDER BY seq DESC LIMIT 1)"
+_OP_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+_OP_QUIET = "NOT EXISTS (SELECT 1 FROM record_ops_applying)"
+OP_TRIGGERS = (
+    f"""CREATE TRIGGER record_ops_ai AFTER INSERT ON records WHEN {_OP_QUIET} BEGIN
+        INSERT INTO record_ops(op_id, record_id, project_id, kind, parent, state, made_at)
+        VALUES (lower(hex(randomblob(16))), new.id, new.project_id, 'put', {_OP_PARENT.format(r="new")},
+                {OP_STATE.format(r="new")}, {_OP_NOW});
+    END""",
+    f"""CREATE TRIGGER record_ops_au AFTER UPDATE OF type, title, body, scope, project_id, pinned, confidence,
+        valid_from, superseded_at, superseded_by, key ON records
+        WHEN {_OP_QUIET} AND (new.type IS NOT old.type OR new.title IS NOT old.title OR new.body IS NOT old.body
+            OR new.scope IS NOT old.scope OR new.project_id IS NOT old.project_id OR new.pinned IS NOT old.pinned
+            OR new.confidence IS NOT old.confidence OR new.valid_from IS NOT old.valid_from
+            OR new.superseded_at IS NOT old.superseded_at OR new.superseded_by IS NOT old.superseded_by
+            OR new.key IS NOT old.key) BEGIN
+        INSERT INTO record_ops(op_id, record_id, project_id, kind, parent, state, made_at)
+        VALUES (lower(hex(randomblob(16))), new.id, new.project_id, 'put', {_OP_PARENT.format(r="new")},
+                {OP_STATE.format(r="new")}, {_OP_NOW});
+    END""",
+    f"""CREATE TRIGGER record_ops_ad AFTER DELETE ON records WHEN {_OP_QUIET} BEGIN
+        INSERT INTO record_ops(op_id, record_id, project_id, kind, parent, state, made_at)
+        VALUES (lower(hex(randomblob(16))), old.id, old.project_id, 'delete', {_OP_PARENT.format(r="old")},
+                json_object('type', old.type, 'scope', old.scope, 'confidence', old.confidence), {_OP_NOW});
+    END""",
+)
+
+
+@migration
+def m010_operation_log(conn: sqlite3.Connection, fts5: bool) -> None:
+    """The local operation log a remote syncs from (docs/remote.md): every change of a record's
+    shared columns and every deletion is one operation with a stable id (`op_id`), in order (`seq`).
+
+    Triggers write it, so no path that changes a record can forget to; counters and scores
+    (`count_access`, `set_scores`) do not fire them. `parent` is the operation this one changed
+    (the record's version it saw), which tells two machines' concurrent edits apart from one
+    after the other. Operations pulled from a remote are written by the sync itself, with their
+    own ids and `origin`; while it applies them a row in `record_ops_applying` (inside the same
+    transaction, so no other connection sees it) keeps the triggers quiet. `applied = 0` marks a
+    pulled operation kept as a conflict rather than applied. Existing records get one operation
+    each, so a first sync sends what was there before the log.
+
+    `remotes` holds each remote's URL (never its password), what it shares (`rule`, JSON) and
+    its cursors: the last local `seq` pushed and the last server sequence pulled. The pull cursor
+    moves in the transaction that applies what was pulled, so a sync killed at any point resumes
+    where its last transaction ended.
+    """
+    conn.execute(
+        """CREATE TABLE record_ops (
+            seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+            op_id      TEXT NOT NULL UNIQUE,
+            record_id  TEXT NOT NULL,
+            project_id TEXT NOT NULL,
+            kind       TEXT NOT NULL,            -- put | delete
+            parent     TEXT,                     -- the op_id of the version this one changed
+            state      TEXT NOT NULL,            -- JSON: the record's shared columns after the change
+            origin     TEXT,                     -- NULL: made here; else the remote it came from
+            applied    INTEGER NOT NULL DEFAULT 1,
+            made_at    TEXT NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX record_ops_record ON record_ops(record_id, seq)")
+    conn.execute("CREATE TABLE record_ops_applying (since TEXT)")
+    conn.execute(
+        """CREATE TABLE remotes (
+            name          TEXT PRIMARY KEY,
+            url           TEXT NOT NULL,
+            rule          TEXT NOT NULL DEFAULT '{}',
+            pushed_seq    INTEGER NOT NULL DEFAULT 0,
+            pulled_seq    INTEGER NOT NULL DEFAULT 0,
+            added_at      TEXT NOT NULL,
+            last_ok       TEXT,
+            failing_since TEXT,
+            last_error    TEXT,
+            attempts      INTEGER NOT NULL DEFAULT 0,
+            next_attempt  TEXT
+        )"""
+    )
+    conn.execute(
+        f"""INSERT INTO record_ops(op_id, record_id, project_id, kind, parent, state, made_at)
+            SELECT lower(hex(randomblob(16))), r.id, r.project_id, 'put', NULL, {OP_STATE.format(r="r")}, {_OP_NOW}
+            FROM records r ORDER BY r.recorded_at, r.id"""
+    )
+    for trigger in OP_TRIGGERS:
+        conn.execute(trigger)

@@ -25,6 +25,12 @@ def config_path() -> str:
     return os.path.join(home(), "config.json")
 
 
+def remote_schedule_path() -> str:
+    """When a hook may next start a detached remote sync (epoch seconds; docs/remote.md). It
+    exists only while a remote is added, so a hook without one pays one failed `stat`."""
+    return os.path.join(home(), "remote-sync.next")
+
+
 def logs_dir() -> str:
     return os.path.join(home(), "logs")
 

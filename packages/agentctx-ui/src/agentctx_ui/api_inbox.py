@@ -1,7 +1,9 @@
 """`/api/inbox`: the review inbox (issue 14), the same `agentctx_store.review` calls as
-`agentctx review`; and `/api/inbox/proposals`, the re-verification proposals for records whose
-anchored code changed (`agentctx_store.stale.reverify`, the second part of `agentctx review`).
-Accepting and rejecting are writes, so they need the page's token."""
+`agentctx review`; `/api/inbox/proposals`, the re-verification proposals for records whose
+anchored code changed (`agentctx_store.stale.reverify`, the second part of `agentctx review`);
+and `/api/inbox/heads`, records superseded twice concurrently (`agentctx_store.sharing.team`'s
+two heads, from the team file or a remote: docs/remote.md), one kept by a person.
+Accepting, rejecting and keeping are writes, so they need the page's token."""
 
 from __future__ import annotations
 
@@ -9,12 +11,24 @@ from dataclasses import replace
 from typing import Annotated
 
 from agentctx_store import Record, review
+from agentctx_store.sharing import team
 from agentctx_store.stale import reverify
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from agentctx_ui.api_records import ERRORS, ProjectParam, dashboard, out
-from agentctx_ui.models import Outcome, ProposalAcceptOut, ProposalList, ProposalOut, RecordList, RecordOut, Text
+from agentctx_ui.models import (
+    HeadsKeepOut,
+    HeadsList,
+    HeadsOut,
+    Outcome,
+    ProposalAcceptOut,
+    ProposalList,
+    ProposalOut,
+    RecordList,
+    RecordOut,
+    Text,
+)
 
 router = APIRouter(prefix="/api/inbox", tags=["inbox"])
 
@@ -57,6 +71,26 @@ def proposal_out(proposal: reverify.Proposal, record: Record) -> ProposalOut:
 
 ProposalId = Annotated[int, Path(ge=1, description="A proposal id from GET /api/inbox/proposals.")]
 OUTCOMES: dict[str, Outcome] = {"still_true": "confirmed", "update": "superseded", "no_longer_true": "deleted"}
+
+
+@router.get("/heads", response_model=HeadsList, responses=ERRORS)
+def heads(request: Request, project: ProjectParam = None) -> HeadsList:
+    """Records of the project with two or more current successors (two heads), to keep one."""
+    context = dashboard(request)
+    with context.store() as store:
+        found = team.heads_conflicts(store, context.project(store, project))
+    conflicts = [HeadsOut(record=out(old), heads=[out(head) for head in now]) for old, now in found]
+    return HeadsList(conflicts=conflicts, count=len(conflicts))
+
+
+@router.post("/heads/{record_id}/keep", response_model=HeadsKeepOut, responses=ERRORS)
+def keep_head(request: Request, record_id: Text, project: ProjectParam = None) -> HeadsKeepOut:
+    """Keep this head of its conflict: the other heads are superseded by it (`agentctx team resolve`)."""
+    context = dashboard(request)
+    with context.store() as store:
+        target = context.project(store, project)
+        retired = team.resolve_heads(store, target, record_id)
+        return HeadsKeepOut(kept=out(store.get(target, record_id)), retired=retired)
 
 
 @router.get("/proposals", response_model=ProposalList, responses=ERRORS)

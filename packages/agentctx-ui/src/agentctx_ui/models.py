@@ -261,6 +261,24 @@ class ProposalOut(BaseModel):
     record: RecordOut = Field(description="The record it is about, as it was before the decision.")
 
 
+class HeadsOut(BaseModel):
+    """A record superseded twice, concurrently (two machines on a remote, two branches of the team
+    file): its successors are all current until a person keeps one."""
+
+    record: RecordOut
+    heads: list[RecordOut] = Field(description="The current successors, oldest id first.")
+
+
+class HeadsList(BaseModel):
+    conflicts: list[HeadsOut]
+    count: int
+
+
+class HeadsKeepOut(BaseModel):
+    kept: RecordOut
+    retired: list[str] = Field(description="The other heads, now superseded by the one kept.")
+
+
 class ProposalList(BaseModel):
     proposals: list[ProposalOut] = Field(description="Oldest first, as `agentctx review` walks them.")
     count: int

@@ -4,6 +4,9 @@
 // Below them, "Re-verification": proposals for records whose anchored code changed (still true,
 // update with a draft, no longer true); Accept does what one says, Dismiss rejects it
 // (POST /api/inbox/proposals/{id}/accept|reject), as the second part of `agentctx review`.
+// Then "Two heads": records superseded twice at once (two machines on a remote, two branches of
+// the team file); Keep makes one the current head and supersedes the others with it
+// (POST /api/inbox/heads/{id}/keep), as `agentctx review` and `agentctx team resolve` do.
 import { api, badge, fill, h, projectQuery, toast, when } from "./ui.js";
 
 let everything = false;
@@ -126,11 +129,68 @@ function proposalSection(data) {
   );
 }
 
+function headsSection(data) {
+  const list = h("ol", { class: "heads", "aria-label": "Records superseded twice" });
+  const summary = h("p", { id: "heads-summary", "aria-live": "polite", tabindex: "-1" });
+  let left = data.conflicts.length;
+  const counted = (happened = "") => {
+    const rest = left
+      ? `${left} record${left === 1 ? "" : "s"} with two heads: keep one of each.`
+      : "No two heads: every changed record has one current successor.";
+    summary.textContent = happened ? `${happened} ${rest}` : rest;
+  };
+  for (const conflict of data.conflicts) {
+    const headingId = `heads-title-${conflict.record.id}`;
+    const choices = h("ol", { class: "choices", "aria-label": `Current heads of ${conflict.record.title}` });
+    const item = h(
+      "li",
+      { class: "inbox-item heads-item", "aria-labelledby": headingId, "data-record": conflict.record.id },
+      h("h3", { id: headingId, tabindex: "-1" }, conflict.record.title),
+      h("details", {}, h("summary", {}, "The record both replaced"), h("p", { class: "body" }, conflict.record.body)),
+      choices,
+    );
+    for (const head of conflict.heads) {
+      const keep = async (button) => {
+        button.disabled = true;
+        try {
+          await api("POST", `/api/inbox/heads/${head.id}/keep?${projectQuery()}`);
+          item.remove();
+          left -= 1;
+          counted(`Kept: “${head.title}”.`);
+          summary.focus();
+        } catch (error) {
+          button.disabled = false;
+          toast(error.message, "error");
+        }
+      };
+      choices.append(h(
+        "li",
+        { "data-head": head.id },
+        h("p", {}, h("strong", {}, head.title), " ", badge(head.source, "source"), " ", h("span", { class: "muted" }, `recorded ${when(head.recorded_at)}`)),
+        h("p", { class: "body" }, head.body),
+        h("button", { type: "button", "aria-label": `Keep ${head.title}: ${head.body.slice(0, 60)}`, onclick: (event) => keep(event.currentTarget) }, "Keep this one"),
+      ));
+    }
+    list.append(item);
+  }
+  counted();
+  return h(
+    "section",
+    { "aria-labelledby": "heads-heading" },
+    h("h2", { id: "heads-heading" }, "Two heads"),
+    h("p", { class: "muted" },
+      "Records two people or two machines replaced at once. Nothing decides by itself which is right: keep one, and the others are superseded by it on every machine that syncs."),
+    summary,
+    data.conflicts.length ? list : null,
+  );
+}
+
 export async function renderInbox(main) {
   const query = projectQuery(everything ? { all: "true" } : {});
-  const [data, proposals] = await Promise.all([
+  const [data, proposals, heads] = await Promise.all([
     api("GET", `/api/inbox?${query}`),
     api("GET", `/api/inbox/proposals?${projectQuery()}`),
+    api("GET", `/api/inbox/heads?${projectQuery()}`),
   ]);
   const list = h("ol", { class: "inbox", "aria-label": "Records to review, newest first" });
   const summary = h("p", { id: "inbox-summary", "aria-live": "polite" });
@@ -198,5 +258,6 @@ export async function renderInbox(main) {
     summary,
     data.records.length ? list : null,
     proposalSection(proposals),
+    headsSection(heads),
   );
 }

@@ -22,6 +22,7 @@ from agentctx.cli import (
     models,
     profile,
     records,
+    remote,
     review,
     serve,
     setup,
@@ -82,6 +83,7 @@ COMMANDS = (
     serve,
     stale,
     team,
+    remote,
     ui,
 )
 

@@ -27,6 +27,7 @@ from agentctx.cli._health import active_rungs
 from agentctx.cli.clients import clients_status
 from agentctx.cli.consolidate import consolidation_section
 from agentctx.cli.models import floor_section
+from agentctx.cli.remote import remote_section
 from agentctx.cli.serve import service_section
 from agentctx.cli.setup import hooks_status
 from agentctx.cli.stale import stale_status
@@ -198,6 +199,7 @@ SECTIONS: tuple[StatusProvider, ...] = (
     floor_section,
     stale_status,
     team_section,
+    remote_section,
 )
 
 

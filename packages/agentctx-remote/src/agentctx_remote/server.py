@@ -1,0 +1,151 @@
+"""The server side: one schema in a PostgreSQL database, created and migrated by agentctx.
+
+`agentctx.ops` is the remote's append-only, ordered log (`seq`, an identity column); an
+operation's `op_id` is unique, so pushing one twice changes nothing. Row-level security lets a
+member read and append only the operations of projects granted to one of their roles
+(`agentctx.grants`), and their own global records; nobody but the schema's owner may update or
+delete a row. Pushers take one transaction-scoped advisory lock, so sequence numbers become
+visible in order and a reader's cursor never skips a row committed late.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from agentctx_store.errors import AgentctxError
+
+SCHEMA_VERSION = 1
+MEMBER_ROLE = "agentctx_member"
+PUSH_LOCK = 0x61637478  # "actx": the advisory lock every push holds until it commits
+
+# Each step is run once, in order, by `init` (the version is kept in `agentctx.meta`).
+MIGRATIONS: list[str] = [
+    f"""
+    CREATE TABLE agentctx.meta (key text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE agentctx.ops (
+        seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        op_id     text NOT NULL UNIQUE,
+        project   text NOT NULL,
+        owner     name NOT NULL DEFAULT session_user,
+        record_id text NOT NULL,
+        kind      text NOT NULL CHECK (kind IN ('put', 'delete')),
+        parent    text,
+        state     jsonb NOT NULL,
+        made_at   text NOT NULL,
+        pushed_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX ops_project_seq ON agentctx.ops (project, seq);
+    CREATE TABLE agentctx.grants (role name NOT NULL, project text NOT NULL, PRIMARY KEY (role, project));
+    CREATE FUNCTION agentctx.may(p text, o name) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, agentctx AS $$
+        SELECT (p = '_global' AND o = session_user) OR EXISTS (
+            SELECT 1 FROM agentctx.grants g WHERE g.project = p AND pg_has_role(session_user, g.role, 'MEMBER'))
+    $$;
+    ALTER TABLE agentctx.ops ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE agentctx.grants ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY ops_read ON agentctx.ops FOR SELECT USING (agentctx.may(project, owner));
+    CREATE POLICY ops_append ON agentctx.ops FOR INSERT WITH CHECK (owner = session_user AND agentctx.may(project, owner));
+    CREATE POLICY grants_own ON agentctx.grants FOR SELECT USING (pg_has_role(session_user, role, 'MEMBER'));
+    DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MEMBER_ROLE}') THEN
+            CREATE ROLE {MEMBER_ROLE} NOLOGIN;
+        END IF;
+    END $$;
+    REVOKE ALL ON SCHEMA agentctx FROM PUBLIC;
+    REVOKE ALL ON FUNCTION agentctx.may(text, name) FROM PUBLIC;
+    GRANT USAGE ON SCHEMA agentctx TO {MEMBER_ROLE};
+    GRANT EXECUTE ON FUNCTION agentctx.may(text, name) TO {MEMBER_ROLE};
+    GRANT SELECT ON agentctx.meta, agentctx.grants TO {MEMBER_ROLE};
+    GRANT SELECT, INSERT ON agentctx.ops TO {MEMBER_ROLE};
+    """,
+]
+
+
+class RemoteError(AgentctxError):
+    """A remote cannot be used now: unreachable, refused, or of another version."""
+
+
+class RemoteUnreachable(RemoteError):
+    """The server did not answer (down, network cut, wrong host): retried later."""
+
+
+def connect(url: str, *, name: str, timeout: int = 5) -> psycopg.Connection[tuple[Any, ...]]:
+    """A connection to the remote `name` at `url` (password from PGPASSFILE/~/.pgpass or
+    PGPASSWORD, TLS as the URL's `sslmode` says).
+
+    Raises:
+        RemoteUnreachable: the server did not answer or refused the login.
+    """
+    try:
+        return psycopg.connect(url, connect_timeout=timeout, application_name="agentctx")
+    except psycopg.OperationalError as exc:
+        raise RemoteUnreachable(f"Remote {name!r} is unreachable: {_first_line(exc)}.") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[-1] if text else type(exc).__name__).rstrip(".")[:300]
+
+
+def described(exc: psycopg.Error, name: str) -> RemoteError:
+    """One line for a server error (no traceback): what went wrong and what to do."""
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return RemoteError(
+            f"Remote {name!r} refused this role: {_first_line(exc)}; ask its admin for a grant (docs/remote.md#grants)."
+        )
+    if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.InvalidSchemaName):
+        return RemoteError(f"Remote {name!r} has no agentctx schema; its admin runs `agentctx remote init {name}`.")
+    if isinstance(exc, psycopg.OperationalError):
+        return RemoteUnreachable(f"Remote {name!r} is unreachable: {_first_line(exc)}.")
+    return RemoteError(f"Remote {name!r} failed: {_first_line(exc)}.")
+
+
+def server_version(conn: psycopg.Connection[tuple[Any, ...]], name: str) -> int:
+    """The schema version of the remote; refuses one made by a newer agentctx.
+
+    Raises:
+        RemoteError: no schema, or a newer one.
+    """
+    row = conn.execute("SELECT value FROM agentctx.meta WHERE key = 'schema_version'").fetchone()
+    version = int(row[0]) if row else 0
+    if version > SCHEMA_VERSION:
+        raise RemoteError(
+            f"Remote {name!r} was created by a newer agentctx (schema {version}, this one knows {SCHEMA_VERSION}); "
+            "upgrade agentctx."
+        )
+    if version < SCHEMA_VERSION:
+        raise RemoteError(
+            f"Remote {name!r} has an older agentctx schema; its admin runs `agentctx remote init {name}`."
+        )
+    return version
+
+
+def init_schema(conn: psycopg.Connection[tuple[Any, ...]], name: str) -> tuple[int, int]:
+    """Create or migrate the agentctx schema (run by an admin). Returns (version before, after).
+
+    Raises:
+        RemoteError: the schema is newer than this agentctx, or the role may not create it.
+    """
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (PUSH_LOCK,))
+            exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'agentctx'").fetchone()
+            before = 0
+            if exists:
+                row = conn.execute("SELECT value FROM agentctx.meta WHERE key = 'schema_version'").fetchone()
+                before = int(row[0]) if row else 0
+            else:
+                conn.execute("CREATE SCHEMA agentctx")
+            if before > SCHEMA_VERSION:
+                server_version(conn, name)  # raises: a newer agentctx made it
+            for step in MIGRATIONS[before:]:
+                conn.execute(step.encode())
+            conn.execute(
+                """INSERT INTO agentctx.meta(key, value) VALUES ('schema_version', %s)
+                   ON CONFLICT (key) DO UPDATE SET value = excluded.value""",
+                (str(SCHEMA_VERSION),),
+            )
+    except psycopg.Error as exc:
+        raise described(exc, name) from None
+    return before, SCHEMA_VERSION

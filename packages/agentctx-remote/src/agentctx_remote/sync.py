@@ -1,0 +1,459 @@
+"""Push what the server lacks, pull from a cursor, apply idempotently (docs/remote.md#the-sync).
+
+Push: the local operations made here (`record_ops`, `origin IS NULL`) after the remote's
+`pushed_seq`, those the rule covers, in batches; each batch is one server transaction under the
+push lock, and `op_id` is unique there, so a batch sent twice (a sync killed after the server
+committed and before the cursor moved) adds nothing. Pull: the server's operations after
+`pulled_seq` for the granted projects, in order; each batch is applied in one SQLite transaction
+that also moves the cursor, so a sync killed anywhere resumes without loss or duplicates.
+
+Applying one operation (`_apply`): an operation already known (by id) changes nothing; one the
+rule does not cover, of another project, or on a record this user keeps private is refused; a
+record deleted here never comes back; an operation made on the version this store has (its
+`parent`) is applied; one made concurrently with a change here is a conflict: when both sides
+superseded the record, both successors stay current (two heads); when both changed its text,
+each version becomes a record superseding it (ids derived from the two operations, so every
+machine makes the same two), again two heads. Nothing is decided by which write came last; a
+person keeps one (`agentctx review`, `agentctx team resolve`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from agentctx_store import Project, Store
+from agentctx_store.anchors import Anchor, replace_anchors
+from agentctx_store.clock import utc_now
+from agentctx_store.errors import AgentctxError, ValidationError
+from agentctx_store.jsontext import is_array, is_object
+from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES, check_text
+from agentctx_store.rows import RECORD_COLUMNS
+from agentctx_store.ulid import is_ulid
+
+from agentctx_remote import remotes, server
+from agentctx_remote.rule import ShareRule
+
+BATCH = 5_000
+_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# An operation's state: the columns it may set, besides the record's project.
+_CONTENT = ("type", "title", "body", "scope", "pinned", "confidence", "valid_from", "key")
+
+
+@dataclass(kw_only=True)
+class SyncReport:
+    name: str
+    pushed: int = 0
+    pulled: int = 0
+    applied: int = 0
+    conflicts: int = 0
+    refused: int = 0
+    not_granted: list[str] = field(default_factory=list[str])
+
+
+PgConn = psycopg.Connection[tuple[Any, ...]]
+
+
+def sync(
+    store: Store, name: str, *, batch: int = BATCH, after_batch: Callable[[str], None] | None = None
+) -> SyncReport:
+    """One sync of the remote `name`: push, then pull. The outcome (or the failure) is noted on
+    the remote for `remote status` and the hooks' schedule.
+
+    Raises:
+        RemoteError: unreachable, refused, a schema of another version; one line each.
+    """
+    remote = remotes.get(store, name)
+    assert remote is not None
+    try:
+        report = _sync(store, remote, batch=batch, after_batch=after_batch)
+    except AgentctxError as exc:
+        remotes.record_failure(store, name, str(exc))
+        raise
+    remotes.record_success(store, name)
+    return report
+
+
+def _sync(store: Store, remote: remotes.Remote, *, batch: int, after_batch: Callable[[str], None] | None) -> SyncReport:
+    report = SyncReport(name=remote.name)
+    conn = server.connect(remote.url, name=remote.name)
+    try:
+        server.server_version(conn, remote.name)
+        namespaces = _granted(conn, remote, report)
+        conn.rollback()
+        _push(store, conn, remote, namespaces, report, batch=batch, after_batch=after_batch)
+        _pull(store, conn, remote, namespaces, report, batch=batch, after_batch=after_batch)
+    except psycopg.Error as exc:
+        raise server.described(exc, remote.name) from None
+    finally:
+        conn.close()
+    return report
+
+
+def _granted(conn: PgConn, remote: remotes.Remote, report: SyncReport) -> list[str]:
+    """The namespaces this role may sync of those the rule names; one line when none."""
+    visible = {row[0] for row in conn.execute("SELECT project FROM agentctx.grants")}
+    owner = conn.execute(
+        "SELECT pg_has_role(session_user, (SELECT nspowner FROM pg_namespace WHERE nspname = 'agentctx'), 'MEMBER')"
+    ).fetchone()
+    admin = bool(owner and owner[0])
+    granted = [p for p in remote.rule.projects if admin or p in visible]
+    report.not_granted = [p for p in remote.rule.projects if p not in granted]
+    if not granted and not remote.rule.global_records:
+        wanted = ", ".join(f"{remote.rule.names.get(p, p)} ({p})" for p in remote.rule.projects) or "no project"
+        role = conn.execute("SELECT session_user").fetchone()
+        raise server.RemoteError(
+            f"Role {role[0] if role else '?'!r} has no grant on remote {remote.name!r} for {wanted}; "
+            "ask its admin to grant it (docs/remote.md#grants)."
+        )
+    return [*granted, *(["_global"] if remote.rule.global_records else [])]
+
+
+# -- push ----------------------------------------------------------------------------------
+
+
+def _push(
+    store: Store,
+    conn: PgConn,
+    remote: remotes.Remote,
+    namespaces: Sequence[str],
+    report: SyncReport,
+    *,
+    batch: int,
+    after_batch: Callable[[str], None] | None,
+) -> None:
+    cursor = remote.pushed_seq
+    allowed = set(namespaces)
+    while True:
+        rows = store.conn.execute(
+            """SELECT seq, op_id, project_id, record_id, kind, parent, state, made_at FROM record_ops
+               WHERE seq > ? AND origin IS NULL ORDER BY seq LIMIT ?""",
+            (cursor, batch),
+        ).fetchall()
+        if not rows:
+            return
+        keep = [row for row in rows if row["project_id"] in allowed and _covered(remote.rule, row)]
+        anchored = _anchors(store, [row["record_id"] for row in keep if row["kind"] == "put"])
+        if keep:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (server.PUSH_LOCK,))
+                cur.execute(
+                    """CREATE TEMP TABLE IF NOT EXISTS agentctx_push (ord int, op_id text, project text,
+                       record_id text, kind text, parent text, state jsonb, made_at text) ON COMMIT DELETE ROWS"""
+                )
+                with cur.copy("COPY agentctx_push FROM STDIN") as copy:
+                    for index, row in enumerate(keep):
+                        copy.write_row(
+                            (
+                                index,
+                                row["op_id"],
+                                row["project_id"],
+                                row["record_id"],
+                                row["kind"],
+                                row["parent"],
+                                _with_anchors(row["state"], anchored.get(row["record_id"])),
+                                row["made_at"],
+                            )
+                        )
+                cur.execute(
+                    """INSERT INTO agentctx.ops (op_id, project, record_id, kind, parent, state, made_at)
+                       SELECT op_id, project, record_id, kind, parent, state, made_at FROM agentctx_push
+                       ORDER BY ord ON CONFLICT (op_id) DO NOTHING"""
+                )
+                report.pushed += max(cur.rowcount, 0)
+        cursor = rows[-1]["seq"]
+        with store.transaction() as local:
+            local.execute("UPDATE remotes SET pushed_seq = ? WHERE name = ?", (cursor, remote.name))
+        if after_batch is not None:
+            after_batch("push")
+
+
+MAX_ANCHORS = 50  # a pulled record keeps at most this many anchors
+
+
+def _anchors(store: Store, record_ids: Sequence[str]) -> dict[str, list[dict[str, object]]]:
+    """The anchors of these records now (they travel with a record's state when it is pushed:
+    project-relative paths and content hashes, the same in every clone of the repository)."""
+    found: dict[str, list[dict[str, object]]] = {}
+    unique = list(dict.fromkeys(record_ids))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start : start + 500]
+        rows = store.conn.execute(
+            f"""SELECT record_id, path, line_start, line_end, symbol, content_hash FROM record_anchors
+                WHERE record_id IN ({",".join("?" * len(chunk))}) ORDER BY anchor_id""",
+            chunk,
+        )
+        for row in rows:
+            found.setdefault(row[0], []).append(
+                {"path": row[1], "line_start": row[2], "line_end": row[3], "symbol": row[4], "content_hash": row[5]}
+            )
+    return found
+
+
+def _with_anchors(state: str, anchors: list[dict[str, object]] | None) -> str:
+    if not anchors:
+        return state
+    value: object = json.loads(state)
+    if not is_object(value):
+        return state
+    return json.dumps(value | {"anchors": anchors[:MAX_ANCHORS]}, ensure_ascii=False)
+
+
+def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
+    try:
+        state: object = json.loads(row["state"])
+    except ValueError:
+        return False
+    return is_object(state) and rule.covers(row["project_id"], state)
+
+
+# -- pull ----------------------------------------------------------------------------------
+
+
+def _pull(
+    store: Store,
+    conn: PgConn,
+    remote: remotes.Remote,
+    namespaces: Sequence[str],
+    report: SyncReport,
+    *,
+    batch: int,
+    after_batch: Callable[[str], None] | None,
+) -> None:
+    cursor = remote.pulled_seq
+    while True:
+        rows = conn.execute(
+            """SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
+               WHERE seq > %s AND project = ANY(%s) ORDER BY seq LIMIT %s""",
+            (cursor, list(namespaces), batch),
+        ).fetchall()
+        conn.rollback()  # nothing to keep open between batches
+        if not rows:
+            return
+        cursor = rows[-1][0]
+        with store.transaction() as local:
+            local.execute("INSERT INTO record_ops_applying VALUES (?)", (utc_now(),))
+            known = _known(local, [row[1] for row in rows])
+            for row in rows:
+                if row[1] in known:
+                    continue
+                known.add(row[1])
+                report.pulled += 1
+                outcome = _apply(store, remote, set(namespaces), Op(*row[1:]))
+                if outcome == "applied":
+                    report.applied += 1
+                elif outcome == "conflict":
+                    report.conflicts += 1
+                elif outcome == "refused":
+                    report.refused += 1
+            local.execute("DELETE FROM record_ops_applying")
+            local.execute("UPDATE remotes SET pulled_seq = ? WHERE name = ?", (cursor, remote.name))
+        if after_batch is not None:
+            after_batch("pull")
+
+
+def _known(conn: sqlite3.Connection, op_ids: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(op_ids), 500):
+        chunk = list(op_ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        found.update(row[0] for row in conn.execute(f"SELECT op_id FROM record_ops WHERE op_id IN ({marks})", chunk))
+    return found
+
+
+@dataclass(frozen=True)
+class Op:
+    op_id: str
+    project: str
+    record_id: str
+    kind: str
+    parent: str | None
+    state_text: str
+    made_at: str
+
+
+def _apply(store: Store, remote: remotes.Remote, namespaces: set[str], op: Op) -> str:
+    """Apply one pulled operation inside the caller's transaction: "applied", "conflict",
+    "deleted" (a record deleted here), "refused" or "same"."""
+    conn = store.conn
+    try:
+        state: object = json.loads(op.state_text)
+    except ValueError:
+        return "refused"
+    if not is_object(state) or op.project not in namespaces or not is_ulid(op.record_id):
+        return "refused"
+    if op.kind not in ("put", "delete") or not remote.rule.covers(op.project, {**state, "title": "", "body": ""}):
+        return "refused"
+    record_id = op.record_id.upper()
+    local = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
+    if local is not None and (local["project_id"] != op.project or not remote.rule.covers(op.project, dict(local))):
+        return "refused"  # another project's record, or one this user keeps private: never changed from outside
+    if op.kind == "delete":
+        if local is not None:
+            store.delete(_namespace(op.project), record_id)
+        _log(conn, op, record_id, remote.name, applied=True)
+        return "applied"
+    deleted = conn.execute(
+        "SELECT 1 FROM record_ops WHERE record_id = ? AND kind = 'delete' AND applied = 1 LIMIT 1", (record_id,)
+    ).fetchone()
+    if deleted is not None:
+        _log(conn, op, record_id, remote.name, applied=False)
+        return "deleted"
+    try:
+        row = _row(record_id, op.project, state)
+    except (ValidationError, ValueError, TypeError):
+        return "refused"
+    if local is None:
+        store.insert_row(row)
+        _successor_edge(store, row)
+        _pulled_anchors(store, op.project, record_id, state.get("anchors"))
+        _log(conn, op, record_id, remote.name, applied=True)
+        return "applied"
+    version = conn.execute(
+        "SELECT op_id FROM record_ops WHERE record_id = ? AND applied = 1 ORDER BY seq DESC LIMIT 1", (record_id,)
+    ).fetchone()
+    fields = {column: row[column] for column in (*_CONTENT, "superseded_at", "superseded_by") if column != "key"}
+    if (version[0] if version else None) == op.parent or all(local[c] == v for c, v in fields.items()):
+        store.rewrite(record_id, fields, when=utc_now())
+        _successor_edge(store, row)
+        _pulled_anchors(store, op.project, record_id, state.get("anchors"))
+        _log(conn, op, record_id, remote.name, applied=True)
+        return "applied"
+    _conflict(store, local, row, op, version[0] if version else record_id)
+    _log(conn, op, record_id, remote.name, applied=False)
+    return "conflict"
+
+
+def _namespace(project_id: str) -> Project:
+    return Project(project_id=project_id, root="", name=project_id)
+
+
+def _row(record_id: str, project_id: str, state: dict[str, Any]) -> dict[str, object]:
+    """A full `records` row from a pulled state, checked as every imported record is: the type,
+    confidence and scope known, the text within the limits and redacted, ids well formed."""
+    record_type, confidence, scope = state.get("type"), state.get("confidence"), state.get("scope") or "project"
+    if record_type not in RECORD_TYPES or confidence not in CONFIDENCES or scope not in SCOPES:
+        raise ValidationError("unknown type, confidence or scope")
+    title, body = check_text(str(state.get("title") or ""), str(state.get("body") or ""))
+    superseded_by = state.get("superseded_by")
+    if superseded_by is not None and not (isinstance(superseded_by, str) and is_ulid(superseded_by)):
+        raise ValidationError("superseded_by is not a record id")
+    times = {name: state.get(name) for name in ("valid_from", "recorded_at", "superseded_at")}
+    if not isinstance(times["valid_from"], str) or not isinstance(times["recorded_at"], str):
+        raise ValidationError("a record needs valid_from and recorded_at")
+    if times["superseded_at"] is not None and not isinstance(times["superseded_at"], str):
+        raise ValidationError("superseded_at is not a time")
+    source = state.get("source")
+    key, session_id = state.get("key"), state.get("session_id")
+    return {
+        "id": record_id,
+        "project_id": project_id,
+        "type": record_type,
+        "title": title,
+        "body": body,
+        "scope": scope,
+        "pinned": 1 if state.get("pinned") else 0,
+        "confidence": confidence,
+        "reinforce_count": int(state.get("reinforce_count") or 0),
+        "valid_from": times["valid_from"][:40],
+        "recorded_at": times["recorded_at"][:40],
+        "superseded_at": times["superseded_at"][:40] if isinstance(times["superseded_at"], str) else None,
+        "superseded_by": superseded_by.upper() if isinstance(superseded_by, str) else None,
+        "access_count": 0,
+        "last_accessed": None,
+        "score": 1.0,
+        "claudemd_drift_score": 0.0,
+        "source": source if source in SOURCES else "import",
+        "session_id": session_id[:200] if isinstance(session_id, str) else None,
+        "pending_embedding": 1,
+        "key": key[:200] if isinstance(key, str) else None,
+        "updated_at": None,
+    }
+
+
+def _pulled_anchors(store: Store, project_id: str, record_id: str, value: object) -> None:
+    """Give a pulled record the anchors its state carries, checked as `agentctx record --anchor`
+    checks them (relative paths inside the project, sane ranges); anchors that fail the check are
+    dropped, the record is kept."""
+    if not is_array(value) or not value:
+        return
+    anchors: list[Anchor] = []
+    for item in value[:MAX_ANCHORS]:
+        if not is_object(item):
+            continue
+        path, digest = item.get("path"), item.get("content_hash")
+        start, end, symbol = item.get("line_start"), item.get("line_end"), item.get("symbol")
+        if not isinstance(path, str) or not isinstance(digest, str) or len(path) > 1000 or len(digest) > 200:
+            continue
+        anchors.append(
+            Anchor(
+                path=path,
+                content_hash=digest,
+                line_start=start if isinstance(start, int) else None,
+                line_end=end if isinstance(end, int) else None,
+                symbol=symbol[:200] if isinstance(symbol, str) else None,
+            )
+        )
+    try:
+        replace_anchors(store, _namespace(project_id), record_id, anchors)
+    except ValidationError:
+        return
+
+
+def _successor_edge(store: Store, row: dict[str, object]) -> None:
+    successor = row["superseded_by"]
+    if isinstance(successor, str):
+        store.add_edge(successor, str(row["id"]), "supersedes")
+
+
+def _log(conn: sqlite3.Connection, op: Op, record_id: str, origin: str, *, applied: bool) -> None:
+    conn.execute(
+        """INSERT OR IGNORE INTO record_ops(op_id, record_id, project_id, kind, parent, state, origin, applied, made_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (op.op_id, record_id, op.project, op.kind, op.parent, op.state_text, origin, int(applied), op.made_at[:40]),
+    )
+
+
+def fork_id(record_id: str, op_id: str) -> str:
+    """The id of the record one side of a conflict becomes: the record's time prefix and a hash
+    of the operation, so every machine that meets the same conflict makes the same record."""
+    digest = int.from_bytes(hashlib.sha256(f"{record_id}:{op_id}".encode()).digest()[:10], "big")
+    tail = "".join(_ALPHABET[(digest >> (5 * index)) & 31] for index in reversed(range(16)))
+    return record_id[:10] + tail
+
+
+def _conflict(store: Store, local: sqlite3.Row, remote_row: dict[str, object], op: Op, local_version: str) -> None:
+    """Two concurrent changes of one record: both sides stay, as two heads."""
+    same_text = all(local[column] == remote_row[column] for column in _CONTENT)
+    if same_text:  # both superseded (or retired) it: each successor stays current
+        _successor_edge(store, remote_row)
+        return
+    when = utc_now()
+    mine = dict(local) | {"id": fork_id(str(local["id"]), local_version)}
+    theirs = dict(remote_row) | {"id": fork_id(str(local["id"]), op.op_id)}
+    for fork in (mine, theirs):
+        if store.conn.execute("SELECT 1 FROM records WHERE id = ?", (fork["id"],)).fetchone() is None:
+            store.insert_row(
+                fork
+                | {
+                    "superseded_at": None,
+                    "superseded_by": None,
+                    "recorded_at": when,
+                    "access_count": 0,
+                    "last_accessed": None,
+                    "pending_embedding": 1,
+                }
+            )
+        store.add_edge(str(fork["id"]), str(local["id"]), "supersedes")
+    if local["superseded_at"] is None:
+        store.rewrite(str(local["id"]), {"superseded_at": when, "superseded_by": mine["id"]}, when=when)
+
+
+def conflicts(store: Store) -> int:
+    """How many pulled operations were kept as conflicts (for `remote status`)."""
+    return int(store.conn.execute("SELECT count(*) FROM record_ops WHERE applied = 0").fetchone()[0])
