@@ -92,7 +92,7 @@ def described(exc: psycopg.Error, name: str) -> RemoteError:
     """One line for a server error (no traceback): what went wrong and what to do."""
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
         return RemoteError(
-            f"Remote {name!r} refused this role: {_first_line(exc)}; ask its admin for a grant (docs/remote.md#grants)."
+            f"Remote {name!r} refused this role: {_first_line(exc)}; ask its admin for a grant (docs/remote.md#access-grants)."
         )
     if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.InvalidSchemaName):
         return RemoteError(f"Remote {name!r} has no agentctx schema; its admin runs `agentctx remote init {name}`.")

@@ -109,7 +109,7 @@ def _granted(conn: PgConn, remote: remotes.Remote, report: SyncReport) -> list[s
         role = conn.execute("SELECT session_user").fetchone()
         raise server.RemoteError(
             f"Role {role[0] if role else '?'!r} has no grant on remote {remote.name!r} for {wanted}; "
-            "ask its admin to grant it (docs/remote.md#grants)."
+            "ask its admin to grant it (docs/remote.md#access-grants)."
         )
     return [*granted, *(["_global"] if remote.rule.global_records else [])]
 

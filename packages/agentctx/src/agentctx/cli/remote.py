@@ -229,7 +229,7 @@ def remove_cmd(name: str = typer.Argument(..., help="The remote.")) -> None:
 
 @remote_app.command("init")
 def init_cmd(name: str = typer.Argument(..., help="The remote, as added with `agentctx remote add`.")) -> None:
-    """Create or migrate the agentctx schema on a remote (run once by its admin; docs/remote.md#grants).
+    """Create or migrate the agentctx schema on a remote (run once by its admin; docs/remote.md#access-grants).
 
     Example:
         agentctx remote init team
@@ -246,7 +246,7 @@ def init_cmd(name: str = typer.Argument(..., help="The remote, as added with `ag
         typer.echo(f"Remote {name!r} already has agentctx schema {after}.")
     else:
         typer.echo(
-            f"Remote {name!r}: agentctx schema {before} -> {after}. Grant members as docs/remote.md#grants shows."
+            f"Remote {name!r}: agentctx schema {before} -> {after}. Grant members as docs/remote.md#access-grants shows."
         )
 
 
