@@ -26,9 +26,12 @@ from agentctx_store._frozen import frozen
 from agentctx_store.learn.rules import clean_inline, front_matter, trim
 from agentctx_store.records import MAX_BODY_CHARS
 
-# `0045-title.md`, `ADR019-title.md`, `adr-001-title.md`, `ADR-7.md`; a dated name
-# (`20200924-title.md`, `2021-04-23-title.md`) is a record without a number
-_NUMBERED = re.compile(r"^(?:adr[-_ ]?)?(\d{1,5})(?:[-_ .]|$)", re.IGNORECASE)
+# `0045-title.md`, `ADR019-title.md`, `adr-001-title.md`, `ADR-7.md`, and with a project or
+# area named around the ADR word (`ACME-ADR-0003-title.md`, `ACME-ADR-Core-12-title.md`); a
+# dated name (`20200924-title.md`, `2021-04-23-title.md`) is a record without a number
+_NUMBERED = re.compile(
+    r"^(?:(?:[a-z]{2,12}[-_ ]){0,2}adr[-_ ]?(?:[a-z]{2,12}[-_ ])?)?(\d{1,5})(?:[-_ .]|$)", re.IGNORECASE
+)
 _DATED = re.compile(r"^(?:adr[-_ ]?)?(\d{4}-?\d{2}-?\d{2})[-_ .]", re.IGNORECASE)
 _TITLE_NUMBER = re.compile(r"^(?:ADR|AD|Decision|RFC)?[-_ #]?\d{1,5}\s*[:.\-–—]?\s*", re.IGNORECASE)
 _TEMPLATE_NAME = re.compile(r"^(adr-?)?(x+|n+)[-_.]|(^|[-_.])template\.(md|markdown)$|^template|^_", re.IGNORECASE)
