@@ -114,6 +114,23 @@ CASES = {
         set(),
         {"0005", "0009", "0010", "0011"},
     ),
+    "setext headings, a note in the body, a code-span reference, a scoped supersession": (
+        "docs/architecture",
+        {
+            "0001-use-airflow.md": "Use Airflow\n===========\n\nContext\n-------\n\nThis ADR has been superseded by `ADR-0002`.\n\nWe need a scheduler.\n\nDecision\n--------\n\nWe use Airflow.\n",
+            "0002-use-batch.md": "Use Batch\n=========\n\nContext\n-------\n\nThis ADR supersedes `ADR-001`.\n\nAirflow hurt.\n\nDecision\n--------\n\nWe use Batch.\n",
+            "0003-polygons.md": "# Polygons\n\n## Observation\n\nPolygons are ambiguous.\n\n## Proposal\n\nUse the smallest area.\n",
+            "0004-roles.md": _adr(
+                NYGARD,
+                4,
+                "Roles and access",
+                extra="\n\nThis ADR has been superseded by [ADR 5](0005-acl-arrays.md) concerning the storage of rules.",
+            ),
+            "0005-acl-arrays.md": _adr(NYGARD, 5, "ACL arrays"),
+        },
+        {("0001", "0002")},
+        {"0002", "0003", "0004", "0005"},
+    ),
     "deprecated and rejected are never current; deprecated in favour of links": (
         "adr",
         {

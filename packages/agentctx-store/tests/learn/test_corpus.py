@@ -1,9 +1,9 @@
-"""`learn` on the corpus of real repositories (fixtures/corpus: 16 ADR folders in Nygard, adr-tools,
-MADR 2-4, log4brains, cosmos, unpadded, project-prefixed and table layouts, and 13 repositories'
-agent instruction files), against the hand labels of `fixtures/corpus/labels.json`: every ADR found,
-every current one current, exactly the labelled supersession and amendment links, no superseded or
-rejected ADR current; every instruction file read once, no rule twice, and `sync` right after
-`learn` missing nothing learned. Per-repository figures: bench/test_bench_learn.py."""
+"""`learn` on the corpus of real repositories (fixtures/corpus: 18 ADR folders in Nygard, adr-tools,
+MADR 2-4, log4brains, cosmos, unpadded, project-prefixed, snake_case, setext and table layouts, and
+13 repositories' agent instruction files), against the hand labels of `fixtures/corpus/labels.json`:
+every ADR found, every current one current, exactly the labelled supersession and amendment links,
+no superseded or rejected ADR current; every instruction file read once, no rule twice, and `sync`
+right after `learn` missing nothing learned. Per-repository figures: bench/test_bench_learn.py."""
 
 from __future__ import annotations
 
