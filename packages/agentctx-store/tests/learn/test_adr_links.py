@@ -114,6 +114,23 @@ CASES = {
         set(),
         {"0005", "0009", "0010", "0011"},
     ),
+    "setext headings, a note in the body, a code-span reference, a scoped supersession": (
+        "docs/architecture",
+        {
+            "0001-use-airflow.md": "Use Airflow\n===========\n\nContext\n-------\n\nThis ADR has been superseded by `ADR-0002`.\n\nWe need a scheduler.\n\nDecision\n--------\n\nWe use Airflow.\n",
+            "0002-use-batch.md": "Use Batch\n=========\n\nContext\n-------\n\nThis ADR supersedes `ADR-001`.\n\nAirflow hurt.\n\nDecision\n--------\n\nWe use Batch.\n",
+            "0003-polygons.md": "# Polygons\n\n## Observation\n\nPolygons are ambiguous.\n\n## Proposal\n\nUse the smallest area.\n",
+            "0004-roles.md": _adr(
+                NYGARD,
+                4,
+                "Roles and access",
+                extra="\n\nThis ADR has been superseded by [ADR 5](0005-acl-arrays.md) concerning the storage of rules.",
+            ),
+            "0005-acl-arrays.md": _adr(NYGARD, 5, "ACL arrays"),
+        },
+        {("0001", "0002")},
+        {"0002", "0003", "0004", "0005"},
+    ),
     "deprecated and rejected are never current; deprecated in favour of links": (
         "adr",
         {
@@ -192,3 +209,39 @@ def test_a_reference_to_a_missing_adr_is_a_note_never_a_guess(store: Store, tmp_
     assert "(not among the learned ADRs)" in records["Use A"].body and "ADR-0042" in records["Use A"].body
     assert records["Use B"].superseded_at is None and records["Use C"].superseded_at is None
     assert "not among" not in records["Use C"].body
+
+
+def _table_adr(title: str, status: str, supersedes: str = "N/A") -> str:
+    return (
+        f"# {title}\n\n|   |   |\n|---|---|\n| Date | 2024-03-07 |\n| Status | {status} |\n"
+        f"| Supersedes | {supersedes} |\n| Superseded by: | N/A |\n\n## What\n\n{title}.\n\n## Why\n\nBecause.\n"
+    )
+
+
+def test_names_with_a_project_before_the_adr_number_and_status_in_a_table(store: Store, tmp_path: Path) -> None:
+    """`ACME-ADR-0001-….md` and `ACME-ADR-Core-0002-….md` are numbered decision records even in
+    a folder not named for decisions; a "Supersedes" that points at a pull request is no ADR."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    _write(
+        root,
+        "docs/design/platform",
+        {
+            "ACME-ADR-0001-use-rest.md": _table_adr(
+                "Use REST", "Superseded by [ADR 2](ACME-ADR-Core-0002-use-grpc.md)"
+            ),
+            "ACME-ADR-Core-0002-use-grpc.md": _table_adr("Use gRPC", "Approved"),
+            "ACME-ADR-Core-0003-use-buf.md": _table_adr("Use buf", "Draft", "https://github.com/o/r/pull/2"),
+            "notes.md": "# Meeting notes\n\nNothing decided.\n",
+        },
+    )
+    project = resolve_project(root)
+    plan = learn(store, project, root)
+    assert sorted(s.rel.rsplit("/", 1)[-1] for s in plan.sources if s.kind == "adr") == [
+        "ACME-ADR-0001-use-rest.md",
+        "ACME-ADR-Core-0002-use-grpc.md",
+        "ACME-ADR-Core-0003-use-buf.md",
+    ]
+    records = {r.title: r for r in store.list_records(project, include_superseded=True, limit=None)}
+    assert records["Use REST"].superseded_by == records["Use gRPC"].record_id
+    assert records["Use gRPC"].superseded_at is None and records["Use buf"].superseded_at is None

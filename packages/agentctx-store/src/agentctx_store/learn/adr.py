@@ -26,9 +26,12 @@ from agentctx_store._frozen import frozen
 from agentctx_store.learn.rules import clean_inline, front_matter, trim
 from agentctx_store.records import MAX_BODY_CHARS
 
-# `0045-title.md`, `ADR019-title.md`, `adr-001-title.md`, `ADR-7.md`; a dated name
-# (`20200924-title.md`, `2021-04-23-title.md`) is a record without a number
-_NUMBERED = re.compile(r"^(?:adr[-_ ]?)?(\d{1,5})(?:[-_ .]|$)", re.IGNORECASE)
+# `0045-title.md`, `ADR019-title.md`, `adr-001-title.md`, `ADR-7.md`, and with a project or
+# area named around the ADR word (`ACME-ADR-0003-title.md`, `ACME-ADR-Core-12-title.md`); a
+# dated name (`20200924-title.md`, `2021-04-23-title.md`) is a record without a number
+_NUMBERED = re.compile(
+    r"^(?:(?:[a-z]{2,12}[-_ ]){0,2}adr[-_ ]?(?:[a-z]{2,12}[-_ ])?)?(\d{1,5})(?:[-_ .]|$)", re.IGNORECASE
+)
 _DATED = re.compile(r"^(?:adr[-_ ]?)?(\d{4}-?\d{2}-?\d{2})[-_ .]", re.IGNORECASE)
 _TITLE_NUMBER = re.compile(r"^(?:ADR|AD|Decision|RFC)?[-_ #]?\d{1,5}\s*[:.\-–—]?\s*", re.IGNORECASE)
 _TEMPLATE_NAME = re.compile(r"^(adr-?)?(x+|n+)[-_.]|(^|[-_.])template\.(md|markdown)$|^template|^_", re.IGNORECASE)
@@ -48,6 +51,13 @@ _RELATION = re.compile(
 )
 _PARTIAL = re.compile(
     r"\b(?:part(?:ly|ially)|in\s+part|parts\s+of|some\s+(?:aspects|parts)\s+of|portions?\s+of)\b", re.IGNORECASE
+)
+# A scope after the other ADR ("superseded by ADR-23 concerning the ACRs", "supersedes ADR 4
+# with respect to caching"): only that part is replaced, so it is an amendment
+_SCOPED = re.compile(
+    r"\b(?:concerning|regarding|with\s+(?:respect|regards?)\s+to|in\s+respect\s+of|as\s+(?:to|regards)|"
+    r"insofar\s+as|in\s+so\s+far\s+as|only\s+(?:for|in|as\s+to))\b",
+    re.IGNORECASE,
 )
 _LINK = re.compile(r"!?\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _REF_NUMBER = re.compile(r"\b(?:ADR|AD|RFC|decision(?:\s+record)?|record)[\s#:_-]*0*(\d{1,5})\b", re.IGNORECASE)
@@ -122,6 +132,29 @@ _SECTION_WORDS = re.compile(
 _STATUS_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:\|\s*)?\**status\**\s*(?::|\|)", re.IGNORECASE | re.MULTILINE)
 
 
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_NOT_SETEXT_TEXT = re.compile(r"^\s*(?:#|>|\||[-*+]\s|\d+[.)]\s|```|~~~|<)")
+
+
+def atx_headings(lines: list[str], start: int = 0) -> list[str]:
+    """The lines with every setext heading (a text line underlined with `===` or `---`) written
+    as an ATX one (`# text`, `## text`), from `start` (after any front matter) and outside
+    fenced code; a `---` after a blank line, a list item or a table row stays what it is."""
+    out = list(lines)
+    in_fence = False
+    for index in range(start, len(out)):
+        line = out[index]
+        if line.strip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        underline = None if in_fence or index <= start else _SETEXT_UNDERLINE.match(line)
+        text = out[index - 1] if underline else ""
+        if underline and text.strip() and not _NOT_SETEXT_TEXT.match(text) and not _SETEXT_UNDERLINE.match(text):
+            out[index - 1] = ("# " if underline.group(1).startswith("=") else "## ") + text.strip()
+            out[index] = ""
+    return out
+
+
 def reads_as_adr(path: Path, head: str, *, decisions_folder: bool = False) -> str | None:
     """Why the start of a Markdown file reads as a decision record, or None: decision-record
     sections (Status, Context, Decision, Consequences; MADR's Considered Options and Decision
@@ -130,6 +163,8 @@ def reads_as_adr(path: Path, head: str, *, decisions_folder: bool = False) -> st
     name = path.name.lower()
     if path.suffix.lower() not in (".md", ".markdown") or name in _INDEX_NAMES or _TEMPLATE_NAME.search(name):
         return None
+    head_lines = head.replace("\r\n", "\n").split("\n")
+    head = "\n".join(atx_headings(head_lines, front_matter(head_lines, within=40)[1]))
     if re.search(r"^#+\s*[\[{]\s*(?:short )?title", head, re.IGNORECASE | re.MULTILINE):  # a template's heading
         return None
     sections = {match.group(1).lower() for match in _SECTION_WORDS.finditer(head)}
@@ -148,6 +183,7 @@ def parse_adr(path: Path, text: str) -> Adr | None:
     """One ADR file, or None when it has no heading (not an ADR)."""
     lines = text.replace("\r\n", "\n").split("\n")
     front, start = front_matter(lines, within=40)
+    lines = atx_headings(lines, start)
     title = front.get("title", "")
     sections: list[tuple[str, list[str]]] = [("", [])]
     in_fence = False
@@ -275,7 +311,7 @@ def _relations(front: dict[str, str], status: str, sections: list[tuple[str, lis
     for line, stated in lines:
         if _template_line(line) or not _RELATION.search(line):
             continue
-        line = re.sub(r"`[^`]*`", "", line)
+        line = re.sub(r"`([^`]*)`", _code_span, line)
         matches = list(_RELATION.finditer(line))
         for index, match in enumerate(matches):
             end = matches[index + 1].start() if index + 1 < len(matches) else len(line)
@@ -290,6 +326,7 @@ def _relations(front: dict[str, str], status: str, sections: list[tuple[str, lis
             partial = (
                 _PARTIAL.search(before) is not None
                 or _PARTIAL.match(target.strip()) is not None
+                or _SCOPED.search(target) is not None
                 or (partial_status and kind in ("old", "new"))
             )
             relation = {"old": "superseded_by", "new": "supersedes", "amended": "amended_by", "amends": "amends"}[kind]
@@ -299,6 +336,13 @@ def _relations(front: dict[str, str], status: str, sections: list[tuple[str, lis
             if entry not in found:
                 found.append(entry)
     return tuple(found)
+
+
+def _code_span(span: re.Match[str]) -> str:
+    """An inline code span in a relation line: dropped (`replaces` a config key), unless it is
+    only a reference to a record (`ADR-0019`, `0004-use-x.md`), which is kept as text."""
+    inner = span.group(1).strip()
+    return inner if _REF_NUMBER.fullmatch(inner) or _REF_FILE.fullmatch(inner) else ""
 
 
 def _names_an_adr(text: str, *, explicit: bool = False) -> bool:

@@ -306,7 +306,9 @@ def _markdown_entries(folder: Path, listed: list[Path]) -> list[Path]:
     return sorted({folder / name for name in names} | set(listed))
 
 
-def _adr_why(finder: _Finder, path: Path) -> str | None:
+def _adr_why(finder: _Finder, path: Path, *, of_records: bool = False) -> str | None:
+    """Why `path` reads as a decision record; `of_records`: its folder is known to hold them
+    (a numbered file with a heading is then one too, as in a folder named for decisions)."""
     real = finder.real(path)
     if real is None:
         return None
@@ -317,7 +319,8 @@ def _adr_why(finder: _Finder, path: Path) -> str | None:
         too_big = False
     if head is None or too_big:  # taken by its name, so that reading it says why it is skipped
         return "a numbered or dated name" if is_adr_name(path) else None
-    return reads_as_adr(path, head.decode("utf-8", "replace"), decisions_folder=decisions_folder(path.parent))
+    folder_says = of_records or decisions_folder(path.parent)
+    return reads_as_adr(path, head.decode("utf-8", "replace"), decisions_folder=folder_says)
 
 
 def decisions_folder(folder: Path) -> bool:
@@ -339,7 +342,7 @@ def _adr_sources(finder: _Finder, folder: Path, files: list[Path]) -> None:
     """The decision records of a candidate folder, when it holds at least two."""
     taken: list[tuple[Path, str]] = []
     passed: list[str] = []
-    malformed: list[str] = []
+    named: list[Path] = []  # numbered or dated, yet not read as a record on its own
     for path in sorted(files):
         if finder.real(path) is None:
             continue  # a link out of the tree: its line is already there
@@ -347,11 +350,17 @@ def _adr_sources(finder: _Finder, folder: Path, files: list[Path]) -> None:
         if why is not None:
             taken.append((path, why))
         elif is_adr_name(path):
-            malformed.append(
-                f"{_rel(finder.root, path)}: skipped, an ADR with no decision record in it (empty or malformed)"
-            )
+            named.append(path)
         else:
             passed.append(f"{_rel(finder.root, path)}: not taken, it does not read as a decision record")
+    if len(taken) >= 2 and len(taken) >= len(named):  # mostly records: a numbered file with a heading is one
+        taken += [(path, why) for path in named if (why := _adr_why(finder, path, of_records=True)) is not None]
+        taken.sort()
+        named = [path for path in named if path not in {path for path, _ in taken}]
+    malformed = [
+        f"{_rel(finder.root, path)}: skipped, an ADR with no decision record in it (empty or malformed)"
+        for path in named
+    ]
     finder.reasons += passed
     if len(taken) < 2:
         finder.reasons += [
