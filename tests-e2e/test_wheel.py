@@ -392,3 +392,61 @@ def test_pip_installs_embeddings_and_ui_from_dist_offline(dist: Path, tmp_path: 
     finally:
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=30)  # waits and closes the pipes
+
+
+# -- issue 33, item 1: the documented `uv tool install`s, run as printed, offline -------------------
+
+
+PLAIN_UV_TOOL = "uv tool install --compile-bytecode ./packages/agentctx"
+
+
+def uv_tool_env(tmp_path: Path) -> dict[str, str]:
+    """Offline uv with its tool folders and HOME in `tmp_path`; uv's cache and Python installs stay
+    where they are (HOME would move them): `.ci/run` fills that cache for these installs."""
+    located = {name: run(["uv", name, "dir"]).stdout.strip() for name in ("cache", "python")}
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return os.environ | {
+        "HOME": str(home),
+        "AGENTCTX_HOME": str(home / ".agentctx"),
+        "UV_OFFLINE": "1",
+        "UV_TOOL_DIR": str(tmp_path / "tools"),
+        "UV_TOOL_BIN_DIR": str(tmp_path / "bin"),
+        "UV_CACHE_DIR": located["cache"],
+        "UV_PYTHON_INSTALL_DIR": located["python"],
+        "USE_EMOJI": "0",
+    }
+
+
+@pytest.mark.slow
+def test_the_documented_uv_tool_installs_work_as_printed(tmp_path: Path) -> None:
+    env = uv_tool_env(tmp_path)
+    # the README and docs/install.md print it three times, differing only in their comments
+    plain = [command for command in documented_commands() if command.startswith("uv tool install --compile-bytecode")]
+    assert {command.split(" #", 1)[0].strip() for command in plain} == {PLAIN_UV_TOOL} and len(plain) == 3, plain
+    agentctx = tmp_path / "bin" / "agentctx"
+    tool = tmp_path / "tools" / "agentctx"
+    shell(plain[-1], ROOT, env)  # as printed, comment and all, from the checkout's root
+    assert run([agentctx, "--version"], env=env).stdout.strip().endswith(VERSION)
+    located = run([tool / "bin" / "python", "-c", "import agentctx_store; print(agentctx_store.__file__)"], env=env)
+    assert Path(located.stdout.strip()).is_relative_to(tool), located.stdout  # installed, not the checkout's
+    project = tmp_path / "project"
+    project.mkdir()
+    run([agentctx, "record", "-t", "decision", "--title", "Uv tool works", "--body", "Installed by uv tool.",
+         "-p", project], env=env)  # fmt: skip
+    assert "Uv tool works" in run([agentctx, "search", "uv tool", "-p", project], env=env).stdout
+    checks = doctor(agentctx, env)
+    assert checks["embeddings"]["state"] == "warn", checks["embeddings"]
+
+    # the README's optional part, as printed, then doctor's hint on this uv tool (it names the
+    # checkout by its absolute path, so it works from any folder), as printed
+    shell(documented("uv tool install --reinstall"), ROOT, env)
+    model = json.loads(run([agentctx, "models", "--json"], env=env).stdout)
+    assert model["bundled"] and Path(model["folder"]).is_relative_to(tool), model
+    assert "Uv tool works" in run([agentctx, "search", "uv tool", "-p", project], env=env).stdout
+    fix = doctor(agentctx, env)["dashboard"]["fix"]
+    source = shlex.quote(f"{ROOT / 'packages' / 'agentctx'}[all]")
+    assert hint_command(fix) == f"uv tool install --reinstall --compile-bytecode {source}", fix
+    shell(hint_command(fix), tmp_path, env)
+    checks = doctor(agentctx, env)
+    assert checks["embeddings"]["state"] == "ok" and checks["dashboard"]["state"] == "ok", checks
