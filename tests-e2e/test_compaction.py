@@ -8,14 +8,17 @@ Codex: `codex exec` has no `/compact`; `model_auto_compact_token_limit=50` under
 SessionStart `compact`).
 
 Claude Code 2.1.332 in `claude -p`: the mock reports, for one answer in the middle of a tool
-loop, input tokens above the auto-compact threshold (`CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000`,
-the smallest window it accepts, makes the threshold 67,000 whatever the default model's window).
-Before the next model call it runs PreCompact (`trigger: auto`), sends the summary request and
-SessionStart `compact`, and goes on with the summary. Compaction with only one earlier model
-answer to summarise is given up ("no assistant messages in summarize set"), hence the large
-usage on the third answer, not the first. Claude Code's `/compact` is checked in
-test_claude_plugin.py and test_claude_code.py; Gemini CLI 0.61.0 has no SessionStart after
-compression (docs/clients.md).
+loop, input tokens above the auto-compact threshold: 970,000 under the default model's window
+(1,000,000; threshold 967,000), or 75,000 under `CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000`, the
+smallest window it accepts (threshold 67,000). Before the next model call it runs PreCompact
+(`trigger: auto`), sends the summary request and SessionStart `compact`, and goes on with the
+summary. With too little to summarise it gives up after PreCompact ("fewer than 2 groups" before
+the first answer, "no assistant messages in summarize set" after one), hence the large usage on
+the third answer. The next prompt of the resumed session must get the prompt's record again: the
+dedup list starts afresh after a compaction (on `resume` alone it is kept).
+
+Claude Code's `/compact` is checked in test_claude_plugin.py and test_claude_code.py; Gemini CLI
+0.61.0 has no SessionStart after compression (docs/clients.md).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from agent_api_mock import Answer as CodexAnswer
 from agent_api_mock import codex_developer_texts
 from claude_code_mock import Answer, answer_noted, hook_context, is_compaction, texts
 from client_rig import BUGFIX_TITLE, NEW_TITLE, OLD_TITLE, STRIPE_PROMPT, assert_never, seed
-from test_claude_code import CLAUDE, assert_never_superseded, make_rig
+from test_claude_code import CLAUDE, assert_never_superseded, client_version, make_rig
 from test_claude_code import Rig as ClaudeRig
 from test_claude_code import seed as seed_claude
 from test_codex_cli import CODEX, Rig, rig  # noqa: F401  (the fixture)
@@ -42,10 +45,6 @@ from test_codex_cli import CODEX, Rig, rig  # noqa: F401  (the fixture)
 pytestmark = [pytest.mark.slow]
 
 PROMPT = "Check how the job queue workers are configured."
-# Claude Code: the window that puts the auto-compact threshold at 67,000 tokens (100,000 less
-# 20,000 kept for the answer and a 13,000 buffer), and the usage the mock reports once above it.
-AUTO_COMPACT_WINDOW = "100000"
-OVER_THRESHOLD_TOKENS = 75_000
 SUMMARY = "The user asked why the webhook check fails; three shell commands ran, nothing was changed yet."
 
 
@@ -86,14 +85,13 @@ def test_real_codex_after_auto_compaction_gets_the_digest_and_snapshot_again(rig
 @pytest.fixture
 def claude(isolated_home: Path, tmp_path: Path) -> Iterator[ClaudeRig]:
     with make_rig(isolated_home, tmp_path) as made:
-        made.env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = AUTO_COMPACT_WINDOW
         yield made
 
 
-def filling_the_context(tool_turns: int, *, full_at: int) -> Any:
-    """A model that runs `tool_turns` shell commands one after another, reporting a context over
-    the threshold with answer number `full_at` (1-based) and a small one otherwise; it answers
-    Claude Code's summary request with SUMMARY."""
+def filling_the_context(tool_turns: int, *, full_at: int, tokens: int) -> Any:
+    """A model that runs `tool_turns` shell commands one after another, reporting a context of
+    `tokens` with answer number `full_at` (1-based) and a small one otherwise; it answers Claude
+    Code's summary request with SUMMARY."""
     answered: list[int] = []
 
     def respond(body: dict[str, Any]) -> Answer:
@@ -103,21 +101,29 @@ def filling_the_context(tool_turns: int, *, full_at: int) -> Any:
         if "Bash" in offered and len(answered) < tool_turns:
             answered.append(1)
             command = {"command": f"echo step {len(answered)}", "description": "Look at the workers"}
-            tokens = OVER_THRESHOLD_TOKENS if len(answered) == full_at else 100
-            return Answer(tool_uses=[{"name": "Bash", "input": command}], input_tokens=tokens)
+            size = tokens if len(answered) == full_at else 100
+            return Answer(tool_uses=[{"name": "Bash", "input": command}], input_tokens=size)
         return answer_noted(body)
 
     return respond
 
 
 @pytest.mark.skipif(CLAUDE is None, reason="Claude Code CLI not installed (docs/testing.md)")
+@pytest.mark.parametrize(
+    ("window", "tokens"),
+    [pytest.param(None, 970_000, id="default-window"), pytest.param("100000", 75_000, id="window-100k")],
+)
 def test_real_claude_code_after_auto_compaction_gets_digest_snapshot_and_records_again(
-    claude: ClaudeRig, tmp_path: Path
+    claude: ClaudeRig, tmp_path: Path, window: str | None, tokens: int
 ) -> None:
+    if client_version() < (2, 1, 0):
+        pytest.skip("automatic compaction is checked on Claude Code 2.1 only (the pinned client)")
+    if window:
+        claude.env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = window
     claude.agentctx("init")
     ids = seed_claude(claude)
     bugfix_tag = f'<agentctx-record id="{ids["bugfix"]}"'
-    claude.mock.responder = filling_the_context(4, full_at=3)
+    claude.mock.responder = filling_the_context(4, full_at=3, tokens=tokens)
     debug = tmp_path / "claude-debug.log"
     result, _ = claude.session(STRIPE_PROMPT, "--allowedTools", "Bash", "--debug-file", str(debug))
     requests = claude.mock.messages_requests()
