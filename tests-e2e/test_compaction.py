@@ -1,7 +1,7 @@
 """Acceptance (issue 34): context survives automatic compaction in the real clients (pinned),
 offline against their model API mocks. Nobody types `/compact` here: the session compacts itself,
-and the request after the compaction must carry the digest again with the PreCompact snapshot
-("## Before compaction").
+and the request after the compaction must carry the digest again (the current decisions, the
+last handover) with the PreCompact snapshot ("## Before compaction").
 
 Codex: `codex exec` has no `/compact`; `model_auto_compact_token_limit=50` under the mock's
 110-token usage makes it compact after the first turn (PreCompact, PostCompact, then
@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from agent_api_mock import Answer as CodexAnswer
 from agent_api_mock import codex_developer_texts
 from claude_code_mock import Answer, answer_noted, hook_context, is_compaction, texts
-from client_rig import BUGFIX_TITLE, NEW_TITLE, OLD_TITLE, STRIPE_PROMPT, assert_never, seed
+from client_rig import BUGFIX_TITLE, NEW_TITLE, OLD_TITLE, STRIPE_PROMPT, assert_never, record, seed
 from test_claude_code import CLAUDE, assert_never_superseded, client_version, make_rig
 from test_claude_code import Rig as ClaudeRig
 from test_claude_code import seed as seed_claude
@@ -45,6 +45,8 @@ from test_codex_cli import CODEX, Rig, rig  # noqa: F401  (the fixture)
 pytestmark = [pytest.mark.slow]
 
 PROMPT = "Check how the job queue workers are configured."
+HANDOVER_TITLE = "Webhook investigation half done"
+HANDOVER_BODY = "Next: compare the raw request body with what construct_event receives in src/payments/webhooks.py."
 SUMMARY = "The user asked why the webhook check fails; three shell commands ran, nothing was changed yet."
 
 
@@ -52,6 +54,7 @@ SUMMARY = "The user asked why the webhook check fails; three shell commands ran,
 def test_real_codex_after_auto_compaction_gets_the_digest_and_snapshot_again(rig: Rig) -> None:  # noqa: F811
     rig.agentctx("init", "--client", "codex")
     ids = seed(rig.env, rig.project, rig.other)
+    record(rig.env, rig.project, "--type", "handover", "--title", HANDOVER_TITLE, "--body", HANDOVER_BODY)
     turns: list[bool] = []
 
     def respond(body: dict) -> CodexAnswer:
@@ -74,6 +77,7 @@ def test_real_codex_after_auto_compaction_gets_the_digest_and_snapshot_again(rig
     assert after, [codex_developer_texts(request)[-1:] for request in requests]
     restored = next(text for text in codex_developer_texts(after[0]) if "## Before compaction" in text)
     assert NEW_TITLE in restored and ids["new"] in restored and PROMPT in restored, restored
+    assert "## Last handover" in restored and HANDOVER_BODY in restored, restored
     assert requests.index(after[0]) > 0  # not the first request: brought back after the compaction
     assert_never([request.raw for request in rig.mock.model_requests()], OLD_TITLE, ids["old"])
     assert " error " not in log, log
@@ -122,6 +126,7 @@ def test_real_claude_code_after_auto_compaction_gets_digest_snapshot_and_records
         claude.env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = window
     claude.agentctx("init")
     ids = seed_claude(claude)
+    claude.agentctx("record", "--type", "handover", "--title", HANDOVER_TITLE, "--body", HANDOVER_BODY)
     bugfix_tag = f'<agentctx-record id="{ids["bugfix"]}"'
     claude.mock.responder = filling_the_context(4, full_at=3, tokens=tokens)
     debug = tmp_path / "claude-debug.log"
@@ -144,6 +149,7 @@ def test_real_claude_code_after_auto_compaction_gets_digest_snapshot_and_records
     restored = hook_context(after, "SessionStart")
     assert NEW_TITLE in restored and f"[decision {ids['new']}]" in restored, restored
     assert "## Before compaction" in restored, restored
+    assert "## Last handover" in restored and HANDOVER_BODY in restored, restored
     assert STRIPE_PROMPT in restored.split("## Before compaction", 1)[1], restored
 
     # the next prompt of the same session: the record the summary lost is injected again (the
