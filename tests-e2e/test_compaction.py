@@ -5,7 +5,7 @@ last handover) with the PreCompact snapshot ("## Before compaction").
 
 Codex: `codex exec` has no `/compact`; `model_auto_compact_token_limit=50` under the mock's
 110-token usage makes it compact after the first turn (PreCompact, PostCompact, then
-SessionStart `compact`).
+SessionStart `compact`); `codex exec resume --last` sends the next prompt of the session.
 
 Claude Code 2.1.332 in `claude -p`: the mock reports, for one answer in the middle of a tool
 loop, input tokens above the auto-compact threshold: 970,000 under the default model's window
@@ -34,13 +34,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from agent_api_mock import Answer as CodexAnswer
+from agent_api_mock import Recorded as CodexRecorded
 from agent_api_mock import codex_developer_texts
 from claude_code_mock import Answer, answer_noted, hook_context, is_compaction, texts
 from client_rig import BUGFIX_TITLE, NEW_TITLE, OLD_TITLE, STRIPE_PROMPT, assert_never, record, seed
 from test_claude_code import CLAUDE, assert_never_superseded, client_version, make_rig
 from test_claude_code import Rig as ClaudeRig
 from test_claude_code import seed as seed_claude
-from test_codex_cli import CODEX, Rig, rig  # noqa: F401  (the fixture)
+from test_codex_cli import CODEX, Rig, after_prompt, rig  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.slow]
 
@@ -48,6 +49,26 @@ PROMPT = "Check how the job queue workers are configured."
 HANDOVER_TITLE = "Webhook investigation half done"
 HANDOVER_BODY = "Next: compare the raw request body with what construct_event receives in src/payments/webhooks.py."
 SUMMARY = "The user asked why the webhook check fails; three shell commands ran, nothing was changed yet."
+
+
+def after_last(request: CodexRecorded, prompt: str) -> list[str]:
+    """The developer messages right after the last user message with `prompt` (its
+    UserPromptSubmit context; a resumed session has the earlier prompt too)."""
+    items = [
+        item for item in request.body.get("input") or [] if isinstance(item, dict) and item.get("type") == "message"
+    ]
+    texts_of = [
+        [part.get("text", "") for part in item.get("content") or [] if isinstance(part, dict)] for item in items
+    ]
+    last = max(
+        n for n, item in enumerate(items) if item.get("role") == "user" and any(prompt in t for t in texts_of[n])
+    )
+    found: list[str] = []
+    for item, parts in zip(items[last + 1 :], texts_of[last + 1 :], strict=True):
+        if item.get("role") != "developer":
+            break
+        found.extend(parts)
+    return found
 
 
 @pytest.mark.skipif(CODEX is None, reason="Codex CLI not installed (docs/testing.md)")
@@ -65,8 +86,10 @@ def test_real_codex_after_auto_compaction_gets_the_digest_and_snapshot_again(rig
 
     rig.mock.responder = respond
     requests = rig.session(
-        PROMPT, "-c", "model_auto_compact_token_limit=50", "--dangerously-bypass-approvals-and-sandbox"
+        STRIPE_PROMPT, "-c", "model_auto_compact_token_limit=50", "--dangerously-bypass-approvals-and-sandbox"
     )
+    bugfix_tag = f'<agentctx-record id="{ids["bugfix"]}"'
+    assert bugfix_tag in "\n".join(after_prompt(requests[0], STRIPE_PROMPT))
     log = rig.hooks_log()
     assert "--trigger precompact --client codex" in log, log  # PreCompact ran
     after = [
@@ -76,9 +99,16 @@ def test_real_codex_after_auto_compaction_gets_the_digest_and_snapshot_again(rig
     ]
     assert after, [codex_developer_texts(request)[-1:] for request in requests]
     restored = next(text for text in codex_developer_texts(after[0]) if "## Before compaction" in text)
-    assert NEW_TITLE in restored and ids["new"] in restored and PROMPT in restored, restored
+    assert NEW_TITLE in restored and ids["new"] in restored and STRIPE_PROMPT in restored, restored
     assert "## Last handover" in restored and HANDOVER_BODY in restored, restored
     assert requests.index(after[0]) > 0  # not the first request: brought back after the compaction
+
+    # the next prompt of the same session gets the prompt's record again. It would without the
+    # compaction's reset too: on `resume` the hook starts the list afresh when the transcript
+    # holds no replayed hook output, and Codex's rollout holds none. The Claude Code test below
+    # is the one that shows the reset.
+    resumed = rig.session(STRIPE_PROMPT, "resume", "--last")
+    assert bugfix_tag in "\n".join(after_last(resumed[0], STRIPE_PROMPT)), codex_developer_texts(resumed[0])
     assert_never([request.raw for request in rig.mock.model_requests()], OLD_TITLE, ids["old"])
     assert " error " not in log, log
 
