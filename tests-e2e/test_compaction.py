@@ -103,10 +103,8 @@ def test_real_codex_after_auto_compaction_gets_the_digest_and_snapshot_again(rig
     assert "## Last handover" in restored and HANDOVER_BODY in restored, restored
     assert requests.index(after[0]) > 0  # not the first request: brought back after the compaction
 
-    # the next prompt of the same session gets the prompt's record again. It would without the
-    # compaction's reset too: on `resume` the hook starts the list afresh when the transcript
-    # holds no replayed hook output, and Codex's rollout holds none. The Claude Code test below
-    # is the one that shows the reset.
+    # the next prompt of the same session gets the prompt's record again: the dedup list starts
+    # afresh after the compaction (on `resume` alone it is kept: Codex replays the rollout)
     resumed = rig.session(STRIPE_PROMPT, "resume", "--last")
     assert bugfix_tag in "\n".join(after_last(resumed[0], STRIPE_PROMPT)), codex_developer_texts(resumed[0])
     assert_never([request.raw for request in rig.mock.model_requests()], OLD_TITLE, ids["old"])
