@@ -52,10 +52,12 @@ class Recorded:
 
 @dataclass(frozen=True, kw_only=True)
 class Answer:
-    """What the mock answers: text blocks and/or tool_use blocks (`{"name", "input"}`)."""
+    """What the mock answers: text blocks and/or tool_use blocks (`{"name", "input"}`), and the
+    input tokens its `usage` reports (what the client takes as the size of its context)."""
 
     text: str = ""
     tool_uses: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 100
 
 
 Responder = Callable[[dict[str, Any]], Answer]
@@ -195,14 +197,15 @@ class MessagesMock:
             "content": self._blocks(answer),
             "stop_reason": "tool_use" if answer.tool_uses else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 10},
+            "usage": {"input_tokens": answer.input_tokens, "output_tokens": 10},
         }
 
     def events(self, body: dict[str, Any], answer: Answer) -> Iterator[tuple[str, dict[str, Any]]]:
         """The streaming sequence: message_start, per block start/delta/stop, message_delta, message_stop."""
         message = self.message(body, answer)
         blocks = message["content"]
-        start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 100, "output_tokens": 1}}
+        usage = {"input_tokens": answer.input_tokens, "output_tokens": 1}
+        start = {**message, "content": [], "stop_reason": None, "usage": usage}
         yield "message_start", {"type": "message_start", "message": start}
         for index, block in enumerate(blocks):
             if block["type"] == "text":
@@ -277,6 +280,14 @@ def in_conversation(body: dict[str, Any], prompt: str) -> bool:
     a side call of the client, which 2.0.x makes several of per session)."""
     request = Recorded(method="POST", path="", body=body, headers={})
     return any(prompt in text for text in texts(request))
+
+
+def is_compaction(body: dict[str, Any]) -> bool:
+    """Whether this is Claude Code's request for a compaction summary: 2.1 sends the
+    conversation (with its tools) and ends it with a user text asking for an `<analysis>` and a
+    `<summary>` of it, for `/compact` and automatic compaction alike."""
+    found = texts(Recorded(method="POST", path="", body=body, headers={}))
+    return bool(found) and "summary of the conversation so far" in found[-1]
 
 
 def tool_results(request: Recorded) -> list[dict[str, Any]]:

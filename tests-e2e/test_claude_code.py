@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,13 @@ class Rig:
 
 @pytest.fixture
 def rig(isolated_home: Path, tmp_path: Path) -> Iterator[Rig]:
+    with make_rig(isolated_home, tmp_path) as made:
+        yield made
+
+
+@contextmanager
+def make_rig(isolated_home: Path, tmp_path: Path) -> Iterator[Rig]:
+    """The rig in `tmp_path` (the `rig` fixture; test_compaction.py's Claude Code rig)."""
     project = tmp_path / "shop"
     project.mkdir()
     (project / "pyproject.toml").write_text(

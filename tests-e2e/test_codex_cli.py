@@ -321,6 +321,17 @@ def test_init_refuses_a_malformed_codex_config(rig: Rig) -> None:
     assert not (rig.codex_home / "hooks.json").exists()
 
 
+def test_real_codex_resumed_session_carries_a_record_once(rig: Rig) -> None:
+    """`codex exec resume` replays the rollout, the hooks' developer messages included: the same
+    prompt again must not inject the record a second time."""
+    rig.agentctx("init", "--client", "codex")
+    ids = seed(rig.env, rig.project, rig.other)
+    rig.session(STRIPE_PROMPT)
+    resumed = rig.session(STRIPE_PROMPT, "resume", "--last")
+    raw = json.dumps(resumed[0].body)
+    assert raw.count(f'<agentctx-record id=\\"{ids["bugfix"]}\\"') == 1, codex_developer_texts(resumed[0])
+
+
 def codex_hooks(rig: Rig) -> list[dict]:
     """The hooks as Codex's app server reports them (`hooks/list`): what the interactive TUI's
     `/hooks` and the IDE extension show, with each hook's trust status."""

@@ -190,12 +190,19 @@ REPLAYED_LINE = (
 )
 
 
+# The first line of a Codex 0.171.0 rollout, shortened (a real one: tests-e2e/test_compaction.py).
+CODEX_ROLLOUT_HEAD = (
+    '{"timestamp":"2026-12-06T18:28:47.891Z","ordinal":0,"type":"session_meta","payload":{"id":"01a24c9d"}}\n'
+)
+
+
 @pytest.mark.parametrize(
     ("transcript", "kept"),
     [
         pytest.param(REPLAYED_LINE, True, id="2.1 keeps hook output and replays it"),
         pytest.param("x" * (1 << 20) + REPLAYED_LINE, True, id="2.1, entry past the first chunk"),
         pytest.param('{"type":"user","message":{"role":"user","content":"hi"}}\n', False, id="2.0 replays nothing"),
+        pytest.param(CODEX_ROLLOUT_HEAD, True, id="Codex replays its rollout"),
         pytest.param(None, True, id="no transcript: as before"),
     ],
 )

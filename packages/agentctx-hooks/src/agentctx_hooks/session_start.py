@@ -23,8 +23,10 @@ from agentctx_hooks.payload import HookInput
 REFRESH_AFTER_SECONDS = 24 * 3600
 CONSOLIDATE_TIMEOUT_SECONDS = 900
 RESET_SOURCES = frozenset({"startup", "clear", "compact", "fork"})
-# The transcript entry of hook output that Claude Code 2.1 writes and replays on `resume`.
-REPLAY_MARK = b'"type":"hook_additional_context"'
+# What marks a transcript whose client replays hook output on `resume`: the entry of hook output
+# Claude Code 2.1 writes, and the first line of a Codex rollout (Codex replays its response items,
+# the hooks' developer messages among them).
+REPLAY_MARKS = (b'"type":"hook_additional_context"', b'"type":"session_meta"')
 TRANSCRIPT_HEAD_BYTES = 4 << 20  # what a resume reads at most (bench/README.md#the-hook-path)
 
 
@@ -119,7 +121,8 @@ def _replays_hook_context(transcript_path: str) -> bool:
     """Whether a resumed conversation still holds what the hooks injected before.
 
     Claude Code 2.1 keeps hook output in the transcript and replays it on `resume`, so the
-    session's injected ids stay valid. 2.0.x keeps none and replays nothing: there the list must
+    session's injected ids stay valid; so does Codex (0.171.0: a resumed session's first request
+    carries the earlier records again). Claude Code 2.0.x keeps none and replays nothing: there the list must
     start afresh, or a record injected before the resume never reaches the resumed session.
     Reads the first `TRANSCRIPT_HEAD_BYTES` of a regular file only (the first SessionStart
     entry is near its top; a FIFO or a device would hang the hook, a huge file would blow its
@@ -129,7 +132,7 @@ def _replays_hook_context(transcript_path: str) -> bool:
     from agentctx_store.bounded import read_regular
 
     head = read_regular(transcript_path, limit=TRANSCRIPT_HEAD_BYTES)
-    return head is None or REPLAY_MARK in head
+    return head is None or any(mark in head for mark in REPLAY_MARKS)
 
 
 def _compose_slowly(hook: HookInput, project: projects.Project, source: str) -> tuple[str, bool]:
