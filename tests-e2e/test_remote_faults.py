@@ -28,7 +28,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from pg_cluster import Cluster, free_port, pg_bin, start_cluster
-from remote_rig import Machine
+from remote_rig import AGENTCTX, Machine
 from test_remote_sync import ROLES, Remote, machine
 
 pytestmark = pytest.mark.skipif(pg_bin() is None, reason="needs Debian's postgresql (.ci/run installs it)")
@@ -65,7 +65,9 @@ def _small_batches() -> Iterator[None]:
 class CuttableProxy:
     """A TCP proxy on 127.0.0.1 to `upstream_port`. `cut_after(n, direction)` arms it: once `n`
     more bytes went that way ("up": client to server, "down": server to client), every open
-    connection is reset (SO_LINGER 0, both sides) as a cut cable or a dropped NAT entry does."""
+    connection is reset (SO_LINGER 0, both sides) as a cut cable or a dropped NAT entry does.
+    With `stall=True` it instead stops forwarding and keeps the sockets open, as a link that
+    dies without a word does: neither end hears of it until `reset_all`."""
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
@@ -74,12 +76,14 @@ class CuttableProxy:
         self.lock = threading.Lock()
         self.open: list[socket.socket] = []
         self.budget: dict[str, int | None] = {"up": None, "down": None}
+        self.stall = False
         self.cuts = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def cut_after(self, count: int, direction: str) -> None:
+    def cut_after(self, count: int, direction: str, *, stall: bool = False) -> None:
         with self.lock:
             self.budget[direction] = count
+            self.stall = stall
 
     def heal(self) -> None:
         with self.lock:
@@ -87,7 +91,7 @@ class CuttableProxy:
 
     def close(self) -> None:
         self.listener.close()
-        self._reset_all()
+        self.reset_all()
 
     def _accept(self) -> None:
         while True:
@@ -117,14 +121,15 @@ class CuttableProxy:
                     left -= len(data)
                     self.budget[direction] = left
             if left is not None and left <= 0:
-                self._reset_all()
-                return
+                if not self.stall:
+                    self.reset_all()
+                return  # stalled: this way forwards nothing more, and nothing is closed
             try:
                 target.sendall(data)
             except OSError:
                 return
 
-    def _reset_all(self) -> None:
+    def reset_all(self) -> None:
         with self.lock:
             sockets, self.open = self.open, []
             self.budget = {"up": None, "down": None}
@@ -360,3 +365,48 @@ def test_failures_back_off_and_status_says_since_when_and_the_next_try(tmp_path:
     before = state()  # not due: the detached sync does not try (nothing changes)
     laptop.run("remote", "sync", "--background")
     assert state() == before
+
+
+# -- a connection that dies without a word mid-push ---------------------------------------------
+
+
+def test_a_push_cut_off_without_a_word_does_not_stop_the_others_pushing(
+    remote: Remote, proxy: CuttableProxy, tmp_path: Path
+) -> None:
+    """A laptop's link dies mid-push and nothing tells the server (its backend waits for the
+    rest of the COPY with the push lock held): another machine's sync fails with one line after
+    the lock timeout instead of waiting forever; once the server drops the dead connection,
+    every sync completes with exact counts."""
+    import signal
+    import time
+
+    laptop = through(remote, proxy, tmp_path, "laptop", "alice")
+    desk = machine(remote, tmp_path, "desk", "bob")
+    laptop.bulk(TOTAL)
+    desk.bulk(10, prefix="Desk fact")
+    proxy.cut_after(250_000, "up", stall=True)
+    stuck = laptop.popen("remote", "sync")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (proxy.budget["up"] or 0) > 0:
+        time.sleep(0.05)
+    time.sleep(1)
+    os.kill(stuck.pid, signal.SIGKILL)  # the laptop is gone; its server backend still holds the lock
+    stuck.wait(timeout=30)
+    held = remote.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")[0][0]
+    assert held == 1
+
+    env = {**desk.env(), "AGENTCTX_REMOTE_LOCK_TIMEOUT": "2"}
+    done = subprocess.run(
+        [str(AGENTCTX), "remote", "sync"], cwd=desk.repo, env=env, capture_output=True, text=True, timeout=60
+    )
+    one_line_failure(done, "busy")
+    assert "failing since 20" in desk.run("remote", "status").stdout
+
+    proxy.reset_all()  # the server learns the connection is gone (its keepalives, in real life)
+    desk.run("remote", "sync")
+    proxy.heal()
+    laptop.run("remote", "sync")
+    desk.run("remote", "sync")
+    assert remote.count() == TOTAL + 10 == distinct_ops(remote)
+    assert local_counts(desk)[:2] == (TOTAL + 10, TOTAL + 10)
+    assert desk.current() == laptop.current()
