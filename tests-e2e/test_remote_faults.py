@@ -314,6 +314,7 @@ def test_a_full_disk_during_a_pull_keeps_the_store_and_the_next_sync_completes(
         assert integrity == "ok"
         assert 0 < records < TOTAL and records == ids == ops == op_ids, (records, ids, ops, op_ids)
         assert cursor == ops  # the cursor did not move past what was applied
+        assert "failing since 20" in desk.run("remote", "status").stdout  # noted, and backed off
 
         if filler is not None:
             filler.unlink()  # space is freed
