@@ -62,6 +62,11 @@ MIGRATIONS: list[str] = [
 ]
 
 
+# TCP keepalives on both ends: a dead peer is noticed after about a minute of silence
+# (30 s idle, then 3 probes 10 s apart) instead of the kernel's two hours.
+KEEPALIVES_SERVER = {"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"}
+
+
 class RemoteError(AgentctxError):
     """A remote cannot be used now: unreachable, refused, or of another version."""
 
@@ -78,9 +83,27 @@ def connect(url: str, *, name: str, timeout: int = 5) -> psycopg.Connection[tupl
         RemoteUnreachable: the server did not answer or refused the login.
     """
     try:
-        return psycopg.connect(url, connect_timeout=timeout, application_name="agentctx")
+        conn = psycopg.connect(
+            url,
+            connect_timeout=timeout,
+            application_name="agentctx",
+            keepalives=1,
+            keepalives_idle=30,
+            keepalives_interval=10,
+            keepalives_count=3,
+        )
     except psycopg.OperationalError as exc:
         raise RemoteUnreachable(f"Remote {name!r} is unreachable: {_first_line(exc)}.") from None
+    try:
+        # and the server's side: a client that vanishes mid-push (laptop lid shut, link gone) is
+        # dropped within about a minute, so its transaction ends and the push lock is free again
+        for setting, value in KEEPALIVES_SERVER.items():
+            conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
+        conn.commit()
+    except psycopg.Error as exc:
+        conn.close()
+        raise described(exc, name) from None
+    return conn
 
 
 def _first_line(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ person keeps one (`agentctx review`, `agentctx team resolve`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -30,6 +31,7 @@ import psycopg
 from agentctx_store import Project, Store
 from agentctx_store.anchors import Anchor, replace_anchors
 from agentctx_store.clock import utc_now
+from agentctx_store.db import store_error
 from agentctx_store.errors import AgentctxError, ValidationError
 from agentctx_store.jsontext import is_array, is_object
 from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES, check_text
@@ -40,6 +42,7 @@ from agentctx_remote import remotes, server
 from agentctx_remote.rule import ShareRule
 
 BATCH = 5_000
+LOCK_TIMEOUT_SECONDS = 60.0  # how long a push waits for another push's lock before it gives up
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # An operation's state: the columns it may set, besides the record's project.
 _CONTENT = ("type", "title", "body", "scope", "pinned", "confidence", "valid_from", "key")
@@ -60,7 +63,12 @@ PgConn = psycopg.Connection[tuple[Any, ...]]
 
 
 def sync(
-    store: Store, name: str, *, batch: int = BATCH, after_batch: Callable[[str], None] | None = None
+    store: Store,
+    name: str,
+    *,
+    batch: int = BATCH,
+    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    after_batch: Callable[[str], None] | None = None,
 ) -> SyncReport:
     """One sync of the remote `name`: push, then pull. The outcome (or the failure) is noted on
     the remote for `remote status` and the hooks' schedule.
@@ -71,22 +79,40 @@ def sync(
     remote = remotes.get(store, name)
     assert remote is not None
     try:
-        report = _sync(store, remote, batch=batch, after_batch=after_batch)
+        report = _sync(store, remote, batch=batch, lock_timeout=lock_timeout, after_batch=after_batch)
     except AgentctxError as exc:
-        remotes.record_failure(store, name, str(exc))
+        _note_failure(store, name, exc)
         raise
+    except sqlite3.DatabaseError as exc:  # the local store refused a write: a full disk, a size limit
+        error = store_error(exc, str(store.path))  # the batch it was in rolled back, with its cursor
+        _note_failure(store, name, error)
+        raise error from None
     remotes.record_success(store, name)
     return report
 
 
-def _sync(store: Store, remote: remotes.Remote, *, batch: int, after_batch: Callable[[str], None] | None) -> SyncReport:
+def _note_failure(store: Store, name: str, error: AgentctxError) -> None:
+    """Note the failure for `remote status` and the backoff, if the store can still take a
+    write (on a full disk it may not: the sync's own line says what happened)."""
+    with contextlib.suppress(sqlite3.Error):
+        remotes.record_failure(store, name, str(error))
+
+
+def _sync(
+    store: Store,
+    remote: remotes.Remote,
+    *,
+    batch: int,
+    lock_timeout: float,
+    after_batch: Callable[[str], None] | None,
+) -> SyncReport:
     report = SyncReport(name=remote.name)
     conn = server.connect(remote.url, name=remote.name)
     try:
         server.server_version(conn, remote.name)
         namespaces = _granted(conn, remote, report)
         conn.rollback()
-        _push(store, conn, remote, namespaces, report, batch=batch, after_batch=after_batch)
+        _push(store, conn, remote, namespaces, report, batch=batch, lock_timeout=lock_timeout, after_batch=after_batch)
         _pull(store, conn, remote, namespaces, report, batch=batch, after_batch=after_batch)
     except psycopg.Error as exc:
         raise server.described(exc, remote.name) from None
@@ -125,6 +151,7 @@ def _push(
     report: SyncReport,
     *,
     batch: int,
+    lock_timeout: float,
     after_batch: Callable[[str], None] | None,
 ) -> None:
     cursor = remote.pushed_seq
@@ -141,7 +168,7 @@ def _push(
         anchored = _anchors(store, [row["record_id"] for row in keep if row["kind"] == "put"])
         if keep:
             with conn.transaction(), conn.cursor() as cur:
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (server.PUSH_LOCK,))
+                _push_lock(cur, remote.name, lock_timeout)
                 cur.execute(
                     """CREATE TEMP TABLE IF NOT EXISTS agentctx_push (ord int, op_id text, project text,
                        record_id text, kind text, parent text, state jsonb, made_at text) ON COMMIT DELETE ROWS"""
@@ -171,6 +198,25 @@ def _push(
             local.execute("UPDATE remotes SET pushed_seq = ? WHERE name = ?", (cursor, remote.name))
         if after_batch is not None:
             after_batch("push")
+
+
+def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float) -> None:
+    """Take the push lock, waiting at most `timeout` seconds: a push cut off without a word
+    holds it until the server drops that connection (its keepalives, about a minute), and no
+    other machine's sync may wait on it forever.
+
+    Raises:
+        RemoteError: the lock stayed taken; the next sync retries.
+    """
+    cur.execute("SELECT set_config('lock_timeout', %s, true)", (f"{max(int(timeout * 1000), 1)}ms",))
+    try:
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (server.PUSH_LOCK,))
+    except psycopg.errors.LockNotAvailable:
+        raise server.RemoteError(
+            f"Remote {name!r} is busy: another push has held its lock for over {timeout:g} s (one cut off "
+            "mid-push holds it until the server drops that connection); the next sync retries."
+        ) from None
+    cur.execute("SELECT set_config('lock_timeout', '0', true)")
 
 
 MAX_ANCHORS = 50  # a pulled record keeps at most this many anchors

@@ -56,7 +56,9 @@ def _sync(store: Store, name: str) -> dict[str, Any]:
     _package()
     from agentctx_remote import sync
 
-    return dict(vars(sync(store, name, batch=int(os.environ.get("AGENTCTX_REMOTE_BATCH") or 5000))))
+    batch = int(os.environ.get("AGENTCTX_REMOTE_BATCH") or 5000)
+    lock_timeout = float(os.environ.get("AGENTCTX_REMOTE_LOCK_TIMEOUT") or 60)
+    return dict(vars(sync(store, name, batch=batch, lock_timeout=lock_timeout)))
 
 
 def _rule(
