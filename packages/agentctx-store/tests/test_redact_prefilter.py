@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import re
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from secrets_corpus import NEAR_MISSES, SECRETS
 
+from agentctx_store import Store
 from agentctx_store import redact as redactor
 from agentctx_store._secret_rules import RULES
 
@@ -188,7 +190,65 @@ def test_later_rules_see_the_keywords_of_the_text_as_redacted(monkeypatch: pytes
     monkeypatch.setattr(generated, "RULES", rules)
     monkeypatch.setattr(redactor, "_rule_literals", [])
     monkeypatch.setattr(redactor, "_compiled", {})
+    monkeypatch.setattr(redactor, "_clean", set[str]())
     text = "alpha-betasecret gamma12345 epsilon678"
     expected = "alpha-[REDACTED:zz-one-delta] gamma12345 [REDACTED:zz-three]"
     assert redactor._redact(text, prefilter=False).text == expected  # pyright: ignore[reportPrivateUsage]
     assert redactor.redact(text).text == expected
+
+
+def test_a_text_redacted_twice_costs_the_rules_once_and_a_secret_always_goes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`learn` redacts what it plans and the store what it writes: a clean text is remembered
+    (the second redaction is a lookup), a text that held a secret never is."""
+    calls: list[str] = []
+    full = redactor._redact  # pyright: ignore[reportPrivateUsage]
+
+    def counted(text: str, *, prefilter: bool) -> redactor.Redaction:
+        calls.append(text)
+        return full(text, prefilter=prefilter)
+
+    monkeypatch.setattr(redactor, "_redact", counted)
+    monkeypatch.setattr(redactor, "_clean", set[str]())
+    clean = f"{PROSE} (remembered)"
+    secret = SECRETS[0][1]
+    for _ in range(3):
+        assert redactor.redact_text(clean) == clean
+        assert SECRETS[0][2] not in redactor.redact_text(secret)
+    assert calls.count(clean) == 1 and calls.count(secret) == 3
+
+
+def test_learn_runs_the_rules_once_per_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, store: Store) -> None:
+    """`learn` of an ADR folder: each title and body passes the rules once, not once in `learn`
+    and again in the store; a secret in an ADR is still never stored."""
+    from agentctx_store import resolve_project
+    from agentctx_store.learn import learn
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    adrs = root / "docs" / "adr"
+    adrs.mkdir(parents=True)
+    for n in range(1, 13):
+        extra = f"\nDeploy with {SECRETS[0][1]}\n" if n == 5 else ""
+        (adrs / f"{n:04d}-decision-{n}.md").write_text(
+            f"# {n}. Decision number {n}\n\nDate: 2024-01-01\n\n## Status\n\nAccepted\n\n## Context\n\n"
+            f"We needed thing {n}.{extra}\n\n## Decision\n\nWe will do thing {n}.\n",
+            encoding="utf-8",
+        )
+    calls: list[str] = []
+    full = redactor._redact  # pyright: ignore[reportPrivateUsage]
+
+    def counted(text: str, *, prefilter: bool) -> redactor.Redaction:
+        calls.append(text)
+        return full(text, prefilter=prefilter)
+
+    monkeypatch.setattr(redactor, "_redact", counted)
+    monkeypatch.setattr(redactor, "_clean", set[str]())
+    project = resolve_project(root)
+    learn(store, project, root)
+    records = store.list_records(project, limit=None)
+    assert len(records) == 12
+    assert all(SECRETS[0][2] not in record.body for record in records)
+    clean_twice = [
+        text for text in set(calls) if calls.count(text) > 1 and "[REDACTED" not in full(text, prefilter=True).text
+    ]
+    assert clean_twice == []

@@ -44,7 +44,7 @@ from agentctx_store.jsontext import is_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any, TypeGuard
 
 MARK = "[REDACTED:{kind}]"
@@ -423,17 +423,28 @@ _rule_literals: list[
 ] = []  # the index of every rule's keywords, built on first use
 
 
-def _due(index: _Literals, literals_of: Sequence[tuple[str, ...]], text: str, after: int, prefilter: bool) -> list[int]:
-    """The rules after rule `after` whose literals occur in `text` (a rule without any always
-    runs), in order: from the index in one pass, or (`prefilter=False`, the reference the tests
-    hold the index to) by testing every literal of every rule with `in`."""
+def _due(
+    index: _Literals, literals_of: Sequence[tuple[str, ...]], current: Callable[[], str], *, prefilter: bool
+) -> Iterator[int]:
+    """The rules to run, in order: those whose literals occur in the text as it stands when each
+    is reached (`current()`; a rule without literals always runs). While the text is unchanged the
+    index answers for all of them in one pass; once a rule has changed it (rare), or with
+    `prefilter=False` (the reference the tests hold the index to), each rule's literals are
+    tested one by one, as gitleaks does."""
+    after = -1
     if prefilter:
-        return sorted(number for number in index.owners(text) if number > after)
-    return [
-        number
-        for number in range(after + 1, len(literals_of))
-        if not literals_of[number] or any(literal in text for literal in literals_of[number])
-    ]
+        start = current()
+        for number in sorted(index.owners(start)):
+            yield number
+            after = number
+            if current() is not start:
+                break
+        else:
+            return
+    for number in range(after + 1, len(literals_of)):
+        text = current()
+        if not literals_of[number] or any(literal in text for literal in literals_of[number]):
+            yield number
 
 
 def _gitleaks(text: str, found: list[tuple[str, str]], prefilter: bool = True) -> str:
@@ -448,10 +459,7 @@ def _gitleaks(text: str, found: list[tuple[str, str]], prefilter: bool = True) -
         _rule_literals.append((_index([rule[2] or ("",) for rule in RULES]), tuple(rule[2] for rule in RULES)))
     index, keywords_of = _rule_literals[0]
     lowered = text.lower()
-    due, step = _due(index, keywords_of, lowered, -1, prefilter), 0
-    while step < len(due):
-        number = due[step]
-        step += 1
+    for number in _due(index, keywords_of, lambda: lowered, prefilter=prefilter):  # noqa: B023 - the text as it stands
         rule = RULES[number]
         keywords = rule[2]
         replace = _gitleaks_replacer(rule, found)
@@ -470,9 +478,8 @@ def _gitleaks(text: str, found: list[tuple[str, str]], prefilter: bool = True) -
                     position = match.end()
             pieces.append(text[position:])
             redacted = "".join(pieces)
-        if redacted != text:  # what the later rules' keywords are tested on has changed
+        if redacted != text:  # the later rules' keywords are tested on the new text
             text, lowered = redacted, redacted.lower()
-            due, step = _due(index, keywords_of, lowered, number, prefilter), 0
     return text
 
 
@@ -543,9 +550,28 @@ def _is_plain_value(value: str) -> bool:
     return bool(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?[smhd]?", bare))  # TOKEN_TTL=3600 is a number, not a secret
 
 
+# Texts the rules left unchanged, so their redaction is themselves: a text redacted twice in
+# one process (`learn` redacts what it plans, so `--dry-run` prints no secret, then the store
+# redacts what it writes) costs the rules once. Only unchanged texts are kept, so the answer is
+# the rules' own, byte for byte; bounded, and emptied when full.
+_clean: set[str] = set()
+_clean_chars = [0]
+_CLEAN_MAX_TEXTS = 65_536
+_CLEAN_MAX_CHARS = 16_000_000
+
+
 def redact(text: str) -> Redaction:
     """Replace every secret in `text` with `[REDACTED:<kind>]`; idempotent."""
-    return _redact(text, prefilter=True)
+    if text in _clean:
+        return Redaction(text=text, count=0, kinds=())
+    result = _redact(text, prefilter=True)
+    if not result.count and result.text == text:
+        if len(_clean) >= _CLEAN_MAX_TEXTS or _clean_chars[0] + len(text) > _CLEAN_MAX_CHARS:
+            _clean.clear()
+            _clean_chars[0] = 0
+        _clean.add(text)
+        _clean_chars[0] += len(text)
+    return result
 
 
 def _redact(text: str, *, prefilter: bool) -> Redaction:
@@ -567,15 +593,11 @@ def _redact(text: str, *, prefilter: bool) -> Redaction:
 
         return replace
 
-    due, step = _due(_SHAPE_LITERALS, _SHAPE_HINTS, text, -1, prefilter), 0
-    while step < len(due):
-        number = due[step]
-        step += 1
+    for number in _due(_SHAPE_LITERALS, _SHAPE_HINTS, lambda: text, prefilter=prefilter):  # noqa: B023 - the text as it stands
         kind, pattern = _SHAPES[number]
         redacted = pattern.sub(shape(kind), text)
         if redacted != text:
             text = redacted
-            due, step = _due(_SHAPE_LITERALS, _SHAPE_HINTS, text, number, prefilter), 0
     text = _gitleaks(text, found, prefilter)
 
     def assignment(match: re.Match[str]) -> str:
