@@ -553,9 +553,10 @@ def _is_plain_value(value: str) -> bool:
 # Texts the rules left unchanged, so their redaction is themselves: a text redacted twice in
 # one process (`learn` redacts what it plans, so `--dry-run` prints no secret, then the store
 # redacts what it writes) costs the rules once. Only unchanged texts are kept, so the answer is
-# the rules' own, byte for byte; bounded, and emptied when full.
+# the rules' own, byte for byte; only record-sized texts, bounded, and emptied when full.
 _clean: set[str] = set()
 _clean_chars = [0]
+_CLEAN_MAX_TEXT = 4096  # a record's body is at most 2,000 characters (records.MAX_BODY_CHARS)
 _CLEAN_MAX_TEXTS = 65_536
 _CLEAN_MAX_CHARS = 16_000_000
 
@@ -565,7 +566,7 @@ def redact(text: str) -> Redaction:
     if text in _clean:
         return Redaction(text=text, count=0, kinds=())
     result = _redact(text, prefilter=True)
-    if not result.count and result.text == text:
+    if not result.count and result.text == text and len(text) <= _CLEAN_MAX_TEXT:
         if len(_clean) >= _CLEAN_MAX_TEXTS or _clean_chars[0] + len(text) > _CLEAN_MAX_CHARS:
             _clean.clear()
             _clean_chars[0] = 0
