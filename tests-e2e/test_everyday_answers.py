@@ -208,8 +208,11 @@ def _backdate_supersession(record_id: str, days: int) -> None:
 
 
 def test_offline_consolidate_says_each_problem_once_and_agrees_with_status(tmp_path: Path) -> None:
-    """No model on the machine and no way to download it (HF_HUB_OFFLINE, as every test runs)."""
+    """A chosen model that is not on the machine and no way to download it (HF_HUB_OFFLINE, as
+    every test runs). The bundled default loads offline, so the user's choice of a hub model is
+    what leaves consolidation without one."""
     pytest.importorskip("fastembed")
+    assert agentctx("config", "embed_model", "BAAI/bge-small-en-v1.5", cwd=tmp_path).returncode == 0
     mine, theirs = a_repo(tmp_path / "mine"), a_repo(tmp_path / "theirs")
     old = json.loads(agentctx("record", "-t", "decision", "--title", "Celery for jobs", "--body", "Celery.",
                               "--json", cwd=theirs).stdout)["id"]  # fmt: skip
