@@ -10,9 +10,12 @@ extraction model passes through `redact`. Four kinds of rule, applied in this or
 2. **gitleaks' maintained rules** (`_secret_rules.py`, generated from gitleaks' default
    configuration by `scripts/secret-rules/generate.py`; ~220 providers: Slack `xapp-`, Twilio,
    Telegram, Discord, Mailchimp, Square, Shopify, Vault, Databricks, age, Linear, Postman,
-   New Relic, Artifactory, …, and gitleaks' generic keyword + entropy rule). Each rule is
-   compiled the first time its keywords appear in a text, so a text that names no provider
-   costs a few substring tests, and a hook process compiles only what it meets.
+   New Relic, Artifactory, …, and gitleaks' generic keyword + entropy rule). A rule runs only
+   on a text that holds one of its keywords (as gitleaks does); which rules those are comes
+   from one index of every keyword (`_Literals`: the text's letter pairs, then a substring
+   test for the few keywords filed under a pair it has), so a text that names no provider
+   costs one pass, not a test per rule. Each rule is compiled the first time it runs, so a
+   hook process compiles only what it meets.
 3. **Secret names**: the value of an assignment (`.env` line, `export`, YAML/JSON key, HTTP
    header, `--flag value`) whose *name* says it holds a secret (`…_TOKEN`, `…SECRET…`,
    `…PASSWORD`, `API_KEY`, a name ending in `KEY`, …), unless the name ends in a neutral part
@@ -34,13 +37,14 @@ with this module, which the prompt hook never imports.
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 from agentctx_store.jsontext import is_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any, TypeGuard
 
 MARK = "[REDACTED:{kind}]"
@@ -108,6 +112,62 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "cli-credentials": ("-u", "--user", "mysql", "docker"),
     "basic-auth": ("Basic",),
 }
+
+
+# English's commonest letter pairs: a literal is indexed under one of its pairs that is not
+# among them where it has one, so few literals are candidates for an ordinary text
+_PAIRS_TEXT = (
+    "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi "
+    "ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns ge ly ei os no pe do su pa ec ac ot di ol tr "
+    "sh ut ke ey"
+)
+_COMMON_PAIRS = frozenset(_PAIRS_TEXT.split())
+
+
+class _Literals:
+    """Which of many literals occur in a text, found in one pass: the text's set of letter pairs
+    (built in C), then a substring test only for the literals indexed under a pair the text has.
+    A literal occurs only where each of its pairs does, so the answer is exactly that of testing
+    every literal with `in` (the prefilter in front of the rules: most texts name no provider)."""
+
+    __slots__ = ("by_pair", "short")
+
+    def __init__(self, literals: dict[str, tuple[int, ...]]) -> None:
+        self.by_pair: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+        self.short: list[tuple[str, tuple[int, ...]]] = []  # under two characters: tested directly
+        for literal, owners in literals.items():
+            if len(literal) < 2:
+                self.short.append((literal, owners))
+                continue
+            pairs = [literal[i : i + 2] for i in range(len(literal) - 1)]
+            pair = next((pair for pair in pairs if pair.lower() not in _COMMON_PAIRS), pairs[0])
+            self.by_pair.setdefault(pair, []).append((literal, owners))
+
+    def owners(self, text: str) -> set[int]:
+        """The owners (rule indices) of every literal that occurs in `text`."""
+        found: set[int] = set()
+        for literal, owners in self.short:
+            if literal in text:
+                found.update(owners)
+        if len(text) < 2:
+            return found
+        for pair in self.by_pair.keys() & set(map(operator.add, text, text[1:])):
+            for literal, owners in self.by_pair[pair]:
+                if literal in text:
+                    found.update(owners)
+        return found
+
+
+def _index(literals_of: list[tuple[str, ...]]) -> _Literals:
+    owners: dict[str, list[int]] = {}
+    for index, literals in enumerate(literals_of):
+        for literal in literals:
+            owners.setdefault(literal, []).append(index)
+    return _Literals({literal: tuple(indices) for literal, indices in owners.items()})
+
+
+_SHAPE_HINTS = tuple(_HINTS[kind] for kind, _pattern in _SHAPES)
+_SHAPE_LITERALS = _index(list(_SHAPE_HINTS))
 
 # name parts that make a value secret; pairs are matched on adjacent parts (api + key)
 _SECRET_PARTS = frozenset(
@@ -358,7 +418,36 @@ def _windows(text: str, lowered: str, keywords: tuple[str, ...]) -> list[tuple[i
     return None if covered > len(text) // 2 else merged
 
 
-def _gitleaks(text: str, found: list[tuple[str, str]]) -> str:
+_rule_literals: list[
+    tuple[_Literals, tuple[tuple[str, ...], ...]]
+] = []  # the index of every rule's keywords, built on first use
+
+
+def _due(
+    index: _Literals, literals_of: Sequence[tuple[str, ...]], current: Callable[[], str], *, prefilter: bool
+) -> Iterator[int]:
+    """The rules to run, in order: those whose literals occur in the text as it stands when each
+    is reached (`current()`; a rule without literals always runs). While the text is unchanged the
+    index answers for all of them in one pass; once a rule has changed it (rare), or with
+    `prefilter=False` (the reference the tests hold the index to), each rule's literals are
+    tested one by one, as gitleaks does."""
+    after = -1
+    if prefilter:
+        start = current()
+        for number in sorted(index.owners(start)):
+            yield number
+            after = number
+            if current() is not start:
+                break
+        else:
+            return
+    for number in range(after + 1, len(literals_of)):
+        text = current()
+        if not literals_of[number] or any(literal in text for literal in literals_of[number]):
+            yield number
+
+
+def _gitleaks(text: str, found: list[tuple[str, str]], prefilter: bool = True) -> str:
     """Apply gitleaks' rules. A rule that begins with a lazy name prefix (`[\\w.-]{0,50}?`, the
     keyword-and-assignment family) tries up to 50 starts at every position, so on a long text it
     scans only the spans around its keywords: the same matches, a fraction of the work."""
@@ -366,11 +455,13 @@ def _gitleaks(text: str, found: list[tuple[str, str]]) -> str:
 
     if not _global_allow:
         _global_allow.extend(re.compile(item) for item in GLOBAL_ALLOW)
+    if not _rule_literals:
+        _rule_literals.append((_index([rule[2] or ("",) for rule in RULES]), tuple(rule[2] for rule in RULES)))
+    index, keywords_of = _rule_literals[0]
     lowered = text.lower()
-    for rule in RULES:
+    for number in _due(index, keywords_of, lambda: lowered, prefilter=prefilter):  # noqa: B023 - the text as it stands
+        rule = RULES[number]
         keywords = rule[2]
-        if keywords and not any(word in lowered for word in keywords):
-            continue
         replace = _gitleaks_replacer(rule, found)
         spans = _windows(text, lowered, keywords) if keywords and rule[1].startswith(_NAME_PREFIXES) else None
         if spans is None:
@@ -387,7 +478,7 @@ def _gitleaks(text: str, found: list[tuple[str, str]]) -> str:
                     position = match.end()
             pieces.append(text[position:])
             redacted = "".join(pieces)
-        if redacted != text:
+        if redacted != text:  # the later rules' keywords are tested on the new text
             text, lowered = redacted, redacted.lower()
     return text
 
@@ -459,8 +550,33 @@ def _is_plain_value(value: str) -> bool:
     return bool(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?[smhd]?", bare))  # TOKEN_TTL=3600 is a number, not a secret
 
 
+# Texts the rules left unchanged, so their redaction is themselves: a text redacted twice in
+# one process (`learn` redacts what it plans, so `--dry-run` prints no secret, then the store
+# redacts what it writes) costs the rules once. Only unchanged texts are kept, so the answer is
+# the rules' own, byte for byte; only record-sized texts, bounded, and emptied when full.
+_clean: set[str] = set()
+_clean_chars = [0]
+_CLEAN_MAX_TEXT = 4096  # a record's body is at most 2,000 characters (records.MAX_BODY_CHARS)
+_CLEAN_MAX_TEXTS = 65_536
+_CLEAN_MAX_CHARS = 16_000_000
+
+
 def redact(text: str) -> Redaction:
     """Replace every secret in `text` with `[REDACTED:<kind>]`; idempotent."""
+    if text in _clean:
+        return Redaction(text=text, count=0, kinds=())
+    result = _redact(text, prefilter=True)
+    if not result.count and result.text == text and len(text) <= _CLEAN_MAX_TEXT:
+        if len(_clean) >= _CLEAN_MAX_TEXTS or _clean_chars[0] + len(text) > _CLEAN_MAX_CHARS:
+            _clean.clear()
+            _clean_chars[0] = 0
+        _clean.add(text)
+        _clean_chars[0] += len(text)
+    return result
+
+
+def _redact(text: str, *, prefilter: bool) -> Redaction:
+    """`redact`; `prefilter=False` tests each rule's literals one by one (the reference)."""
     found: list[tuple[str, str]] = []
     text = _private_keys(text, found)
     text = _url_passwords(text, found)
@@ -478,10 +594,12 @@ def redact(text: str) -> Redaction:
 
         return replace
 
-    for kind, pattern in _SHAPES:
-        if any(hint in text for hint in _HINTS[kind]):
-            text = pattern.sub(shape(kind), text)
-    text = _gitleaks(text, found)
+    for number in _due(_SHAPE_LITERALS, _SHAPE_HINTS, lambda: text, prefilter=prefilter):  # noqa: B023 - the text as it stands
+        kind, pattern = _SHAPES[number]
+        redacted = pattern.sub(shape(kind), text)
+        if redacted != text:
+            text = redacted
+    text = _gitleaks(text, found, prefilter)
 
     def assignment(match: re.Match[str]) -> str:
         name, value = match.group("name"), match.group("value")
