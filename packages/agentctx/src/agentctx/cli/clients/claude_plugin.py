@@ -48,15 +48,21 @@ VIA_ENV = "AGENTCTX_VIA"
 VIA_PLUGIN = "claude-plugin"
 
 
-def hooks() -> dict[str, Any]:
-    """`hooks/hooks.json`: init's groups, with the launcher (double-quoted: the path may hold
-    spaces, and the shell expands the variable as Claude Code does) instead of the CLI's path."""
-    groups = claude.desired_groups([LAUNCHER], EVENTS)
-    quoted, plain = shlex.quote(LAUNCHER), f'"{LAUNCHER}"'
+def launched_by(groups: dict[str, Any], launcher: str) -> dict[str, list[Any]]:
+    """init's hook groups by event, each command run through a package's `launcher`, double-quoted
+    (the path may hold spaces, and the client's shell expands the variable in it) where init
+    shell-quotes the CLI's path."""
+    quoted, plain = shlex.quote(launcher), f'"{launcher}"'
     for group in groups.values():
         for hook in group["hooks"]:
             hook["command"] = hook["command"].replace(quoted, plain, 1)
-    registered = {event: [group] for event, group in groups.items()}
+    return {event: [group] for event, group in groups.items()}
+
+
+def hooks() -> dict[str, Any]:
+    """`hooks/hooks.json`: init's groups, with the launcher (double-quoted: the path may hold
+    spaces, and the shell expands the variable as Claude Code does) instead of the CLI's path."""
+    registered = launched_by(claude.desired_groups([LAUNCHER], EVENTS), LAUNCHER)
     return {"description": "agentctx: the hooks `agentctx init --client claude` registers", "hooks": registered}
 
 
@@ -83,12 +89,7 @@ CODEX_MCP = ".codex-mcp.json"
 def codex_hooks() -> dict[str, Any]:
     from agentctx.cli.clients import codex
 
-    groups = codex.groups([CODEX_LAUNCHER])
-    quoted, plain = shlex.quote(CODEX_LAUNCHER), f'"{CODEX_LAUNCHER}"'
-    for group in groups.values():
-        for hook in group["hooks"]:
-            hook["command"] = hook["command"].replace(quoted, plain, 1)
-    return {"hooks": {event: [group] for event, group in groups.items()}}
+    return {"hooks": launched_by(codex.groups([CODEX_LAUNCHER]), CODEX_LAUNCHER)}
 
 
 def codex_mcp() -> dict[str, Any]:

@@ -15,7 +15,6 @@ plugins/gemini-cli`. Gemini still runs hooks only in folders the user trusts.
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,12 +29,7 @@ VIA_EXTENSION = "gemini-extension"  # `agentctx_hooks.plugin.VIA_EXTENSION`
 
 def hooks() -> dict[str, Any]:
     """`hooks/hooks.json`: init's groups (named, timeouts in ms), the launcher as the command."""
-    groups = gemini.groups([LAUNCHER])
-    quoted, plain = shlex.quote(LAUNCHER), f'"{LAUNCHER}"'
-    for group in groups.values():
-        for hook in group["hooks"]:
-            hook["command"] = hook["command"].replace(quoted, plain, 1)
-    return {"hooks": {event: [group] for event, group in groups.items()}}
+    return {"hooks": claude_plugin.launched_by(gemini.groups([LAUNCHER]), LAUNCHER)}
 
 
 def manifest() -> dict[str, Any]:
