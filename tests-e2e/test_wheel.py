@@ -400,10 +400,15 @@ def test_pip_installs_embeddings_and_ui_from_dist_offline(dist: Path, tmp_path: 
 PLAIN_UV_TOOL = "uv tool install --compile-bytecode ./packages/agentctx"
 
 
+# The environment as it was before the root conftest gave each test its own HOME: where uv keeps
+# the cache `.ci/run` filled (asked under a test's HOME, uv names an empty one).
+USER_ENV = dict(os.environ)
+
+
 def uv_tool_env(tmp_path: Path) -> dict[str, str]:
     """Offline uv with its tool folders and HOME in `tmp_path`; uv's cache and Python installs stay
     where they are (HOME would move them): `.ci/run` fills that cache for these installs."""
-    located = {name: run(["uv", name, "dir"]).stdout.strip() for name in ("cache", "python")}
+    located = {name: run(["uv", name, "dir"], env=USER_ENV).stdout.strip() for name in ("cache", "python")}
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     return os.environ | {

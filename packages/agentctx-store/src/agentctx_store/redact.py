@@ -37,7 +37,6 @@ with this module, which the prompt hook never imports.
 from __future__ import annotations
 
 import math
-import operator
 import re
 
 from agentctx_store.jsontext import is_object
@@ -151,7 +150,7 @@ class _Literals:
                 found.update(owners)
         if len(text) < 2:
             return found
-        for pair in self.by_pair.keys() & set(map(operator.add, text, text[1:])):
+        for pair in self.by_pair.keys() & set(map(str.__add__, text, text[1:])):
             for literal, owners in self.by_pair[pair]:
                 if literal in text:
                     found.update(owners)

@@ -118,7 +118,7 @@ CASES = {
         "docs/architecture",
         {
             "0001-use-airflow.md": "Use Airflow\n===========\n\nContext\n-------\n\nThis ADR has been superseded by `ADR-0002`.\n\nWe need a scheduler.\n\nDecision\n--------\n\nWe use Airflow.\n",
-            "0002-use-batch.md": "Use Batch\n=========\n\nContext\n-------\n\nThis ADR supersedes `ADR-001`.\n\nAirflow hurt.\n\nDecision\n--------\n\nWe use Batch.\n",
+            "0002-use-batch.md": "Use Batch\n=========\n\nContext\n-------\n\nThis ADR supersedes `ADR-01`.\n\nAirflow hurt.\n\nDecision\n--------\n\nWe use Batch.\n",
             "0003-polygons.md": "# Polygons\n\n## Observation\n\nPolygons are ambiguous.\n\n## Proposal\n\nUse the smallest area.\n",
             "0004-roles.md": _adr(
                 NYGARD,
