@@ -223,10 +223,11 @@ def files() -> dict[str, str]:
     }
 
 
-def write(root: Path) -> list[Path]:
-    """Write the files under `root` (the repository); the launcher executable."""
+def write(root: Path, generated: dict[str, str] | None = None) -> list[Path]:
+    """Write the files (these, or a package's `generated` files) under `root` (the repository);
+    the launcher executable."""
     written: list[Path] = []
-    for relative, text in files().items():
+    for relative, text in (files() if generated is None else generated).items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

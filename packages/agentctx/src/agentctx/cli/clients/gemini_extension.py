@@ -59,15 +59,7 @@ def files() -> dict[str, str]:
 
 
 def write(root: Path) -> list[Path]:
-    written: list[Path] = []
-    for relative, text in files().items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        if relative.endswith("agentctx-run"):
-            path.chmod(0o755)
-        written.append(path)
-    return written
+    return claude_plugin.write(root, files())
 
 
 def installed() -> Path | None:
