@@ -39,7 +39,7 @@ from agentctx_store.budget import estimate_tokens
 from agentctx_store.config import llm_enabled
 from agentctx_store.jsontext import is_object
 
-from agentctx_extract.llm import CallFailed, Usage
+from agentctx_extract.llm import CallFailed, Usage, json_in_text
 from agentctx_extract.schema import MalformedOutput
 
 log = logging.getLogger("agentctx.extract")
@@ -230,13 +230,7 @@ def parse_json_answer(text: str) -> Any:
     Raises:
         MalformedOutput: no JSON object in it.
     """
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`").removeprefix("json").strip()
-    try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        raise MalformedOutput(f"no JSON object in the client's answer ({len(stripped)} chars)") from None
+    return json_in_text(text, "no JSON object in the client's answer")
 
 
 @dataclass(frozen=True, kw_only=True)

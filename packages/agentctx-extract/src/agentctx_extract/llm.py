@@ -131,12 +131,22 @@ def answer_of(response: Any, tool_name: str = TOOL_NAME) -> Any:
         if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool_name:
             return block.input
     text = "".join(getattr(block, "text", "") for block in blocks if getattr(block, "type", None) == "text").strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
+    return json_in_text(text, f"no `{tool_name}` call and no JSON in the answer")
+
+
+def json_in_text(text: str, missing: str) -> Any:
+    """The JSON value a model's text answer holds (a code fence around it is tolerated).
+
+    Raises:
+        MalformedOutput: `missing`, with the answer's length, when the text is no JSON.
+    """
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`").removeprefix("json").strip()
     try:
-        return json.loads(text)
+        return json.loads(stripped)
     except json.JSONDecodeError:
-        raise MalformedOutput(f"no `{tool_name}` call and no JSON in the answer ({len(text)} chars)") from None
+        raise MalformedOutput(f"{missing} ({len(stripped)} chars)") from None
 
 
 class Caller:
