@@ -53,7 +53,7 @@ def handle(hook: HookInput) -> str:
     if not hook.cwd:
         log.write(hook.event, "payload has no usable cwd; nothing injected", session=hook.session_id)
         return ""
-    data = _load_state(hook)
+    data = state.load_logged(hook.session_id, hook.event)
     state.add_prompt(data, prompt)  # only a prompt that plainly holds no secret is kept
     from agentctx_store.review import review_required
 
@@ -75,7 +75,7 @@ def handle(hook: HookInput) -> str:
     if not recorded:  # the store was locked: the next hook that opens it records the pending part
         state.put_back_pending(data, asked.pending)
     state.add_injected(data, ids)
-    _save_state(hook, data)
+    state.save_logged(hook.session_id, hook.event, data)
     return text
 
 
@@ -100,18 +100,3 @@ def _keyword(hook: HookInput, asked: Asked) -> tuple[str, list[str], bool]:
             log.error(hook.event, exc, session=hook.session_id)
             return injection.text, injection.ids, False
     return injection.text, injection.ids, True
-
-
-def _load_state(hook: HookInput) -> dict[str, object]:
-    try:
-        return state.load(hook.session_id)
-    except OSError as exc:
-        log.error(hook.event, exc, session=hook.session_id)
-        return {}
-
-
-def _save_state(hook: HookInput, data: dict[str, object]) -> None:
-    try:
-        state.save(hook.session_id, data)
-    except OSError as exc:  # losing the state only means a re-injection later
-        log.error(hook.event, exc, session=hook.session_id)

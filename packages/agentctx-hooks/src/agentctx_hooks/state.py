@@ -111,6 +111,28 @@ def save(session_id: str, data: dict[str, Any]) -> None:
     os.replace(temp, target)
 
 
+def load_logged(session_id: str, event: str) -> dict[str, Any]:
+    """`load`, with a file error logged as one line and read as no state yet."""
+    try:
+        return load(session_id)
+    except OSError as exc:
+        from agentctx_hooks import log
+
+        log.error(event, exc, session=session_id)
+        return {}
+
+
+def save_logged(session_id: str, event: str, data: dict[str, Any]) -> None:
+    """`save`, with a file error logged as one line: losing the state costs at most one
+    injection made again later."""
+    try:
+        save(session_id, data)
+    except OSError as exc:
+        from agentctx_hooks import log
+
+        log.error(event, exc, session=session_id)
+
+
 def injected_ids(data: dict[str, Any]) -> list[str]:
     return strings(data.get("injected"))
 

@@ -53,7 +53,7 @@ def handle(hook: HookInput) -> str:
     if not hook.cwd or not hook.session_id:
         log.write(hook.event, "payload has no usable cwd or session; nothing injected", session=hook.session_id)
         return ""
-    data = _load_state(hook)
+    data = state.load_logged(hook.session_id, hook.event)
     served = _served(data)
     if agent and agent in [pair[0] for pair in served]:
         return ""  # injected once per subagent
@@ -65,7 +65,7 @@ def handle(hook: HookInput) -> str:
     text = _compose(hook, task)
     log.write(hook.event, f"subagent {agent or '?'}: task from {source}", session=hook.session_id)
     data["subagents"] = [*served, [agent, call_id]][-MAX_SUBAGENTS:]
-    _save_state(hook, data)
+    state.save_logged(hook.session_id, hook.event, data)
     return text
 
 
@@ -230,18 +230,3 @@ def essential_sections(digest_text: str) -> list[str]:
         if section.startswith(ESSENTIAL_SECTIONS):
             kept.append(section)
     return kept
-
-
-def _load_state(hook: HookInput) -> dict[str, Any]:
-    try:
-        return state.load(hook.session_id)
-    except OSError as exc:
-        log.error(hook.event, exc, session=hook.session_id)
-        return {}
-
-
-def _save_state(hook: HookInput, data: dict[str, Any]) -> None:
-    try:
-        state.save(hook.session_id, data)
-    except OSError as exc:  # losing the state only means one more injection to a subagent
-        log.error(hook.event, exc, session=hook.session_id)
