@@ -368,3 +368,83 @@ def m010_operation_log(conn: sqlite3.Connection, fts5: bool) -> None:
     )
     for trigger in OP_TRIGGERS:
         conn.execute(trigger)
+
+
+_BYTES = "X'" + "".join(f"{value:02X}" for value in range(256)) + "'"
+
+
+def _docsize_tokens(sz: str) -> str:
+    """SQL for the row's tokens in all columns: the sum of the varints of an FTS5 `docsize` blob.
+
+    Each byte adds its low 7 bits times 128 to the power of the bytes that follow it in its
+    varint (SQLite's format: big-endian, the high bit says one more byte follows); a blob holds
+    three varints (title, body, ns) of at most three bytes (under 2M tokens) each.
+    """
+
+    def byte(k: int) -> str:
+        return f"(instr({_BYTES}, substr({sz}, {k}, 1)) - 1)"
+
+    terms = [
+        f"({byte(k)} % 128) * (CASE WHEN {byte(k)} < 128 THEN 1 WHEN {byte(k + 1)} < 128 THEN 128 ELSE 16384 END)"
+        for k in range(1, 10)
+    ]
+    return " + ".join(terms)
+
+
+def _row_tokens(rowid: str) -> str:
+    return f"coalesce((SELECT {_docsize_tokens('sz')} FROM records_fts_docsize WHERE id = {rowid}), 0)"
+
+
+_ADD_NS = """INSERT INTO fts_namespaces(ns, rows, tokens) VALUES ({row}.project_id, 1, {tokens})
+        ON CONFLICT(ns) DO UPDATE SET rows = rows + 1, tokens = tokens + excluded.tokens;"""
+_DROP_NS = """UPDATE fts_namespaces SET rows = rows - 1, tokens = tokens - {tokens} WHERE ns = {row}.project_id;"""
+_FTS_INSERT = (
+    "INSERT INTO records_fts(rowid, title, body, ns) VALUES (new.rowid, new.title, new.body, hex(new.project_id));"
+)
+_FTS_DELETE = """INSERT INTO records_fts(records_fts, rowid, title, body, ns)
+        VALUES ('delete', old.rowid, old.title, old.body, hex(old.project_id));"""
+# The FTS triggers of m005, each also keeping `fts_namespaces` in step (in the same body, so the
+# index's own row sizes are read after an insert and before a delete).
+FTS_STATS_TRIGGERS = (
+    f"""CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+        {_FTS_INSERT}
+        {_ADD_NS.format(row="new", tokens=_row_tokens("new.rowid"))}
+    END""",
+    f"""CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+        {_DROP_NS.format(row="old", tokens=_row_tokens("old.rowid"))}
+        {_FTS_DELETE}
+    END""",
+    f"""CREATE TRIGGER records_au AFTER UPDATE OF title, body, project_id ON records BEGIN
+        {_DROP_NS.format(row="old", tokens=_row_tokens("old.rowid"))}
+        {_FTS_DELETE}
+        {_FTS_INSERT}
+        {_ADD_NS.format(row="new", tokens=_row_tokens("new.rowid"))}
+    END""",
+)
+
+
+@migration
+def m011_fts_namespace_statistics(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Per namespace (owning project): the rows of the FTS index and their tokens (all columns, as
+    FTS5 counts them), so search can weigh words over what a query may return rather than over
+    every project in the data dir (docs/retrieval.md, "Neighbours"). The FTS triggers keep it.
+    Stores made without FTS5 stay without it.
+    """
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'records_fts'").fetchone()
+    if exists is None:
+        return
+    conn.execute(
+        """CREATE TABLE fts_namespaces (
+            ns     TEXT PRIMARY KEY,
+            rows   INTEGER NOT NULL,
+            tokens INTEGER NOT NULL
+        ) WITHOUT ROWID"""
+    )
+    for trigger in ("records_ai", "records_ad", "records_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    for trigger in FTS_STATS_TRIGGERS:
+        conn.execute(trigger)
+    conn.execute(
+        f"""INSERT INTO fts_namespaces(ns, rows, tokens)
+            SELECT r.project_id, count(*), sum({_row_tokens("r.rowid")}) FROM records r GROUP BY r.project_id"""
+    )

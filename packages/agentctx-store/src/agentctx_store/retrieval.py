@@ -285,7 +285,9 @@ def search(
     degraded: str | None = None
     try:
         if store.has_fts:
-            scored = _fts_candidates(store.conn, fts_query(forms, namespaces), filters, params)
+            match = fts_query(forms, namespaces)
+            found = _fts_candidates(store.conn, match, filters, params)
+            scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], match, forms, namespaces)
         else:
             degraded = "like-search"
             scored = _like_candidates(store.conn, terms, filters, params)
@@ -296,7 +298,13 @@ def search(
     if floor is not None and scored:
         try:
             scored = apply_relevance_floor(
-                store.conn, scored, floor, like=degraded is not None, terms=terms, forms=forms
+                store.conn,
+                scored,
+                floor,
+                like=degraded is not None,
+                terms=terms,
+                forms=forms,
+                namespaces=namespaces,
             )
         except sqlite3.Error:
             return _pinned_only(store, namespaces, limit)
@@ -370,14 +378,15 @@ def rare_term_idf(record_count: int) -> float:
     return max(0.0, math.log((record_count - 1 + 0.5) / (1 + 0.5)))
 
 
-def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
-    """The BM25 relevance the best hit must reach: `floor` rare-term matches for this store's size.
+def relevance_gate(conn: sqlite3.Connection, floor: float, namespaces: Sequence[str] | None = None) -> float:
+    """The BM25 relevance the best hit must reach: `floor` rare-term matches for the size of what
+    the query can return (the rows of `namespaces`; without them, of the whole store).
 
-    FTS5 computes IDF over every row of the index (all projects, superseded included), so the
-    scale of its scores grows with the log of the store's size; a raw constant would silence a
-    new store and let noise through in a big one.
+    Search weighs words over the visible namespaces' rows (`visible_bm25`: all projects' rows
+    that may be returned, superseded included), so the scale of its scores grows with the log of
+    their number; a raw constant would silence a new store and let noise through in a big one.
     """
-    count = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    count = visible_rows(conn, namespaces)
     if count < TINY_STORE_RECORDS:
         return 0.0
     scale = min(rare_term_idf(max(count, REFERENCE_RECORDS)), SMALL_STORE_CAP * rare_term_idf(count))
@@ -392,6 +401,7 @@ def apply_relevance_floor(
     like: bool,
     terms: Sequence[str],
     forms: Sequence[str] | None = None,
+    namespaces: Sequence[str] | None = None,
 ) -> list[tuple[Record, float]]:
     """The keyword floor on one query's matches: nothing when the best match is weak (below the
     store's `relevance_gate`, or sharing too few distinct words with a longer query); otherwise
@@ -405,11 +415,13 @@ def apply_relevance_floor(
         terms: the query's searchable words (`query_terms`).
         forms: what was matched (`SearchResult.forms`: the terms and their compound forms);
             default `terms`.
+        namespaces: what the query could return (`rows.visible_namespaces`): the gate is for
+            their size (`relevance_gate`); default the whole store.
     """
     if like:
         return [item for item in scored if item[1] >= _like_floor(terms)]
     top, best = max(scored, key=lambda item: item[1])
-    gate = relevance_gate(conn, floor)
+    gate = relevance_gate(conn, floor, namespaces)
     short = len(terms) <= SHORT_QUERY_TERMS
     if short:
         gate *= SHORT_QUERY_FLOOR_SHARE
@@ -460,7 +472,7 @@ _R_COLUMNS = ", ".join("r." + column.strip() for column in RECORD_COLUMNS.split(
 
 def _fts_candidates(
     conn: sqlite3.Connection, match: str, filters: str, params: list[Any]
-) -> list[tuple[Record, float]]:
+) -> list[tuple[int, Record, float]]:
     """The best `CANDIDATES` matches that pass `filters`, by relevance (ties: oldest row first).
 
     FTS5 ranks its matches first and only the best `PRESELECT` of them are joined to `records`
@@ -471,16 +483,196 @@ def _fts_candidates(
     weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"  # the `ns` column never scores
     ranked = f"""SELECT rowid, -bm25(records_fts, {weights}) AS relevance FROM records_fts
                  WHERE records_fts MATCH ? ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
-    sql = f"""SELECT {_R_COLUMNS}, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
+    sql = f"""SELECT {_R_COLUMNS}, f.rowid AS rid, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
               WHERE {filters} ORDER BY f.relevance DESC, f.rowid LIMIT {CANDIDATES}"""
     rows = conn.execute(sql, [match, *params]).fetchall()
     if len(rows) < CANDIDATES:
-        sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {weights}) AS relevance
+        sql = f"""SELECT {_R_COLUMNS}, r.rowid AS rid, -bm25(records_fts, {weights}) AS relevance
                   FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
                   WHERE records_fts MATCH ? AND {filters}
                   ORDER BY relevance DESC, r.rowid LIMIT {CANDIDATES}"""  # by alias: bm25 runs once per row
         rows = conn.execute(sql, [match, *params]).fetchall()
-    return [(row_to_record(row), float(row["relevance"])) for row in rows]
+    return [(int(row["rid"]), row_to_record(row), float(row["relevance"])) for row in rows]
+
+
+@frozen
+class NamespaceStatistics:
+    """What BM25 weighs words with, over the namespaces a query can return (`fts_namespaces`,
+    kept by the FTS triggers; migration m011)."""
+
+    rows: int  # rows of the visible namespaces in the index (superseded included)
+    tokens: int  # their tokens, all columns, as FTS5 counts them
+    store_rows: int  # rows of the whole index
+
+
+def namespace_statistics(conn: sqlite3.Connection, namespaces: Sequence[str] | None) -> NamespaceStatistics:
+    """The index's size over `namespaces` (None: the whole store) and over the whole store.
+
+    One read of a table with a row per project. A store without the table (no FTS5, or a
+    migration not yet run by this process) counts `records` instead, with no tokens.
+    """
+    try:
+        table = conn.execute("SELECT ns, rows, tokens FROM fts_namespaces").fetchall()
+    except sqlite3.OperationalError:
+        count = "SELECT count(*) FROM records"
+        total = int(conn.execute(count).fetchone()[0])
+        if namespaces is None:
+            return NamespaceStatistics(rows=total, tokens=0, store_rows=total)
+        marks = ",".join("?" * len(namespaces))
+        mine = int(conn.execute(f"{count} WHERE project_id IN ({marks})", list(namespaces)).fetchone()[0])
+        return NamespaceStatistics(rows=mine, tokens=0, store_rows=total)
+    wanted = None if namespaces is None else set(namespaces)
+    rows = tokens = total = 0
+    for ns, count, size in table:
+        total += count
+        if wanted is None or ns in wanted:
+            rows += count
+            tokens += size
+    return NamespaceStatistics(rows=rows, tokens=tokens, store_rows=total)
+
+
+def visible_rows(conn: sqlite3.Connection, namespaces: Sequence[str] | None) -> int:
+    """How many rows a query over `namespaces` (None: every project) weighs its words against."""
+    return namespace_statistics(conn, namespaces).rows
+
+
+# With other projects in the store, only FTS5's best this many candidates are scored again over
+# the visible namespaces (`visible_bm25`; at least the search's `limit`): the rest never reach
+# a prompt, and each costs a highlight and a count per word it holds.
+RESCORED = 20
+# FTS5's BM25 constants (fts5_aux.c), which `visible_bm25` repeats.
+BM25_K1 = 1.2
+BM25_B = 0.75
+_OPEN, _CLOSE = "\x02", "\x03"  # highlight() marks around every matched phrase instance
+
+
+def visible_bm25(
+    conn: sqlite3.Connection,
+    candidates: list[tuple[int, Record, float]],
+    match: str,
+    forms: Sequence[str],
+    namespaces: Sequence[str],
+) -> list[tuple[Record, float]]:
+    """The candidates' BM25 over the rows the query can return, not over every project.
+
+    FTS5's `bm25()` takes its statistics (row count, mean row length, how many rows hold each
+    term) from the whole index, so a project's scores and ranks would move whenever another
+    project is added to the data dir. When the visible namespaces are the whole index, its scores
+    are already those and are kept. Otherwise each candidate is scored again, FTS5's formula
+    with the visible namespaces' statistics: its matched words from `highlight()` (which FTS5
+    tokenizes and stems itself), its length from the index's `docsize`, the row count and tokens
+    from `fts_namespaces`, and one count per matched form over the visible rows.
+    """
+    stats = namespace_statistics(conn, namespaces)
+    if not candidates or stats.rows >= stats.store_rows or stats.rows <= 0 or stats.tokens <= 0:
+        return [(record, relevance) for _, record, relevance in candidates]
+    rowids = [rowid for rowid, _, _ in candidates]
+    marks = ",".join("?" * len(rowids))
+    marked = conn.execute(
+        f"""SELECT rowid, highlight(records_fts, 0, char(2), char(3)), highlight(records_fts, 1, char(2), char(3))
+            FROM records_fts WHERE records_fts MATCH ? AND +rowid IN ({marks})""",  # `+`: one pass, not a MATCH per row
+        [match, *rowids],
+    ).fetchall()
+    sizes = dict(conn.execute(f"SELECT id, sz FROM records_fts_docsize WHERE id IN ({marks})", rowids).fetchall())
+    matcher = _FormMatcher(forms)
+    frequencies: dict[int, dict[int, float]] = {}
+    for rowid, title, body in marked:
+        counts: dict[int, float] = {}
+        matcher.count(title or "", TITLE_WEIGHT, counts)
+        matcher.count(body or "", BODY_WEIGHT, counts)
+        frequencies[rowid] = counts
+    present = sorted({form for counts in frequencies.values() for form in counts})
+    holding = {}
+    if present:
+        counted = ", ".join("(SELECT count(*) FROM records_fts WHERE records_fts MATCH ?)" for _ in present)
+        values = conn.execute(f"SELECT {counted}", [fts_query([forms[i]], namespaces) for i in present]).fetchone()
+        holding = dict(zip(present, (int(value) for value in values), strict=True))
+    mean_length = stats.tokens / stats.rows
+    idf = {form: _idf(stats.rows, count) for form, count in holding.items()}
+    rescored: list[tuple[Record, float]] = []
+    for rowid, record, _ in candidates:
+        length = _varint_sum(sizes.get(rowid, b""))
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / mean_length)
+        score = 0.0
+        for form, frequency in frequencies.get(rowid, {}).items():
+            score += idf.get(form, 1e-6) * (frequency * (BM25_K1 + 1)) / (frequency + norm)
+        rescored.append((record, score))
+    rescored.sort(key=lambda item: -item[1])
+    return rescored
+
+
+def _idf(rows: int, holding: int) -> float:
+    """FTS5's IDF (fts5_aux.c): never below a token 1e-6, so a word in most rows still counts."""
+    value = math.log((rows - holding + 0.5) / (holding + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def _varint_sum(blob: bytes) -> int:
+    """The sum of the varints of an FTS5 `docsize` blob: a row's tokens in all columns."""
+    total = value = 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            total += value
+            value = 0
+    return total
+
+
+class _FormMatcher:
+    """Which of the query's forms each word `highlight()` marked stands for.
+
+    FTS5 marks every instance of every phrase but not which phrase; a word is given to the forms
+    with its light stem (`passages.stem`), else to the single-word form it shares the longest
+    beginning with (FTS5 stemmed it to one of them). A two-word form (a split such as "pre
+    commit") counts where its two words stand side by side in one marked run.
+    """
+
+    def __init__(self, forms: Sequence[str]) -> None:
+        from agentctx_store.passages import stem  # passages imports this module
+
+        self.stem = stem
+        self.single: dict[str, list[int]] = {}
+        self.pairs: dict[tuple[str, str], list[int]] = {}
+        self.words: list[tuple[str, int]] = []
+        for index, form in enumerate(forms):
+            parts = form.split()
+            if len(parts) == 1:
+                self.single.setdefault(stem(form), []).append(index)
+                self.words.append((form, index))
+            elif len(parts) == 2:
+                self.pairs.setdefault((stem(parts[0]), stem(parts[1])), []).append(index)
+
+    def count(self, text: str, weight: float, counts: dict[int, float]) -> None:
+        """Add `weight` per marked instance of each form in `text` to `counts` (by form index)."""
+        for piece in text.split(_OPEN)[1:]:
+            run = [self.stem(word) for word in words(piece.split(_CLOSE, 1)[0].lower())]
+            paired: set[int] = set()
+            for position, (first, second) in enumerate(zip(run, run[1:], strict=False)):
+                for form in self.pairs.get((first, second), ()):
+                    counts[form] = counts.get(form, 0.0) + weight
+                    paired.update((position, position + 1))
+            for position, word in enumerate(run):
+                forms = self.single.get(word)
+                if forms is None:
+                    if position in paired:
+                        continue
+                    forms = self._nearest(word)
+                for form in forms:
+                    counts[form] = counts.get(form, 0.0) + weight
+
+    def _nearest(self, word: str) -> list[int]:
+        best, chosen = 0, []
+        for form, index in self.words:
+            shared = 0
+            for a, b in zip(form, word, strict=False):
+                if a != b:
+                    break
+                shared += 1
+            if shared > best:
+                best, chosen = shared, [index]
+            elif shared == best and shared:
+                chosen.append(index)
+        return chosen
 
 
 def _like_floor(terms: Sequence[str]) -> float:
