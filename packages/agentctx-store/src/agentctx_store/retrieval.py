@@ -22,6 +22,7 @@ import time
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.clock import epoch_seconds
+from agentctx_store.porter import stem as porter_stem
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
 from agentctx_store.rows import RECORD_COLUMNS, record_filters, row_to_record, visible_namespaces
@@ -287,7 +288,7 @@ def search(
         if store.has_fts:
             match = fts_query(forms, namespaces)
             found = _fts_candidates(store.conn, match, filters, params)
-            scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], match, forms, namespaces)
+            scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces)
         else:
             degraded = "like-search"
             scored = _like_candidates(store.conn, terms, filters, params)
@@ -543,66 +544,58 @@ RESCORED = 20
 # FTS5's BM25 constants (fts5_aux.c), which `visible_bm25` repeats.
 BM25_K1 = 1.2
 BM25_B = 0.75
-_OPEN, _CLOSE = "\x02", "\x03"  # highlight() marks around every matched phrase instance
 
 
 def visible_bm25(
     conn: sqlite3.Connection,
     candidates: list[tuple[int, Record, float]],
-    match: str,
     forms: Sequence[str],
     namespaces: Sequence[str],
 ) -> list[tuple[Record, float]]:
     """The candidates' BM25 over the rows the query can return, not over every project.
 
     FTS5's `bm25()` takes its statistics (row count, mean row length, how many rows hold each
-    term) from the whole index, so a project's scores and ranks would move whenever another
-    project is added to the data dir. When the visible namespaces are the whole index, its scores
-    are already those and are kept. Otherwise each candidate is scored again, FTS5's formula
-    with the visible namespaces' statistics: its matched words from `highlight()` (which FTS5
-    tokenizes and stems itself), its length from the index's `docsize`, the row count and tokens
-    from `fts_namespaces`, and one count per matched form over the visible rows.
+    form) from the whole index, so a project's scores and ranks would move whenever another
+    project is added to the data dir. When the visible namespaces are the whole index its scores
+    are already those and are kept. Otherwise each candidate is scored again with FTS5's formula
+    and the visible namespaces' statistics: how often each form occurs in its title and body
+    (counted here, words stemmed as FTS5 stems them: `porter.stem`), its length from the
+    index's `docsize`, the row count and tokens from `fts_namespaces`, and one count per form
+    found over the visible rows (`MATCH … AND ns: …`).
     """
     stats = namespace_statistics(conn, namespaces)
     if not candidates or stats.rows >= stats.store_rows or stats.rows <= 0 or stats.tokens <= 0:
         return [(record, relevance) for _, record, relevance in candidates]
     rowids = [rowid for rowid, _, _ in candidates]
-    marks = ",".join("?" * len(rowids))
-    marked = conn.execute(
-        f"""SELECT rowid, highlight(records_fts, 0, char(2), char(3)), highlight(records_fts, 1, char(2), char(3))
-            FROM records_fts WHERE records_fts MATCH ? AND +rowid IN ({marks})""",  # `+`: one pass, not a MATCH per row
-        [match, *rowids],
-    ).fetchall()
-    sizes = dict(conn.execute(f"SELECT id, sz FROM records_fts_docsize WHERE id IN ({marks})", rowids).fetchall())
-    matcher = _FormMatcher(forms)
-    frequencies: dict[int, dict[int, float]] = {}
-    for rowid, title, body in marked:
-        counts: dict[int, float] = {}
-        matcher.count(title or "", TITLE_WEIGHT, counts)
-        matcher.count(body or "", BODY_WEIGHT, counts)
-        frequencies[rowid] = counts
-    present = sorted({form for counts in frequencies.values() for form in counts})
-    holding = {}
+    sizes = dict(
+        conn.execute(
+            f"SELECT id, sz FROM records_fts_docsize WHERE id IN ({','.join('?' * len(rowids))})", rowids
+        ).fetchall()
+    )
+    counter = _FormCounter(forms)
+    frequencies = [counter.count(record.title, record.body) for _, record, _ in candidates]
+    present = sorted({form for counts in frequencies for form in counts})
+    holding: dict[int, int] = {}
     if present:
         counted = ", ".join("(SELECT count(*) FROM records_fts WHERE records_fts MATCH ?)" for _ in present)
         values = conn.execute(f"SELECT {counted}", [fts_query([forms[i]], namespaces) for i in present]).fetchone()
         holding = dict(zip(present, (int(value) for value in values), strict=True))
     mean_length = stats.tokens / stats.rows
-    idf = {form: _idf(stats.rows, count) for form, count in holding.items()}
+    idf = {form: bm25_idf(stats.rows, count) for form, count in holding.items()}
     rescored: list[tuple[Record, float]] = []
-    for rowid, record, _ in candidates:
-        length = _varint_sum(sizes.get(rowid, b""))
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / mean_length)
+    for (rowid, record, _), counts in zip(candidates, frequencies, strict=True):
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * _varint_sum(sizes.get(rowid, b"")) / mean_length)
         score = 0.0
-        for form, frequency in frequencies.get(rowid, {}).items():
-            score += idf.get(form, 1e-6) * (frequency * (BM25_K1 + 1)) / (frequency + norm)
+        for form, frequency in counts.items():
+            score += idf[form] * (frequency * (BM25_K1 + 1)) / (frequency + norm)
         rescored.append((record, score))
     rescored.sort(key=lambda item: -item[1])
     return rescored
 
 
-def _idf(rows: int, holding: int) -> float:
-    """FTS5's IDF (fts5_aux.c): never below a token 1e-6, so a word in most rows still counts."""
+def bm25_idf(rows: int, holding: int) -> float:
+    """FTS5's IDF of a form `holding` of `rows` rows hold (fts5_aux.c): never below a token 1e-6,
+    so a word in most rows still counts."""
     value = math.log((rows - holding + 0.5) / (holding + 0.5))
     return value if value > 0 else 1e-6
 
@@ -618,61 +611,77 @@ def _varint_sum(blob: bytes) -> int:
     return total
 
 
-class _FormMatcher:
-    """Which of the query's forms each word `highlight()` marked stands for.
+def _stem_head(stem: str) -> str:
+    """What every word Porter stems to `stem` begins with: all of it, but the last letter of a
+    stem ending in "e" or "i" (from "y", or added: "hoping" → "hope") and the last two of one in
+    "bl" ("possibility" → "possibl"). Checked against FTS5 in tests/test_porter.py."""
+    if stem.endswith("bl"):
+        return stem[: max(1, len(stem) - 2)]
+    if stem.endswith(("e", "i")):
+        return stem[: max(1, len(stem) - 1)]
+    return stem
 
-    FTS5 marks every instance of every phrase but not which phrase; a word is given to the forms
-    with its light stem (`passages.stem`), else to the single-word form it shares the longest
-    beginning with (FTS5 stemmed it to one of them). A two-word form (a split such as "pre
-    commit") counts where its two words stand side by side in one marked run.
+
+class _FormCounter:
+    """How often each of the query's forms occurs in a record, weighted by column, as FTS5 counts
+    it for `bm25()`: a word counts for every single-word form it stems the same as, a two-word
+    form (a split such as "pre commit") where its two words stand side by side.
+
+    Only words that begin like one of the forms' stems (`_stem_head`) are stemmed, so a long body
+    costs a split and a set look-up per word.
     """
 
     def __init__(self, forms: Sequence[str]) -> None:
-        from agentctx_store.passages import stem  # passages imports this module
-
-        self.stem = stem
         self.single: dict[str, list[int]] = {}
         self.pairs: dict[tuple[str, str], list[int]] = {}
-        self.words: list[tuple[str, int]] = []
+        stems: list[str] = []
         for index, form in enumerate(forms):
-            parts = form.split()
+            parts = [porter_stem(part) for part in form.split()]
+            stems += parts
             if len(parts) == 1:
-                self.single.setdefault(stem(form), []).append(index)
-                self.words.append((form, index))
+                self.single.setdefault(parts[0], []).append(index)
             elif len(parts) == 2:
-                self.pairs.setdefault((stem(parts[0]), stem(parts[1])), []).append(index)
+                self.pairs.setdefault((parts[0], parts[1]), []).append(index)
+        self.heads: dict[str, list[str]] = {}
+        for form_stem in set(stems):
+            head = _stem_head(form_stem)
+            self.heads.setdefault(head[:2], []).append(head)
+        self.two = frozenset(head for head in self.heads if len(head) == 2)
+        self.one = frozenset(head for head in self.heads if len(head) == 1)
+        self.cache: dict[str, str] = {}
 
-    def count(self, text: str, weight: float, counts: dict[int, float]) -> None:
-        """Add `weight` per marked instance of each form in `text` to `counts` (by form index)."""
-        for piece in text.split(_OPEN)[1:]:
-            run = [self.stem(word) for word in words(piece.split(_CLOSE, 1)[0].lower())]
-            paired: set[int] = set()
-            for position, (first, second) in enumerate(zip(run, run[1:], strict=False)):
-                for form in self.pairs.get((first, second), ()):
-                    counts[form] = counts.get(form, 0.0) + weight
-                    paired.update((position, position + 1))
-            for position, word in enumerate(run):
-                forms = self.single.get(word)
-                if forms is None:
-                    if position in paired:
-                        continue
-                    forms = self._nearest(word)
-                for form in forms:
-                    counts[form] = counts.get(form, 0.0) + weight
+    def _stem(self, word: str) -> str:
+        known = self.cache.get(word)
+        if known is not None:
+            return known
+        heads = self.heads.get(word[:2], ()) if word[:2] in self.two else ()
+        if word[:1] in self.one:
+            heads = [*heads, *self.heads[word[:1]]]
+        found = porter_stem(word) if any(word.startswith(head) for head in heads) else ""
+        self.cache[word] = found
+        return found
 
-    def _nearest(self, word: str) -> list[int]:
-        best, chosen = 0, []
-        for form, index in self.words:
-            shared = 0
-            for a, b in zip(form, word, strict=False):
-                if a != b:
-                    break
-                shared += 1
-            if shared > best:
-                best, chosen = shared, [index]
-            elif shared == best and shared:
-                chosen.append(index)
-        return chosen
+    def count(self, title: str, body: str) -> dict[int, float]:
+        counts: dict[int, float] = {}
+        two, one = self.two, self.one
+        for text, weight in ((title, TITLE_WEIGHT), (body, BODY_WEIGHT)):
+            lowered = text.lower()
+            tokens = lowered.translate(_ASCII_SEPARATORS).split() if lowered.isascii() else list(words(lowered))
+            if one:
+                near = [(i, word) for i, word in enumerate(tokens) if word[:2] in two or word[:1] in one]
+            else:
+                near = [(i, word) for i, word in enumerate(tokens) if word[:2] in two]
+            last, previous = -2, ""
+            for index, word in near:
+                current = self._stem(word)
+                if current:
+                    for form in self.single.get(current, ()):
+                        counts[form] = counts.get(form, 0.0) + weight
+                    if last == index - 1 and previous and self.pairs:
+                        for form in self.pairs.get((previous, current), ()):
+                            counts[form] = counts.get(form, 0.0) + weight
+                last, previous = index, current
+        return counts
 
 
 def _like_floor(terms: Sequence[str]) -> float:
