@@ -370,29 +370,37 @@ def m010_operation_log(conn: sqlite3.Connection, fts5: bool) -> None:
         conn.execute(trigger)
 
 
-_BYTES = "X'" + "".join(f"{value:02X}" for value in range(256)) + "'"
+def _docsize_tokens(h: str) -> str:
+    """SQL for the sum of the varints of an FTS5 `docsize` blob given as `hex()` in `h`: a row's
+    tokens in all columns.
 
-
-def _docsize_tokens(sz: str) -> str:
-    """SQL for the row's tokens in all columns: the sum of the varints of an FTS5 `docsize` blob.
-
-    Each byte adds its low 7 bits times 128 to the power of the bytes that follow it in its
-    varint (SQLite's format: big-endian, the high bit says one more byte follows); a blob holds
-    three varints (title, body, ns) of at most three bytes (under 2M tokens) each.
+    SQLite's varint is big-endian, the high bit of a byte saying one more follows; each byte adds
+    its low 7 bits times 128 to the power of the bytes after it in its varint. A blob holds three
+    varints (title, body, ns) of at most three bytes (under 2M tokens) each, so nine bytes.
     """
 
-    def byte(k: int) -> str:
-        return f"(instr({_BYTES}, substr({sz}, {k}, 1)) - 1)"
+    def high(k: int) -> str:  # the byte's high bit is set: its first hex digit is 8 or more
+        return f"substr({h}, {2 * k - 1}, 1) >= '8'"
+
+    def low7(k: int) -> str:
+        digit = "(instr('0123456789ABCDEF', substr({h}, {i}, 1)) - 1)"  # past the end: '' is at 1, so 0
+        return f"({digit.format(h=h, i=2 * k - 1)} % 8 * 16 + {digit.format(h=h, i=2 * k)})"
 
     terms = [
-        f"({byte(k)} % 128) * (CASE WHEN {byte(k)} < 128 THEN 1 WHEN {byte(k + 1)} < 128 THEN 128 ELSE 16384 END)"
+        f"{low7(k)} * (CASE WHEN NOT ({high(k)}) THEN 1 WHEN NOT ({high(k + 1)}) THEN 128 ELSE 16384 END)"
         for k in range(1, 10)
     ]
     return " + ".join(terms)
 
 
+# A row's tokens in the index (all columns, as FTS5 counts them for BM25), one expression in the
+# schema: every connection parses the schema, and the triggers only name it.
+FTS_TOKENS_VIEW = f"""CREATE VIEW records_fts_tokens AS
+    SELECT id, {_docsize_tokens("h")} AS tokens FROM (SELECT id, hex(sz) AS h FROM records_fts_docsize)"""
+
+
 def _row_tokens(rowid: str) -> str:
-    return f"coalesce((SELECT {_docsize_tokens('sz')} FROM records_fts_docsize WHERE id = {rowid}), 0)"
+    return f"coalesce((SELECT tokens FROM records_fts_tokens WHERE id = {rowid}), 0)"
 
 
 _ADD_NS = """INSERT INTO fts_namespaces(ns, rows, tokens) VALUES ({row}.project_id, 1, {tokens})
@@ -440,6 +448,7 @@ def m011_fts_namespace_statistics(conn: sqlite3.Connection, fts5: bool) -> None:
             tokens INTEGER NOT NULL
         ) WITHOUT ROWID"""
     )
+    conn.execute(FTS_TOKENS_VIEW)
     for trigger in ("records_ai", "records_ad", "records_au"):
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     for trigger in FTS_STATS_TRIGGERS:
