@@ -5,7 +5,8 @@ docs/retrieval.md):
   1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped; their
      compound forms (`compound_forms`: "type check" also as "typecheck", "precommit" also as the
      phrase "pre commit") so the ways developers write one word meet;
-  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows;
+  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows, its words
+     weighed over those rows alone (`visible_bm25`), whatever other projects the store holds;
   3. superseded matches hand their relevance to the current head of their chain;
   4. a floor decided per query on the best match (rare-term units, short-query and
      two-distinct-words rules), then a tail cut;
