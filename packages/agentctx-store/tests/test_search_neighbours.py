@@ -163,3 +163,47 @@ def _varints(blob: bytes) -> int:
         if byte < 0x80:
             total, value = total + value, 0
     return total
+
+
+COMPOUNDS = [
+    ("Run pre-commit before pushing", "The pre-commit hooks lint, format and type check every staged file."),
+    (
+        "Typecheck a single file",
+        "Typecheck one file quickly with pyright path/to/file.py; the full typecheck runs in CI.",
+    ),
+    ("Set up the dev database", "Setup takes one command: make db. Setting up by hand is not supported."),
+    (
+        "Relational data stays in Postgres",
+        "Relationally modelled data, configurations and conditional flags live in Postgres.",
+    ),
+]
+
+
+def test_rescoring_equals_fts5_bm25_where_both_apply(store: Store, project: Project, monkeypatch) -> None:
+    """In a store holding only the project, FTS5's own scores are the visible ones; scoring the
+    candidates again (`visible_bm25`, forced here) must give the same hits and scores, compound
+    forms (joins and two-word splits) and Porter's suffix rules included."""
+    import agentctx_store.retrieval as retrieval
+
+    for title, body in [*OURS, *COMPOUNDS]:
+        store.add(project, NewRecord(type="convention", title=title, body=body))
+    prompts = [
+        *PROMPTS,
+        "how do I type-check just one file quickly?",
+        "precommit hooks",
+        "how do we setup the database",
+        "where do configuration flags and relational data live",
+    ]
+    plain = [search(store, project, prompt, floor=None).hits for prompt in prompts]
+    real = retrieval.namespace_statistics
+
+    def with_a_neighbour(conn, namespaces):
+        stats = real(conn, namespaces)
+        return retrieval.NamespaceStatistics(rows=stats.rows, tokens=stats.tokens, store_rows=stats.rows + 1)
+
+    monkeypatch.setattr(retrieval, "namespace_statistics", with_a_neighbour)
+    rescored = [search(store, project, prompt, floor=None).hits for prompt in prompts]
+    assert sum(len(hits) for hits in plain) > len(prompts)
+    for before, after in zip(plain, rescored, strict=True):
+        assert [hit.record.record_id for hit in after] == [hit.record.record_id for hit in before]
+        assert [hit.relevance for hit in after] == pytest.approx([hit.relevance for hit in before], rel=1e-9)
