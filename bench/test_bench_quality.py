@@ -28,10 +28,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import _corpus
 import _eval
 import pytest
+from agentctx_store import Project
 
 RUNS = ("production", "no-floor", "per-project", "fts5-baseline", "fts5-baseline-cutoff")
 search_module = importlib.import_module("agentctx_store.retrieval")
@@ -193,11 +196,27 @@ def test_keyword_floor_held_out(benchmark, eval_set, bench_mode) -> None:
         return rows
 
     rows = benchmark.pedantic(gather, rounds=1, iterations=1)
+    in_sample, held_out, held = held_out_figures(sets, rows)
+    benchmark.extra_info.update(
+        in_sample=in_sample, held_out=held_out, floors_chosen={f"{s}/{p}": f for (s, p), f in held.items()}
+    )
+    print(f"\nkeyword floor, in-sample (1.4): {in_sample}\nheld out: {held_out}\nchosen: {held}")
+
+
+Figures = dict[str, dict[str, float]]
+
+
+def held_out_figures(
+    sets: list[_eval.EvalSet], rows: dict[tuple[str, float], list[dict[str, Any]]]
+) -> tuple[Figures, Figures, dict[tuple[str, str], float]]:
+    """In-sample (floor 1.4 everywhere) and leave-one-project-out figures (each project's floor
+    chosen among `FLOOR_GRID` on the other projects of both sets) from each set's result rows
+    per floor (`rows[set name, floor]`); and the floor chosen for each project."""
     by_qid = {query["qid"]: (data, query) for data in sets for query in data.queries}
     projects = sorted({(data.name, query["project"]) for data in sets for query in data.queries})
 
-    def figures(picked: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
+    def figures(picked: dict[tuple[str, str], float]) -> Figures:
+        out: Figures = {}
         for data in sets:
             chosen = [
                 row for row in rows[data.name, FLOOR_GRID[0]] if (data.name, by_qid[row["qid"]][1]["project"]) in picked
@@ -224,9 +243,57 @@ def test_keyword_floor_held_out(benchmark, eval_set, bench_mode) -> None:
     for project in projects:
         others = set(projects) - {project}
         held[project] = max(FLOOR_GRID, key=lambda floor: (merit(floor, others), -abs(floor - 1.4)))
-    in_sample = figures(dict.fromkeys(projects, 1.4))
-    held_out = figures(held)
-    benchmark.extra_info.update(
-        in_sample=in_sample, held_out=held_out, floors_chosen={f"{s}/{p}": f for (s, p), f in held.items()}
+    return figures(dict.fromkeys(projects, 1.4)), figures(held), held
+
+
+PADDING_PROJECTS, PADDING_RECORDS = 24, 120  # synthetic neighbours (bench/_corpus.py), 2,880 records
+
+
+def test_keyword_neighbours(benchmark, eval_set, bench_mode, tmp_path) -> None:
+    """Issue 31: a project's figures do not depend on the other projects in the store. Each dev
+    set in its own store (`eval_set`) against one store holding both sets and
+    `PADDING_PROJECTS` synthetic projects of developer vocabulary; keyword path, in-sample and
+    held out (`held_out_figures`), recall@3 and empty precision must agree within 0.02."""
+    sets = [eval_set(name) for name in _eval.SETS]
+    benchmark.group = "quality held out"
+    shared = _eval.load_into_store([record for data in sets for record in data.records], tmp_path / "shared.db")
+    corpus = _corpus.Corpus(31)
+    padding = [
+        (Project(project_id=f"padding-{index}", root=Path("/padding") / str(index), name=f"padding-{index}"), own)
+        for index, own in enumerate(
+            _corpus.vocabulary(corpus.rng, 40 * PADDING_PROJECTS)[i::PADDING_PROJECTS] for i in range(PADDING_PROJECTS)
+        )
+    ]
+    _corpus.bulk_insert(
+        shared.store, [(project, corpus.record(own)) for project, own in padding for _ in range(PADDING_RECORDS)]
     )
-    print(f"\nkeyword floor, in-sample (1.4): {in_sample}\nheld out: {held_out}\nchosen: {held}")
+
+    def gather() -> dict[str, dict[tuple[str, float], list[dict[str, Any]]]]:
+        out: dict[str, dict[tuple[str, float], list[dict[str, Any]]]] = {"alone": {}, "shared": {}}
+        for data in sets:
+            queries = data.queries[: bench_mode.scale(len(data.queries), 20)]
+            for floor in FLOOR_GRID:
+                for store_kind, loaded in (("alone", data.loaded), ("shared", shared)):
+                    out[store_kind][data.name, floor] = _eval.run_queries(
+                        loaded, queries, floor_on=True, now=data.now, floor=floor
+                    )
+        return out
+
+    try:
+        rows = benchmark.pedantic(gather, rounds=1, iterations=1)
+    finally:
+        shared.store.close()
+    figures = {kind: held_out_figures(sets, rows[kind])[:2] for kind in ("alone", "shared")}
+    report = {
+        f"{kind} {which}": figures[kind][index]
+        for kind in ("alone", "shared")
+        for index, which in enumerate(("in-sample", "held out"))
+    }
+    benchmark.extra_info.update(report)
+    print("\nkeyword path, each set alone vs both sets + padding in one store:")
+    for key, value in report.items():
+        print(f"  {key}: {value}")
+    for index in (0, 1):
+        for name, alone in figures["alone"][index].items():
+            for metric, value in alone.items():
+                assert abs(figures["shared"][index][name][metric] - value) <= 0.02, (name, metric, index)

@@ -54,7 +54,7 @@ def test_preselected_candidates_equal_ranking_every_filtered_match(
     match = fts_query(["ledger"], namespaces)
     got = [
         (record.record_id, relevance)
-        for record, relevance in search_module._fts_candidates(store.conn, match, filters, params)
+        for _, record, relevance in search_module._fts_candidates(store.conn, match, filters, params)
     ]
     expected = _reference(store, match, filters, params)
     assert got == expected

@@ -336,7 +336,7 @@ def candidates(
     keyword_order = [hit.record.record_id for hit in keyword.hits]
     relevance_of = {hit.record.record_id: hit.relevance for hit in keyword.hits}
     best_relevance = max(relevance_of.values(), default=0.0)
-    gate = relevance_gate(store.conn, RELEVANCE_FLOOR)
+    gate = relevance_gate(store.conn, RELEVANCE_FLOOR, namespaces)  # the keyword scores' own scale
     if len(keyword.terms) <= SHORT_QUERY_TERMS:
         gate *= SHORT_QUERY_FLOOR_SHARE
     # a tiny store applies no gate (search.TINY_STORE_RECORDS): its keyword pass stands as is
@@ -346,7 +346,13 @@ def candidates(
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
         keyword_pass = bool(
             apply_relevance_floor(
-                store.conn, scored, RELEVANCE_FLOOR, like=False, terms=keyword.terms, forms=keyword.forms
+                store.conn,
+                scored,
+                RELEVANCE_FLOOR,
+                like=False,
+                terms=keyword.terms,
+                forms=keyword.forms,
+                namespaces=namespaces,
             )
         )
     pool = _pool(cosines)  # once: 100K cosines at the largest stores

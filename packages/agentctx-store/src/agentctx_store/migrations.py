@@ -368,3 +368,92 @@ def m010_operation_log(conn: sqlite3.Connection, fts5: bool) -> None:
     )
     for trigger in OP_TRIGGERS:
         conn.execute(trigger)
+
+
+def _docsize_tokens(h: str) -> str:
+    """SQL for the sum of the varints of an FTS5 `docsize` blob given as `hex()` in `h`: a row's
+    tokens in all columns.
+
+    SQLite's varint is big-endian, the high bit of a byte saying one more follows; each byte adds
+    its low 7 bits times 128 to the power of the bytes after it in its varint. A blob holds three
+    varints (title, body, ns) of at most three bytes (under 2M tokens) each, so nine bytes.
+    """
+
+    def high(k: int) -> str:  # the byte's high bit is set: its first hex digit is 8 or more
+        return f"substr({h}, {2 * k - 1}, 1) >= '8'"
+
+    def low7(k: int) -> str:
+        digit = "(instr('0123456789ABCDEF', substr({h}, {i}, 1)) - 1)"  # past the end: '' is at 1, so 0
+        return f"({digit.format(h=h, i=2 * k - 1)} % 8 * 16 + {digit.format(h=h, i=2 * k)})"
+
+    terms = [
+        f"{low7(k)} * (CASE WHEN NOT ({high(k)}) THEN 1 WHEN NOT ({high(k + 1)}) THEN 128 ELSE 16384 END)"
+        for k in range(1, 10)
+    ]
+    return " + ".join(terms)
+
+
+# A row's tokens in the index (all columns, as FTS5 counts them for BM25), one expression in the
+# schema: every connection parses the schema, and the triggers only name it.
+FTS_TOKENS_VIEW = f"""CREATE VIEW records_fts_tokens AS
+    SELECT id, {_docsize_tokens("h")} AS tokens FROM (SELECT id, hex(sz) AS h FROM records_fts_docsize)"""
+
+
+def _row_tokens(rowid: str) -> str:
+    return f"coalesce((SELECT tokens FROM records_fts_tokens WHERE id = {rowid}), 0)"
+
+
+_ADD_NS = """INSERT INTO fts_namespaces(ns, rows, tokens) VALUES ({row}.project_id, 1, {tokens})
+        ON CONFLICT(ns) DO UPDATE SET rows = rows + 1, tokens = tokens + excluded.tokens;"""
+_DROP_NS = """UPDATE fts_namespaces SET rows = rows - 1, tokens = tokens - {tokens} WHERE ns = {row}.project_id;"""
+_FTS_INSERT = (
+    "INSERT INTO records_fts(rowid, title, body, ns) VALUES (new.rowid, new.title, new.body, hex(new.project_id));"
+)
+_FTS_DELETE = """INSERT INTO records_fts(records_fts, rowid, title, body, ns)
+        VALUES ('delete', old.rowid, old.title, old.body, hex(old.project_id));"""
+# The FTS triggers of m005, each also keeping `fts_namespaces` in step (in the same body, so the
+# index's own row sizes are read after an insert and before a delete).
+FTS_STATS_TRIGGERS = (
+    f"""CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+        {_FTS_INSERT}
+        {_ADD_NS.format(row="new", tokens=_row_tokens("new.rowid"))}
+    END""",
+    f"""CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+        {_DROP_NS.format(row="old", tokens=_row_tokens("old.rowid"))}
+        {_FTS_DELETE}
+    END""",
+    f"""CREATE TRIGGER records_au AFTER UPDATE OF title, body, project_id ON records BEGIN
+        {_DROP_NS.format(row="old", tokens=_row_tokens("old.rowid"))}
+        {_FTS_DELETE}
+        {_FTS_INSERT}
+        {_ADD_NS.format(row="new", tokens=_row_tokens("new.rowid"))}
+    END""",
+)
+
+
+@migration
+def m011_fts_namespace_statistics(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Per namespace (owning project): the rows of the FTS index and their tokens (all columns, as
+    FTS5 counts them), so search can weigh words over what a query may return rather than over
+    every project in the data dir (docs/retrieval.md, "Neighbours"). The FTS triggers keep it.
+    Stores made without FTS5 stay without it.
+    """
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'records_fts'").fetchone()
+    if exists is None:
+        return
+    conn.execute(
+        """CREATE TABLE fts_namespaces (
+            ns     TEXT PRIMARY KEY,
+            rows   INTEGER NOT NULL,
+            tokens INTEGER NOT NULL
+        ) WITHOUT ROWID"""
+    )
+    conn.execute(FTS_TOKENS_VIEW)
+    for trigger in ("records_ai", "records_ad", "records_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    for trigger in FTS_STATS_TRIGGERS:
+        conn.execute(trigger)
+    conn.execute(
+        f"""INSERT INTO fts_namespaces(ns, rows, tokens)
+            SELECT r.project_id, count(*), sum({_row_tokens("r.rowid")}) FROM records r GROUP BY r.project_id"""
+    )

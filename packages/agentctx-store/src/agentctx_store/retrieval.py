@@ -5,7 +5,8 @@ docs/retrieval.md):
   1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped; their
      compound forms (`compound_forms`: "type check" also as "typecheck", "precommit" also as the
      phrase "pre commit") so the ways developers write one word meet;
-  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows;
+  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows, its words
+     weighed over those rows alone (`visible_bm25`), whatever other projects the store holds;
   3. superseded matches hand their relevance to the current head of their chain;
   4. a floor decided per query on the best match (rare-term units, short-query and
      two-distinct-words rules), then a tail cut;
@@ -22,6 +23,7 @@ import time
 
 from agentctx_store._frozen import field, frozen
 from agentctx_store.clock import epoch_seconds
+from agentctx_store.porter import stem as porter_stem
 from agentctx_store.projects import Project
 from agentctx_store.records import Record
 from agentctx_store.rows import RECORD_COLUMNS, record_filters, row_to_record, visible_namespaces
@@ -285,7 +287,9 @@ def search(
     degraded: str | None = None
     try:
         if store.has_fts:
-            scored = _fts_candidates(store.conn, fts_query(forms, namespaces), filters, params)
+            match = fts_query(forms, namespaces)
+            found = _fts_candidates(store.conn, match, filters, params)
+            scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces)
         else:
             degraded = "like-search"
             scored = _like_candidates(store.conn, terms, filters, params)
@@ -296,7 +300,13 @@ def search(
     if floor is not None and scored:
         try:
             scored = apply_relevance_floor(
-                store.conn, scored, floor, like=degraded is not None, terms=terms, forms=forms
+                store.conn,
+                scored,
+                floor,
+                like=degraded is not None,
+                terms=terms,
+                forms=forms,
+                namespaces=namespaces,
             )
         except sqlite3.Error:
             return _pinned_only(store, namespaces, limit)
@@ -370,14 +380,15 @@ def rare_term_idf(record_count: int) -> float:
     return max(0.0, math.log((record_count - 1 + 0.5) / (1 + 0.5)))
 
 
-def relevance_gate(conn: sqlite3.Connection, floor: float) -> float:
-    """The BM25 relevance the best hit must reach: `floor` rare-term matches for this store's size.
+def relevance_gate(conn: sqlite3.Connection, floor: float, namespaces: Sequence[str] | None = None) -> float:
+    """The BM25 relevance the best hit must reach: `floor` rare-term matches for the size of what
+    the query can return (the rows of `namespaces`; without them, of the whole store).
 
-    FTS5 computes IDF over every row of the index (all projects, superseded included), so the
-    scale of its scores grows with the log of the store's size; a raw constant would silence a
-    new store and let noise through in a big one.
+    Search weighs words over the visible namespaces' rows (`visible_bm25`: all projects' rows
+    that may be returned, superseded included), so the scale of its scores grows with the log of
+    their number; a raw constant would silence a new store and let noise through in a big one.
     """
-    count = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    count = visible_rows(conn, namespaces)
     if count < TINY_STORE_RECORDS:
         return 0.0
     scale = min(rare_term_idf(max(count, REFERENCE_RECORDS)), SMALL_STORE_CAP * rare_term_idf(count))
@@ -392,6 +403,7 @@ def apply_relevance_floor(
     like: bool,
     terms: Sequence[str],
     forms: Sequence[str] | None = None,
+    namespaces: Sequence[str] | None = None,
 ) -> list[tuple[Record, float]]:
     """The keyword floor on one query's matches: nothing when the best match is weak (below the
     store's `relevance_gate`, or sharing too few distinct words with a longer query); otherwise
@@ -405,11 +417,13 @@ def apply_relevance_floor(
         terms: the query's searchable words (`query_terms`).
         forms: what was matched (`SearchResult.forms`: the terms and their compound forms);
             default `terms`.
+        namespaces: what the query could return (`rows.visible_namespaces`): the gate is for
+            their size (`relevance_gate`); default the whole store.
     """
     if like:
         return [item for item in scored if item[1] >= _like_floor(terms)]
     top, best = max(scored, key=lambda item: item[1])
-    gate = relevance_gate(conn, floor)
+    gate = relevance_gate(conn, floor, namespaces)
     short = len(terms) <= SHORT_QUERY_TERMS
     if short:
         gate *= SHORT_QUERY_FLOOR_SHARE
@@ -460,7 +474,7 @@ _R_COLUMNS = ", ".join("r." + column.strip() for column in RECORD_COLUMNS.split(
 
 def _fts_candidates(
     conn: sqlite3.Connection, match: str, filters: str, params: list[Any]
-) -> list[tuple[Record, float]]:
+) -> list[tuple[int, Record, float]]:
     """The best `CANDIDATES` matches that pass `filters`, by relevance (ties: oldest row first).
 
     FTS5 ranks its matches first and only the best `PRESELECT` of them are joined to `records`
@@ -471,16 +485,204 @@ def _fts_candidates(
     weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"  # the `ns` column never scores
     ranked = f"""SELECT rowid, -bm25(records_fts, {weights}) AS relevance FROM records_fts
                  WHERE records_fts MATCH ? ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
-    sql = f"""SELECT {_R_COLUMNS}, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
+    sql = f"""SELECT {_R_COLUMNS}, f.rowid AS rid, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
               WHERE {filters} ORDER BY f.relevance DESC, f.rowid LIMIT {CANDIDATES}"""
     rows = conn.execute(sql, [match, *params]).fetchall()
     if len(rows) < CANDIDATES:
-        sql = f"""SELECT {_R_COLUMNS}, -bm25(records_fts, {weights}) AS relevance
+        sql = f"""SELECT {_R_COLUMNS}, r.rowid AS rid, -bm25(records_fts, {weights}) AS relevance
                   FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
                   WHERE records_fts MATCH ? AND {filters}
                   ORDER BY relevance DESC, r.rowid LIMIT {CANDIDATES}"""  # by alias: bm25 runs once per row
         rows = conn.execute(sql, [match, *params]).fetchall()
-    return [(row_to_record(row), float(row["relevance"])) for row in rows]
+    return [(int(row["rid"]), row_to_record(row), float(row["relevance"])) for row in rows]
+
+
+@frozen
+class NamespaceStatistics:
+    """What BM25 weighs words with, over the namespaces a query can return (`fts_namespaces`,
+    kept by the FTS triggers; migration m011)."""
+
+    rows: int  # rows of the visible namespaces in the index (superseded included)
+    tokens: int  # their tokens, all columns, as FTS5 counts them
+    store_rows: int  # rows of the whole index
+
+
+def namespace_statistics(conn: sqlite3.Connection, namespaces: Sequence[str] | None) -> NamespaceStatistics:
+    """The index's size over `namespaces` (None: the whole store) and over the whole store.
+
+    One read of a table with a row per project. A store without the table (no FTS5, or a
+    migration not yet run by this process) counts `records` instead, with no tokens.
+    """
+    try:
+        table = conn.execute("SELECT ns, rows, tokens FROM fts_namespaces").fetchall()
+    except sqlite3.OperationalError:
+        count = "SELECT count(*) FROM records"
+        total = int(conn.execute(count).fetchone()[0])
+        if namespaces is None:
+            return NamespaceStatistics(rows=total, tokens=0, store_rows=total)
+        marks = ",".join("?" * len(namespaces))
+        mine = int(conn.execute(f"{count} WHERE project_id IN ({marks})", list(namespaces)).fetchone()[0])
+        return NamespaceStatistics(rows=mine, tokens=0, store_rows=total)
+    wanted = None if namespaces is None else set(namespaces)
+    rows = tokens = total = 0
+    for ns, count, size in table:
+        total += count
+        if wanted is None or ns in wanted:
+            rows += count
+            tokens += size
+    return NamespaceStatistics(rows=rows, tokens=tokens, store_rows=total)
+
+
+def visible_rows(conn: sqlite3.Connection, namespaces: Sequence[str] | None) -> int:
+    """How many rows a query over `namespaces` (None: every project) weighs its words against."""
+    return namespace_statistics(conn, namespaces).rows
+
+
+# With other projects in the store, only FTS5's best this many candidates are scored again over
+# the visible namespaces (`visible_bm25`; at least the search's `limit`): the rest never reach
+# a prompt, and each costs a highlight and a count per word it holds.
+RESCORED = 20
+# FTS5's BM25 constants (fts5_aux.c), which `visible_bm25` repeats.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def visible_bm25(
+    conn: sqlite3.Connection,
+    candidates: list[tuple[int, Record, float]],
+    forms: Sequence[str],
+    namespaces: Sequence[str],
+) -> list[tuple[Record, float]]:
+    """The candidates' BM25 over the rows the query can return, not over every project.
+
+    FTS5's `bm25()` takes its statistics (row count, mean row length, how many rows hold each
+    form) from the whole index, so a project's scores and ranks would move whenever another
+    project is added to the data dir. When the visible namespaces are the whole index its scores
+    are already those and are kept. Otherwise each candidate is scored again with FTS5's formula
+    and the visible namespaces' statistics: how often each form occurs in its title and body
+    (counted here, words stemmed as FTS5 stems them: `porter.stem`), its length from the
+    index's `docsize`, the row count and tokens from `fts_namespaces`, and one count per form
+    found over the visible rows (`MATCH … AND ns: …`).
+    """
+    stats = namespace_statistics(conn, namespaces)
+    if not candidates or stats.rows >= stats.store_rows or stats.rows <= 0 or stats.tokens <= 0:
+        return [(record, relevance) for _, record, relevance in candidates]
+    rowids = [rowid for rowid, _, _ in candidates]
+    sizes = dict(
+        conn.execute(
+            f"SELECT id, sz FROM records_fts_docsize WHERE id IN ({','.join('?' * len(rowids))})", rowids
+        ).fetchall()
+    )
+    counter = _FormCounter(forms)
+    frequencies = [counter.count(record.title, record.body) for _, record, _ in candidates]
+    present = sorted({form for counts in frequencies for form in counts})
+    holding: dict[int, int] = {}
+    if present:
+        counted = ", ".join("(SELECT count(*) FROM records_fts WHERE records_fts MATCH ?)" for _ in present)
+        values = conn.execute(f"SELECT {counted}", [fts_query([forms[i]], namespaces) for i in present]).fetchone()
+        holding = dict(zip(present, (int(value) for value in values), strict=True))
+    mean_length = stats.tokens / stats.rows
+    idf = {form: bm25_idf(stats.rows, count) for form, count in holding.items()}
+    rescored: list[tuple[Record, float]] = []
+    for (rowid, record, _), counts in zip(candidates, frequencies, strict=True):
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * _varint_sum(sizes.get(rowid, b"")) / mean_length)
+        score = 0.0
+        for form, frequency in counts.items():
+            score += idf[form] * (frequency * (BM25_K1 + 1)) / (frequency + norm)
+        rescored.append((record, score))
+    rescored.sort(key=lambda item: -item[1])
+    return rescored
+
+
+def bm25_idf(rows: int, holding: int) -> float:
+    """FTS5's IDF of a form `holding` of `rows` rows hold (fts5_aux.c): never below a token 1e-6,
+    so a word in most rows still counts."""
+    value = math.log((rows - holding + 0.5) / (holding + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def _varint_sum(blob: bytes) -> int:
+    """The sum of the varints of an FTS5 `docsize` blob: a row's tokens in all columns."""
+    total = value = 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            total += value
+            value = 0
+    return total
+
+
+def _stem_head(stem: str) -> str:
+    """What every word Porter stems to `stem` begins with: all of it, but the last letter of a
+    stem ending in "e" or "i" (from "y", or added: "hoping" → "hope") and the last two of one in
+    "bl" ("possibility" → "possibl"). Checked against FTS5 in tests/test_porter.py."""
+    if stem.endswith("bl"):
+        return stem[: max(1, len(stem) - 2)]
+    if stem.endswith(("e", "i")):
+        return stem[: max(1, len(stem) - 1)]
+    return stem
+
+
+class _FormCounter:
+    """How often each of the query's forms occurs in a record, weighted by column, as FTS5 counts
+    it for `bm25()`: a word counts for every single-word form it stems the same as, a two-word
+    form (a split such as "pre commit") where its two words stand side by side.
+
+    Only words that begin like one of the forms' stems (`_stem_head`) are stemmed, so a long body
+    costs a split and a set look-up per word.
+    """
+
+    def __init__(self, forms: Sequence[str]) -> None:
+        self.single: dict[str, list[int]] = {}
+        self.pairs: dict[tuple[str, str], list[int]] = {}
+        stems: list[str] = []
+        for index, form in enumerate(forms):
+            parts = [porter_stem(part) for part in form.split()]
+            stems += parts
+            if len(parts) == 1:
+                self.single.setdefault(parts[0], []).append(index)
+            elif len(parts) == 2:
+                self.pairs.setdefault((parts[0], parts[1]), []).append(index)
+        self.heads: dict[str, list[str]] = {}
+        for form_stem in set(stems):
+            head = _stem_head(form_stem)
+            self.heads.setdefault(head[:2], []).append(head)
+        self.two = frozenset(head for head in self.heads if len(head) == 2)
+        self.one = frozenset(head for head in self.heads if len(head) == 1)
+        self.cache: dict[str, str] = {}
+
+    def _stem(self, word: str) -> str:
+        known = self.cache.get(word)
+        if known is not None:
+            return known
+        heads = self.heads.get(word[:2], ()) if word[:2] in self.two else ()
+        if word[:1] in self.one:
+            heads = [*heads, *self.heads[word[:1]]]
+        found = porter_stem(word) if any(word.startswith(head) for head in heads) else ""
+        self.cache[word] = found
+        return found
+
+    def count(self, title: str, body: str) -> dict[int, float]:
+        counts: dict[int, float] = {}
+        two, one = self.two, self.one
+        for text, weight in ((title, TITLE_WEIGHT), (body, BODY_WEIGHT)):
+            lowered = text.lower()
+            tokens = lowered.translate(_ASCII_SEPARATORS).split() if lowered.isascii() else list(words(lowered))
+            if one:
+                near = [(i, word) for i, word in enumerate(tokens) if word[:2] in two or word[:1] in one]
+            else:
+                near = [(i, word) for i, word in enumerate(tokens) if word[:2] in two]
+            last, previous = -2, ""
+            for index, word in near:
+                current = self._stem(word)
+                if current:
+                    for form in self.single.get(current, ()):
+                        counts[form] = counts.get(form, 0.0) + weight
+                    if last == index - 1 and previous and self.pairs:
+                        for form in self.pairs.get((previous, current), ()):
+                            counts[form] = counts.get(form, 0.0) + weight
+                last, previous = index, current
+        return counts
 
 
 def _like_floor(terms: Sequence[str]) -> float:

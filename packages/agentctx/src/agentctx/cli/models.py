@@ -96,7 +96,7 @@ def floor_section(store: Store, project: Project) -> StatusSection:
     records it was measured on, the reference prompts' best z and keyword shares, the z
     thresholds they set), as the search service last measured it."""
     from agentctx_store import paths
-    from agentctx_store.retrieval import RELEVANCE_FLOOR, relevance_gate
+    from agentctx_store.retrieval import RELEVANCE_FLOOR, relevance_gate, visible_rows
     from agentctx_store.rows import visible_namespaces
 
     namespaces = visible_namespaces(project)
@@ -106,10 +106,10 @@ def floor_section(store: Store, project: Project) -> StatusSection:
             namespaces,
         ).fetchone()[0]
     )
-    indexed = int(store.conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    indexed = visible_rows(store.conn, namespaces)  # superseded too: what BM25 weighs words over
     keyword = {
         "floor_rare_term_matches": RELEVANCE_FLOOR,
-        "gate": round(relevance_gate(store.conn, RELEVANCE_FLOOR), 3),
+        "gate": round(relevance_gate(store.conn, RELEVANCE_FLOOR, namespaces), 3),
         "visible_records": visible,
         "indexed_records": indexed,
     }
