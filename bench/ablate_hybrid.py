@@ -306,9 +306,25 @@ class Calibrated:
     alone: dict[str, Any]
 
 
-def calibrations(prepared: Prepared, embedder: Any) -> Calibrated:
-    """Measure every project with the reference prompts, as the service does at a first prompt."""
+def calibrations(prepared: Prepared, embedder: Any, *, generic_only: bool = False) -> Calibrated:
+    """Measure every project with the reference texts, as the service does at a first prompt;
+    `generic_only`: with the fixed developer prompts alone (the calibration before the project's
+    own vocabulary prompts, `agentctx_store.calibration.vocabulary_prompts`)."""
+    import importlib
+
     from agentctx_embed.hybrid import calibrate
+
+    references = importlib.import_module("agentctx_store.calibration")
+    saved = references.VOCABULARY_TEMPLATES
+    if generic_only:
+        references.VOCABULARY_TEMPLATES = ()
+    try:
+        return _calibrations(prepared, embedder, calibrate)
+    finally:
+        references.VOCABULARY_TEMPLATES = saved
+
+
+def _calibrations(prepared: Prepared, embedder: Any, calibrate: Any) -> Calibrated:
 
     vectors: dict[str, Any] = {}
 

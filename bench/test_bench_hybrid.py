@@ -251,6 +251,9 @@ def test_calibrated_floor(
         benchmark.group = f"hybrid calibrated floor {set_name}"
         calibrated = benchmark.pedantic(ablate_hybrid.calibrations, args=(prepared, minilm), rounds=1, iterations=1)
         scored = ablate_hybrid.score_calibrated(prepared, calibrated)
+        generic = ablate_hybrid.score_calibrated(
+            prepared, ablate_hybrid.calibrations(prepared, minilm, generic_only=True)
+        )
         constant = ablate_hybrid.score(prepared, VARIANTS["final"])
     finally:
         prepared.close()
@@ -261,6 +264,8 @@ def test_calibrated_floor(
         info[f"{label}_calibrated_lopo"] = figures(scored[f"{label}_lopo"]) | {
             "levels_chosen": scored[f"{label}_lopo"]["levels_chosen"]
         }
+        info[f"{label}_generic_only"] = figures(generic[label])
+        info[f"{label}_generic_only_lopo"] = figures(generic[f"{label}_lopo"])
     info["calibration"] = {
         name: {"records": cal.records, **cal.as_json()["thresholds"], "reference_z_median": round(cal.quantile(0.5), 3)}
         for name, cal in calibrated.shared.items()

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from agentctx_store import Project, Store, config, paths
-from agentctx_store.prompt_answer import Asked, compose, rank
+from agentctx_store.calibration import quantile, read_keyword_floor, reference_texts
+from agentctx_store.prompt_answer import PROMPT_TYPES, Asked, compose, rank
 from embed_testkit import add
 
 from agentctx_embed import service
@@ -108,6 +109,12 @@ def test_an_unrelated_store_injects_nothing_on_either_path(
         asked = Asked(prompt=prompt)
         assert compose(store, project, asked, rank(store, project, asked)).text == "", prompt
         assert warm_prompt(warm, project, prompt)["text"] == "", prompt
+    # the service calibrated the keyword path's floor too, which the hook reads: still nothing
+    floor, problem = read_keyword_floor(project.project_id)
+    assert problem is None and Path(paths.keyword_calibration_path(project.project_id)).is_file()
+    for prompt in UNRELATED:
+        asked = Asked(prompt=prompt)
+        assert compose(store, project, asked, rank(store, project, asked, floor=floor)).text == "", prompt
     # … while a prompt about one of them still gets it, on the warm path
     reply = warm_prompt(warm, project, "which database do the services keep their durable state in, postgres?")
     assert "Use PostgreSQL 16" in str(reply["text"])
@@ -119,9 +126,11 @@ def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, st
     warm_prompt(warm, project, "which database do we use?")
     saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
     assert saved["model"] == warm.embedder.name and saved["records"] == len(TOPICS)
-    assert saved["prompts"] == len(CALIBRATION_PROMPTS) == len(saved["reference_z"])
+    texts = reference_texts(store, project, PROMPT_TYPES)
+    assert len(texts) > len(CALIBRATION_PROMPTS)  # the project's own vocabulary prompts too
+    assert saved["prompts"] == len(texts) == len(saved["reference_z"])
     assert saved["reference_z"] == sorted(saved["reference_z"])
-    median = (saved["reference_z"][19] + saved["reference_z"][20]) / 2
+    median = quantile(saved["reference_z"], 0.5)
     highest = max(saved["reference_z"])
     assert saved["thresholds"]["z_alone"] == pytest.approx(highest + 0.25 * (highest - median), abs=1e-2)
     first = saved["at"]
@@ -146,6 +155,25 @@ def test_the_floor_is_measured_again_when_the_model_changes(
         other.queries.close()
         other.close_store()
     assert json.loads(path.read_text(encoding="utf-8"))["model"] == "another/model"
+    # the keyword floor (model-free) was measured at the first prompt and is still the hook's
+    keyword = Path(paths.keyword_calibration_path(project.project_id))
+    assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS)
+    assert read_keyword_floor(project.project_id)[1] is None
+
+
+def test_the_keyword_floor_is_measured_again_when_the_store_changes(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    seed(store, project)
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    keyword = Path(paths.keyword_calibration_path(project.project_id))
+    assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS)
+    for number in range(5):  # a fifth more records: both calibrations are stale
+        add(store, project, "convention", f"Extra rule {number}", f"Extra body number {number}.")
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS) + 5
 
 
 def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> None:

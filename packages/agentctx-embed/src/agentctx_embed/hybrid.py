@@ -34,6 +34,7 @@ from functools import partial
 from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
+from agentctx_store.calibration import REFERENCE_PROMPTS, quantile, reference_texts
 from agentctx_store.digest.ranking import rrf
 from agentctx_store.projects import Project
 from agentctx_store.retrieval import (
@@ -86,52 +87,10 @@ class HybridFloor:
 
 DEFAULT_FLOOR = HybridFloor()
 
-# What a project's records give text that is about none of them: prompts a developer sends a
-# coding agent that no project's decisions or conventions answer (general knowledge, chatter,
-# edits named in the prompt itself). Written once, not drawn from any eval set; the floor
-# measures each project against them (`calibrate`).
-CALIBRATION_PROMPTS = (
-    "can you explain what this function does?",
-    "rename the variable x to count in this file",
-    "thanks, that fixed it",
-    "write a haiku about autumn leaves",
-    "what's the time complexity of quicksort?",
-    "convert this list comprehension into a plain for loop",
-    "why is the sky blue?",
-    "summarize your last message in one sentence",
-    "how do I reverse a string in JavaScript?",
-    "translate this paragraph into French",
-    "what is the capital of Australia?",
-    "make the button slightly larger",
-    "fix the typo in the second paragraph",
-    "what does HTTP status 418 mean?",
-    "let's take a break and continue tomorrow",
-    "print hello world in Rust",
-    "sort these names alphabetically: Zoe, Adam, Maria",
-    "what's a good name for a pet hamster?",
-    "explain recursion to a five year old",
-    "undo the last change you made",
-    "show me the diff again",
-    "calculate 17 times 23",
-    "is a tomato a fruit or a vegetable?",
-    "what year did the Berlin wall fall?",
-    "split this long function into two smaller ones",
-    "the weather is lovely today",
-    "recommend a book about the history of mathematics",
-    "how many bytes are in a kilobyte?",
-    "draw an ASCII art cat",
-    "keep going",
-    "what's the boiling point of water at sea level?",
-    "generate three lorem ipsum sentences",
-    "which is bigger, a whale or an elephant?",
-    "tell me a joke about compilers",
-    "what does the acronym NASA stand for?",
-    "how long should I boil an egg?",
-    "rewrite that answer in a friendlier tone",
-    "who wrote Pride and Prejudice?",
-    "add two blank lines between these functions",
-    "what's the square root of 144?",
-)
+# The reference texts every project is measured against (`agentctx_store.calibration`: fixed
+# developer prompts no project answers, and questions made of the project's own common words);
+# the keyword path's floor is calibrated on the same texts by the same rule.
+CALIBRATION_PROMPTS = REFERENCE_PROMPTS
 
 # Which quantile of the reference prompts' best z each z threshold of the floor becomes
 # (`Calibration.floor`): with a keyword match at half the gate, nine in ten of them; on the best
@@ -146,7 +105,7 @@ Z_ALONE_MARGIN = 0.25
 @dataclass(frozen=True, kw_only=True)
 class Calibration:
     """What one project's records give text that is about none of them, with one model: the best
-    vector `z` and keyword share (of the gate) of each of the `CALIBRATION_PROMPTS`, sorted. The
+    vector `z` and keyword share (of the gate) of each reference text (`calibrate`), sorted. The
     hybrid floor's z thresholds are quantiles of these (`floor`), so they follow the project's
     size and the model in use instead of constants fit to one model on the dev sets."""
 
@@ -157,13 +116,9 @@ class Calibration:
     at: str = ""
 
     def quantile(self, level: float) -> float:
-        """The `level` quantile of the reference prompts' best z (linear, like numpy's default)."""
-        if not self.z:
-            return math.inf
-        position = level * (len(self.z) - 1)
-        low = math.floor(position)
-        high = min(low + 1, len(self.z) - 1)
-        return self.z[low] + (self.z[high] - self.z[low]) * (position - low)
+        """The `level` quantile of the reference texts' best z (`calibration.quantile`, the rule
+        the keyword floor's calibration uses too)."""
+        return quantile(self.z, level)
 
     def floor(self, base: HybridFloor = DEFAULT_FLOOR) -> HybridFloor:
         """`base` with its z thresholds taken from this project's reference prompts; with too few
@@ -218,11 +173,12 @@ def calibrate(
     model: str,
     types: Sequence[str] | None = None,
 ) -> Calibration:
-    """Measure what this project's visible records give the `CALIBRATION_PROMPTS` with `embed`
-    (the model's query side; the service caches the prompts' vectors per model)."""
+    """Measure what this project's visible records give the reference texts
+    (`agentctx_store.calibration.reference_texts`) with `embed` (the model's query side; the
+    service caches the prompts' vectors per model)."""
     z: list[float] = []
     shares: list[float] = []
-    for prompt in CALIBRATION_PROMPTS:
+    for prompt in reference_texts(store, project, types):
         found = candidates(store, project, prompt, index=index, query_vector=embed(prompt), types=types)
         z.append(float(found.result.z))
         shares.append(float(min(found.result.keyword_share, 99.0)))
