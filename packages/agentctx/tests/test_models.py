@@ -41,7 +41,9 @@ def test_status_json_shows_the_floor_inputs_and_the_calibration(
     assert before["keyword"]["visible_records"] == 3 and before["keyword"]["floor_rare_term_matches"] == 1.4
     # the keyword calibration the hook reads, measured by status itself: too few records, the constant
     keyword = before["keyword"]["calibration"]
-    assert keyword["records"] == 3 and keyword["floor"] == 1.4 and len(keyword["reference_levels"]) == keyword["prompts"]
+    assert (
+        keyword["records"] == 3 and keyword["floor"] == 1.4 and len(keyword["reference_levels"]) == keyword["prompts"]
+    )
     assert Path(paths.keyword_calibration_path(resolve_project(project_dir).project_id)).is_file()
     assert before["warm"] is None
     embedder = load(choose_model(config.load()), allow_download=False)
