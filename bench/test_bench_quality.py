@@ -79,17 +79,24 @@ def per_project(data: _eval.EvalSet, scratch) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.parametrize("floor", ["calibrated", "constant"])
 @pytest.mark.parametrize("set_name", _eval.SETS)
-def test_hook_injection(benchmark, shared_dir, tmp_path, set_name: str) -> None:
-    """What the prompt hook injects for each query of the set (its entry point, in-process)."""
+def test_hook_injection(benchmark, shared_dir, tmp_path, set_name: str, floor: str) -> None:
+    """What the prompt hook injects for each query of the set (its entry point, in-process),
+    with each project's keyword floor calibrated first (as consolidation does) or the constant."""
     folder = shared_dir / "eval" / set_name
     if not (folder / "records.jsonl").is_file():
         pytest.skip(f"{folder} not found")
     records, queries = _eval.load_jsonl(folder / "records.jsonl"), _eval.load_jsonl(folder / "queries.jsonl")
     benchmark.group = f"quality {set_name}"
-    figures = benchmark.pedantic(_eval.hook_injections, args=(records, queries, tmp_path / "hook"), rounds=1)
+    figures = benchmark.pedantic(
+        _eval.hook_injections,
+        args=(records, queries, tmp_path / "hook"),
+        kwargs={"calibrated": floor == "calibrated"},
+        rounds=1,
+    )
     benchmark.extra_info.update(_eval.rounded(figures))
-    print(f"\n{set_name} (hook, keyword path): {_eval.rounded(figures)}")
+    print(f"\n{set_name} (hook, keyword path, {floor} floor): {_eval.rounded(figures)}")
     assert figures["injected_prompts"] > 0, "the hook injected nothing for any answerable prompt"
 
 

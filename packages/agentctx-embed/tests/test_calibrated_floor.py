@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,8 @@ from agentctx_store.calibration import quantile, read_keyword_floor, reference_t
 from agentctx_store.prompt_answer import PROMPT_TYPES, Asked, compose, rank
 from embed_testkit import add
 
-from agentctx_embed import service
-from agentctx_embed.hybrid import CALIBRATION_PROMPTS, Calibration
+from agentctx_embed import hybrid, service
+from agentctx_embed.hybrid import CALIBRATION_PROMPTS, REFERENCE_ANSWER_RATE, Calibration, HybridResult
 from agentctx_embed.models import DEFAULT_MODEL, Embedder, choose_model, load
 from agentctx_embed.tiny import build_tiny_model, words_of
 
@@ -184,3 +185,33 @@ def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> Non
     small = Calibration(model="m", records=5, z=(0.0,), shares=(0.0,))
     assert small.floor().z_alone == float("inf")  # too few records to tell a z: vectors alone answer nothing
     assert Calibration.from_json(json.loads(json.dumps(known.as_json()))) == known
+
+
+def test_the_z_thresholds_are_lifted_until_few_reference_texts_are_answered() -> None:
+    # 30 reference texts: 14 stand out on the vector side with some keyword evidence, far
+    # enough that their own quantiles would let them through; 2 pass the keyword floor outright
+    quiet = [HybridResult(z=1.0 + index / 20, keyword_share=0.0) for index in range(14)]
+    near = [
+        HybridResult(z=3.0 + index / 10, keyword_share=0.8, top_share=0.8, top_z=3.0 + index / 10)
+        for index in range(14)
+    ]
+    keyword = [HybridResult(z=0.5, keyword_share=2.0, keyword_pass=True) for _ in range(2)]
+    signals = quiet + near + keyword
+    measured = Calibration(
+        model="m",
+        records=100,
+        z=tuple(sorted(r.z for r in signals)),
+        shares=tuple(sorted(r.keyword_share for r in signals)),
+    )
+    answered = lambda calibration: sum(hybrid._answers_result(calibration.floor(), r) for r in signals) / len(signals)  # noqa: E731
+    assert answered(measured) > REFERENCE_ANSWER_RATE  # the quantiles alone answer too many of them
+    lift = hybrid.lift(measured, signals)
+    assert 0 < lift < hybrid.MAX_LIFT
+    assert answered(replace(measured, lift=lift)) <= REFERENCE_ANSWER_RATE
+    assert answered(replace(measured, lift=lift - hybrid.LIFT_STEP)) > REFERENCE_ANSWER_RATE  # the least lift
+    # what the keyword floor alone answers is not the vectors' to silence: no lift for it
+    only_keyword = quiet + [HybridResult(z=0.5, keyword_share=2.0, keyword_pass=True) for _ in range(16)]
+    assert hybrid.lift(measured, only_keyword) == 0.0
+    lifted = replace(measured, lift=lift)
+    assert Calibration.from_json(json.loads(json.dumps(lifted.as_json()))).lift == lift
+    assert lifted.floor().z_with_keyword == pytest.approx(measured.floor().z_with_keyword + lift)

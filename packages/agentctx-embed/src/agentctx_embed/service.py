@@ -163,16 +163,16 @@ class Service:
         if first or known is None or known.stale(self.embedder.name, len(rows)):
             # the keyword path's floor, by the same rule on the same texts, for the hook to read
             refresh_keyword(store, project, types=PROMPT_TYPES)
-        if known is None or known.stale(self.embedder.name, len(rows)):
-            known = calibrate(
-                store,
-                project,
-                index=self.index,
-                embed=self._reference_vector,
-                model=self.embedder.name,
-                types=PROMPT_TYPES,
-            )
-            _write_calibration(project.project_id, known)
+            if known is None or known.stale(self.embedder.name, len(rows)):
+                known = calibrate(
+                    store,
+                    project,
+                    index=self.index,
+                    embed=self._reference_vector,
+                    model=self.embedder.name,
+                    types=PROMPT_TYPES,
+                )
+                _write_calibration(project.project_id, known)
         self._calibrations[project.project_id] = known
         return known.floor(DEFAULT_FLOOR)
 
