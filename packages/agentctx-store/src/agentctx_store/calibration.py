@@ -77,17 +77,17 @@ REFERENCE_PROMPTS = (
 
 # Prompts about the project that none of its records answers are nearer its records than
 # chatter is: they use the project's everyday words around a subject it never recorded. So the
-# reference texts also hold `VOCABULARY_PROMPTS` questions made of the project's own common words
+# reference texts also hold one question per template made of the project's own common words
 # (`vocabulary_prompts`): each template's `{}` takes two words that many of the project's
 # records use (none of them a word that singles one record out), around a subject named by the
 # template itself. The templates are developer questions, written once, not drawn from any eval set.
 VOCABULARY_TEMPLATES = (
-    "what's our convention for {} {} in the mobile app?",
-    "which charting library should the {} {} use?",
-    "how do we version the {} {} for the billing service?",
-    "did we decide anything about {} {} and dark mode?",
-    "where are the {} {} translations into Japanese kept?",
-    "is there a policy on {} {} for push notifications?",
+    "what's the dress code for {} {} at the conference?",
+    "which coffee machine should the {} {} team order?",
+    "how do we archive the {} {} photos from the offsite?",
+    "did anyone book a room for the {} {} workshop?",
+    "where are the {} {} holiday photos kept?",
+    "is there a parking policy for {} {} visitors?",
     "how should {} {} handle daylight saving time?",
     "what font do we use for {} {} in the slides?",
     "who approves {} {} for the marketing website?",
@@ -100,10 +100,9 @@ VOCABULARY_TEMPLATES = (
     "which payment provider does {} {} go through?",
     "how do we onboard interns to {} {}?",
     "is {} {} covered by the accessibility audit of the kiosk?",
-    "what colour palette do {} {} dashboards use?",
+    "what colour should the {} {} stickers be?",
     "when is the {} {} retrospective scheduled?",
 )
-VOCABULARY_PROMPTS = len(VOCABULARY_TEMPLATES)
 # A word is "common" to a project when at least this share of its current records uses it, and
 # at least two do; the most common ones are taken first.
 COMMON_SHARE = 0.05
