@@ -185,13 +185,19 @@ def baseline_results(set_dir: Path, out: Path) -> list[dict[str, Any]] | None:
     return load_jsonl(out)
 
 
-def hook_injections(records: list[dict[str, Any]], queries: list[dict[str, Any]], scratch: Path) -> dict[str, Any]:
+def hook_injections(
+    records: list[dict[str, Any]], queries: list[dict[str, Any]], scratch: Path, *, calibrated: bool = True
+) -> dict[str, Any]:
     """Every query through the prompt hook's entry point (`agentctx_hooks.__main__.run`, a fresh
     session per query), the set loaded once more under a temp `AGENTCTX_HOME` (one directory per
     eval project); what it injected, measured: over answerable prompts, the share of injected
     characters inside relevant records' `<agentctx-record>` blocks, mean characters per injected
-    prompt, full and title-only entries, recall@3 of the injected ids (title-only counted)."""
+    prompt, full and title-only entries, recall@3 of the injected ids (title-only counted).
+    `calibrated`: each project's keyword floor measured first, as consolidation does
+    (`agentctx_store.calibration.refresh_keyword`); else the hook falls back to the constant."""
     from agentctx_hooks.__main__ import run
+    from agentctx_store.calibration import refresh_keyword
+    from agentctx_store.prompt_answer import PROMPT_TYPES
 
     home, roots = scratch / "home", scratch / "projects"
     saved = {name: os.environ.get(name) for name in ("AGENTCTX_HOME", "TMPDIR", "AGENTCTX_HOOKS_NO_SPAWN")}
@@ -200,6 +206,9 @@ def hook_injections(records: list[dict[str, Any]], queries: list[dict[str, Any]]
         for name in {record["project"] for record in records}:
             (roots / name).mkdir(parents=True, exist_ok=True)
         loaded = load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots / name))
+        if calibrated:
+            for project in loaded.projects.values():
+                refresh_keyword(loaded.store, project, types=PROMPT_TYPES)
         loaded.store.close()
         rows = []
         for query in queries:

@@ -64,9 +64,18 @@ def build_index(loaded: Any, embedder: Any, text: Any = None) -> Any:
     return index
 
 
-def gather(loaded: Any, index: Any, queries: list[dict[str, Any]], qvec: dict[str, Any], now: Any) -> list[Any]:
-    """Every query's candidates and signals, once; floors are applied to them afterwards."""
+def gather(
+    loaded: Any,
+    index: Any,
+    queries: list[dict[str, Any]],
+    qvec: dict[str, Any],
+    now: Any,
+    keyword_floors: dict[str, float] | None = None,
+) -> list[Any]:
+    """Every query's candidates and signals, once; floors are applied to them afterwards.
+    `keyword_floors`: each eval project's keyword floor (its calibration), default the constant."""
     from agentctx_embed.hybrid import candidates
+    from agentctx_store.retrieval import RELEVANCE_FLOOR
 
     found = []
     for query in queries:
@@ -83,6 +92,7 @@ def gather(loaded: Any, index: Any, queries: list[dict[str, Any]], qvec: dict[st
                 query_vector=qvec[query["qid"]],
                 types=PROMPT_TYPES,
                 now=now,
+                keyword_floor=(keyword_floors or {}).get(query["project"], RELEVANCE_FLOOR),
             )
         )
     return found
@@ -304,11 +314,38 @@ class Calibrated:
 
     shared: dict[str, Any]  # eval project -> Calibration
     alone: dict[str, Any]
+    # every query's candidates gathered again with its project's calibrated keyword floor
+    found: list[Any] = dataclasses.field(default_factory=list)
+    alone_found: list[list[Any]] = dataclasses.field(default_factory=list)
 
 
-def calibrations(prepared: Prepared, embedder: Any) -> Calibrated:
-    """Measure every project with the reference prompts, as the service does at a first prompt."""
+# How `calibrations` may measure: production; the calibration before the project's own
+# vocabulary prompts and the lift (the 40 fixed prompts, thresholds their quantiles); or
+# production with each project's calibrated keyword floor deciding the hybrid's keyword pass.
+CALIBRATION_MODES = ("production", "generic prompts, no lift", "calibrated keyword floor in the hybrid")
+
+
+def calibrations(prepared: Prepared, embedder: Any, mode: str = CALIBRATION_MODES[0]) -> Calibrated:
+    """Measure every project with the reference texts, as the service does at a first prompt,
+    in one of `CALIBRATION_MODES`."""
+    import importlib
+
     from agentctx_embed.hybrid import calibrate
+
+    references = importlib.import_module("agentctx_store.calibration")
+    hybrid = importlib.import_module("agentctx_embed.hybrid")
+    saved = references.VOCABULARY_TEMPLATES, hybrid.REFERENCE_ANSWER_RATE
+    if mode == CALIBRATION_MODES[1]:
+        references.VOCABULARY_TEMPLATES, hybrid.REFERENCE_ANSWER_RATE = (), 1.0
+    try:
+        return _calibrations(prepared, embedder, calibrate, keyword=mode == CALIBRATION_MODES[2])
+    finally:
+        references.VOCABULARY_TEMPLATES, hybrid.REFERENCE_ANSWER_RATE = saved
+
+
+def _calibrations(prepared: Prepared, embedder: Any, calibrate: Any, *, keyword: bool) -> Calibrated:
+    from agentctx_store.calibration import calibrate_keyword
+    from agentctx_store.retrieval import RELEVANCE_FLOOR
 
     vectors: dict[str, Any] = {}
 
@@ -317,50 +354,80 @@ def calibrations(prepared: Prepared, embedder: Any) -> Calibrated:
             vectors[prompt] = embedder.query(prompt)
         return vectors[prompt]
 
+    keyword_floors: dict[tuple[int, str], float] = {}
+
     def measure(loaded: Any, index: Any, name: str) -> Any:
         project = loaded.projects[name]
-        return calibrate(loaded.store, project, index=index, embed=embed, model=embedder.name, types=PROMPT_TYPES)
+        floor = calibrate_keyword(loaded.store, project, types=PROMPT_TYPES)["floor"] if keyword else RELEVANCE_FLOOR
+        keyword_floors[id(loaded), name] = floor
+        return calibrate(
+            loaded.store,
+            project,
+            index=index,
+            embed=embed,
+            model=embedder.name,
+            types=PROMPT_TYPES,
+            keyword_floor=floor,
+        )
+
+    def floors(loaded: Any) -> dict[str, float]:
+        return {name: value for (owner, name), value in keyword_floors.items() if owner == id(loaded)}
 
     asked = sorted({query["project"] for query in prepared.queries})
     shared = {name: measure(prepared.loaded, prepared.index, name) for name in asked}
     alone: dict[str, Any] = {}
-    for (store, own, _found), index in zip(prepared.alone, prepared.alone_index, strict=True):
-        for name in {query["project"] for query in own}:
-            alone[name] = measure(store, index, name)
-    return Calibrated(shared=shared, alone=alone)
+    alone_found: list[list[Any]] = []
+    for (store, own, found), index in zip(prepared.alone, prepared.alone_index, strict=True):
+        alone |= {name: measure(store, index, name) for name in {query["project"] for query in own}}
+        alone_found.append(gather(store, index, own, prepared.qvec, prepared.now, floors(store)) if keyword else found)
+    found = prepared.found
+    if keyword:  # the queries' keyword pass at their project's calibrated floor
+        found = gather(
+            prepared.loaded, prepared.index, prepared.queries, prepared.qvec, prepared.now, floors(prepared.loaded)
+        )
+    return Calibrated(shared=shared, alone=alone, found=found, alone_found=alone_found)
 
 
-# The calibration's levels (`hybrid.CALIBRATED_Z`, `hybrid.Z_ALONE_MARGIN`) a leave-one-project-out
-# run chooses from: production first.
-LEVEL_GRID: list[tuple[dict[str, float], float]] = [
-    ({"z_with_keyword": kw, "same_record_z": same, "weak_keyword_z": weak}, margin)
-    for kw, same, weak, margin in (
-        (0.9, 0.75, 0.5, 0.25),
-        (0.9, 0.75, 0.5, 0.0),
-        (0.9, 0.75, 0.5, 1.0),
-        (1.0, 0.75, 0.25, 0.25),
-        (0.9, 0.5, 0.5, 0.25),
-        (0.75, 0.75, 0.5, 0.25),
-        (0.9, 0.9, 0.5, 0.25),
-        (0.9, 0.75, 0.75, 0.25),
+# The calibration's levels (`hybrid.CALIBRATED_Z`, `hybrid.Z_ALONE_MARGIN`,
+# `hybrid.REFERENCE_ANSWER_RATE`) a leave-one-project-out run chooses from: production first.
+LEVEL_GRID: list[tuple[dict[str, float], float, float]] = [
+    ({"z_with_keyword": kw, "same_record_z": same, "weak_keyword_z": weak}, margin, rate)
+    for kw, same, weak, margin, rate in (
+        (0.9, 0.75, 0.5, 0.25, 0.2),
+        (0.9, 0.75, 0.5, 0.25, 0.1),
+        (0.9, 0.75, 0.5, 0.25, 0.3),
+        (0.9, 0.75, 0.5, 0.25, 1.0),
+        (0.9, 0.75, 0.5, 0.0, 0.2),
+        (0.9, 0.75, 0.5, 1.0, 0.2),
+        (1.0, 0.75, 0.25, 0.25, 0.2),
+        (0.9, 0.5, 0.5, 0.25, 0.2),
+        (0.75, 0.75, 0.5, 0.25, 0.2),
+        (0.9, 0.9, 0.5, 0.25, 0.2),
+        (0.9, 0.75, 0.75, 0.25, 0.2),
     )
 ]
 
 
 def calibrated_floors(
-    calibrated: dict[str, Any], levels: tuple[dict[str, float], float] | None = None
+    calibrated: dict[str, Any], levels: tuple[dict[str, float], float, float] | None = None
 ) -> dict[str, Any]:
-    """Each project's floor from its calibration, at `levels` (default: production's)."""
+    """Each project's floor from its calibration, at `levels` (default: production's; the lift
+    measured again at those levels from the reference texts' signals)."""
     import importlib
 
     hybrid = importlib.import_module("agentctx_embed.hybrid")
-    saved = hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN
-    if levels is not None:
-        hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN = levels
-    try:
+    if levels is None:
         return {name: calibration.floor() for name, calibration in calibrated.items()}
+    saved = hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN, hybrid.REFERENCE_ANSWER_RATE
+    hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN, hybrid.REFERENCE_ANSWER_RATE = levels
+    try:
+        out = {}
+        for name, calibration in calibrated.items():
+            lifted = dataclasses.replace(calibration, lift=hybrid.lift(calibration, calibration.references))
+            out[name] = lifted.floor()
+        return out
     finally:
-        hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN = saved
+        hybrid.CALIBRATED_Z, hybrid.Z_ALONE_MARGIN, hybrid.REFERENCE_ANSWER_RATE = saved
 
 
 def score_calibrated(prepared: Prepared, calibrated: Calibrated) -> dict[str, Any]:
@@ -371,9 +438,12 @@ def score_calibrated(prepared: Prepared, calibrated: Calibrated) -> dict[str, An
 
     def rows_for(label: str, floors: dict[str, Any], only: set[str] | None = None) -> list[dict[str, Any]]:
         if label == "shared":
-            pairs = [(prepared.loaded, prepared.queries, prepared.found)]
+            pairs = [(prepared.loaded, prepared.queries, calibrated.found)]
         else:
-            pairs = [(store, own, found) for store, own, found in prepared.alone]
+            pairs = [
+                (store, own, found)
+                for (store, own, _found), found in zip(prepared.alone, calibrated.alone_found, strict=True)
+            ]
         rows: list[dict[str, Any]] = []
         for loaded, queries, found in pairs:
             keep = [i for i, query in enumerate(queries) if only is None or query["project"] in only]
@@ -395,7 +465,7 @@ def score_calibrated(prepared: Prepared, calibrated: Calibrated) -> dict[str, An
             others = set(names) - {name}
 
             def merit(
-                levels: tuple[dict[str, float], float],
+                levels: tuple[dict[str, float], float, float],
                 others: set[str] = others,
                 label: str = label,
                 cals: dict[str, Any] = cals,

@@ -234,9 +234,11 @@ def test_calibrated_floor(
     constant one: in-sample (production levels) and leave-one-project-out (`_lopo`: the
     calibration levels chosen on the set's other projects, applied to the one left out), in the
     set's store or one holding both dev sets (`shared`) and with each project alone
-    (`per_project`); plus each project's calibration inputs. The time is calibrating every
-    project (40 reference prompts each, in both stores). `model_name`: the shipped MiniLM-L6 int8,
-    or paraphrase-MiniLM-L3-v2 (`_second_model`) with no threshold changed."""
+    (`per_project`); the same for the other `ablate_hybrid.CALIBRATION_MODES` (the calibration
+    before the project's vocabulary prompts and the lift; the calibrated keyword floor deciding the
+    hybrid's keyword pass); plus each project's calibration inputs. The time is calibrating every
+    project (the reference texts, in both stores). `model_name`: the shipped MiniLM-L6 int8, or
+    paraphrase-MiniLM-L3-v2 (`_second_model`) with no threshold changed."""
     minilm = request.getfixturevalue("minilm" if model_name == "minilm-l6" else "second_model")
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
@@ -251,6 +253,10 @@ def test_calibrated_floor(
         benchmark.group = f"hybrid calibrated floor {set_name}"
         calibrated = benchmark.pedantic(ablate_hybrid.calibrations, args=(prepared, minilm), rounds=1, iterations=1)
         scored = ablate_hybrid.score_calibrated(prepared, calibrated)
+        others = {
+            mode: ablate_hybrid.score_calibrated(prepared, ablate_hybrid.calibrations(prepared, minilm, mode))
+            for mode in ablate_hybrid.CALIBRATION_MODES[1:]
+        }
         constant = ablate_hybrid.score(prepared, VARIANTS["final"])
     finally:
         prepared.close()
@@ -261,8 +267,17 @@ def test_calibrated_floor(
         info[f"{label}_calibrated_lopo"] = figures(scored[f"{label}_lopo"]) | {
             "levels_chosen": scored[f"{label}_lopo"]["levels_chosen"]
         }
+        for mode, other in others.items():
+            info[f"{label}: {mode}"] = figures(other[label])
+            info[f"{label}: {mode}, lopo"] = figures(other[f"{label}_lopo"])
     info["calibration"] = {
-        name: {"records": cal.records, **cal.as_json()["thresholds"], "reference_z_median": round(cal.quantile(0.5), 3)}
+        name: {
+            "records": cal.records,
+            "prompts": len(cal.z),
+            **cal.as_json()["thresholds"],
+            "lift": cal.lift,
+            "reference_z_median": round(cal.quantile(0.5), 3),
+        }
         for name, cal in calibrated.shared.items()
     }
     benchmark.extra_info.update(info)

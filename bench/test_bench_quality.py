@@ -82,17 +82,24 @@ def per_project(data: _eval.EvalSet, scratch) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.parametrize("floor", ["calibrated", "constant"])
 @pytest.mark.parametrize("set_name", _eval.SETS)
-def test_hook_injection(benchmark, shared_dir, tmp_path, set_name: str) -> None:
-    """What the prompt hook injects for each query of the set (its entry point, in-process)."""
+def test_hook_injection(benchmark, shared_dir, tmp_path, set_name: str, floor: str) -> None:
+    """What the prompt hook injects for each query of the set (its entry point, in-process),
+    with each project's keyword floor calibrated first (as consolidation does) or the constant."""
     folder = shared_dir / "eval" / set_name
     if not (folder / "records.jsonl").is_file():
         pytest.skip(f"{folder} not found")
     records, queries = _eval.load_jsonl(folder / "records.jsonl"), _eval.load_jsonl(folder / "queries.jsonl")
     benchmark.group = f"quality {set_name}"
-    figures = benchmark.pedantic(_eval.hook_injections, args=(records, queries, tmp_path / "hook"), rounds=1)
+    figures = benchmark.pedantic(
+        _eval.hook_injections,
+        args=(records, queries, tmp_path / "hook"),
+        kwargs={"calibrated": floor == "calibrated"},
+        rounds=1,
+    )
     benchmark.extra_info.update(_eval.rounded(figures))
-    print(f"\n{set_name} (hook, keyword path): {_eval.rounded(figures)}")
+    print(f"\n{set_name} (hook, keyword path, {floor} floor): {_eval.rounded(figures)}")
     assert figures["injected_prompts"] > 0, "the hook injected nothing for any answerable prompt"
 
 
@@ -297,3 +304,69 @@ def test_keyword_neighbours(benchmark, eval_set, bench_mode, tmp_path) -> None:
         for name, alone in figures["alone"][index].items():
             for metric, value in alone.items():
                 assert abs(figures["shared"][index][name][metric] - value) <= 0.02, (name, metric, index)
+
+
+CALIBRATION_LEVELS = (0.75, 0.8, 0.85, 0.9, 0.95)  # `agentctx_store.calibration.KEYWORD_LEVEL` candidates
+
+
+def test_keyword_floor_calibrated(benchmark, eval_set, bench_mode) -> None:
+    """The keyword floor each project calibrates for itself (`agentctx_store.calibration`: the
+    reference texts' levels, the `KEYWORD_LEVEL` quantile within `KEYWORD_BOUNDS`), each set in
+    its own store: in-sample (production's level) and held out (the level chosen among
+    `CALIBRATION_LEVELS` on the other 11 dev projects, recall@3 + empty precision, applied to
+    the one left out; its calibration never sees an eval query). The time is calibrating."""
+    from agentctx_store import calibration
+
+    sets = [eval_set(name) for name in _eval.SETS]
+    benchmark.group = "quality held out"
+    types = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
+
+    def measure() -> dict[tuple[str, str], tuple[list[float], int]]:
+        out = {}
+        for data in sets:
+            for name in sorted({query["project"] for query in data.queries}):
+                project = data.loaded.projects[name]
+                texts = calibration.reference_texts(data.loaded.store, project, types)
+                levels = sorted(calibration.keyword_level(data.loaded.store, project, t, types=types) for t in texts)
+                out[data.name, name] = (levels, calibration.visible_records(data.loaded.store, project, types))
+        return out
+
+    measured = benchmark.pedantic(measure, rounds=1, iterations=1)
+    cache: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
+
+    def rows(data: Any, name: str, level: float) -> list[dict[str, Any]]:
+        floor = round(calibration.keyword_floor(*measured[data.name, name], level=level), 4)
+        if (data.name, name, floor) not in cache:
+            own = [q for q in data.queries if q["project"] == name][: bench_mode.scale(10_000, 4)]
+            cache[data.name, name, floor] = _eval.run_queries(
+                data.loaded, own, floor_on=True, now=data.now, floor=floor
+            )
+        return cache[data.name, name, floor]
+
+    def figures(level_of: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for data in sets:
+            picked = [rows(data, name, level) for (set_name, name), level in level_of.items() if set_name == data.name]
+            result = [row for part in picked for row in part]
+            if result:
+                asked = {row["qid"] for row in result}
+                metrics = data.score(result, queries=[q for q in data.queries if q["qid"] in asked])
+                out[data.name] = {key: round(metrics[key], 3) for key in ("recall@3", "empty_precision")}
+        return out
+
+    projects = sorted(measured)
+    held: dict[tuple[str, str], float] = {}
+    for project in projects:
+        others = [p for p in projects if p != project]
+
+        def merit(level: float, others: list[tuple[str, str]] = others) -> float:
+            return sum(v["recall@3"] + v["empty_precision"] for v in figures(dict.fromkeys(others, level)).values())
+
+        held[project] = max(
+            CALIBRATION_LEVELS, key=lambda level: (merit(level), -abs(level - calibration.KEYWORD_LEVEL))
+        )
+    in_sample = figures(dict.fromkeys(projects, calibration.KEYWORD_LEVEL))
+    held_out = figures(held)
+    floors = {f"{s}/{p}": round(calibration.keyword_floor(*measured[s, p]), 3) for s, p in projects}
+    benchmark.extra_info.update(in_sample=in_sample, held_out=held_out, floors=floors)
+    print(f"\ncalibrated keyword floor, in-sample: {in_sample}\nheld out: {held_out}\nfloors: {floors}\nlevels: {held}")

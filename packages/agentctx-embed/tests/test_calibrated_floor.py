@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from agentctx_store import Project, Store, config, paths
-from agentctx_store.prompt_answer import Asked, compose, rank
+from agentctx_store.calibration import quantile, read_keyword_floor, reference_texts
+from agentctx_store.prompt_answer import PROMPT_TYPES, Asked, compose, rank
 from embed_testkit import add
 
-from agentctx_embed import service
-from agentctx_embed.hybrid import CALIBRATION_PROMPTS, Calibration
+from agentctx_embed import hybrid, service
+from agentctx_embed.hybrid import CALIBRATION_PROMPTS, REFERENCE_ANSWER_RATE, Calibration, HybridResult
 from agentctx_embed.models import DEFAULT_MODEL, Embedder, choose_model, load
 from agentctx_embed.tiny import build_tiny_model, words_of
 
@@ -108,6 +110,12 @@ def test_an_unrelated_store_injects_nothing_on_either_path(
         asked = Asked(prompt=prompt)
         assert compose(store, project, asked, rank(store, project, asked)).text == "", prompt
         assert warm_prompt(warm, project, prompt)["text"] == "", prompt
+    # the service calibrated the keyword path's floor too, which the hook reads: still nothing
+    floor, problem = read_keyword_floor(project.project_id)
+    assert problem is None and Path(paths.keyword_calibration_path(project.project_id)).is_file()
+    for prompt in UNRELATED:
+        asked = Asked(prompt=prompt)
+        assert compose(store, project, asked, rank(store, project, asked, floor=floor)).text == "", prompt
     # … while a prompt about one of them still gets it, on the warm path
     reply = warm_prompt(warm, project, "which database do the services keep their durable state in, postgres?")
     assert "Use PostgreSQL 16" in str(reply["text"])
@@ -119,9 +127,11 @@ def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, st
     warm_prompt(warm, project, "which database do we use?")
     saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
     assert saved["model"] == warm.embedder.name and saved["records"] == len(TOPICS)
-    assert saved["prompts"] == len(CALIBRATION_PROMPTS) == len(saved["reference_z"])
+    texts = reference_texts(store, project, PROMPT_TYPES)
+    assert len(texts) > len(CALIBRATION_PROMPTS)  # the project's own vocabulary prompts too
+    assert saved["prompts"] == len(texts) == len(saved["reference_z"])
     assert saved["reference_z"] == sorted(saved["reference_z"])
-    median = (saved["reference_z"][19] + saved["reference_z"][20]) / 2
+    median = quantile(saved["reference_z"], 0.5)
     highest = max(saved["reference_z"])
     assert saved["thresholds"]["z_alone"] == pytest.approx(highest + 0.25 * (highest - median), abs=1e-2)
     first = saved["at"]
@@ -146,6 +156,25 @@ def test_the_floor_is_measured_again_when_the_model_changes(
         other.queries.close()
         other.close_store()
     assert json.loads(path.read_text(encoding="utf-8"))["model"] == "another/model"
+    # the keyword floor (model-free) was measured at the first prompt and is still the hook's
+    keyword = Path(paths.keyword_calibration_path(project.project_id))
+    assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS)
+    assert read_keyword_floor(project.project_id)[1] is None
+
+
+def test_the_keyword_floor_is_measured_again_when_the_store_changes(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    seed(store, project)
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    keyword = Path(paths.keyword_calibration_path(project.project_id))
+    assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS)
+    for number in range(5):  # a fifth more records: both calibrations are stale
+        add(store, project, "convention", f"Extra rule {number}", f"Extra body number {number}.")
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS) + 5
 
 
 def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> None:
@@ -156,3 +185,33 @@ def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> Non
     small = Calibration(model="m", records=5, z=(0.0,), shares=(0.0,))
     assert small.floor().z_alone == float("inf")  # too few records to tell a z: vectors alone answer nothing
     assert Calibration.from_json(json.loads(json.dumps(known.as_json()))) == known
+
+
+def test_the_z_thresholds_are_lifted_until_few_reference_texts_are_answered() -> None:
+    # 30 reference texts: 14 stand out on the vector side with some keyword evidence, far
+    # enough that their own quantiles would let them through; 2 pass the keyword floor outright
+    quiet = [HybridResult(z=1.0 + index / 20, keyword_share=0.0) for index in range(14)]
+    near = [
+        HybridResult(z=3.0 + index / 10, keyword_share=0.8, top_share=0.8, top_z=3.0 + index / 10)
+        for index in range(14)
+    ]
+    keyword = [HybridResult(z=0.5, keyword_share=2.0, keyword_pass=True) for _ in range(2)]
+    signals = quiet + near + keyword
+    measured = Calibration(
+        model="m",
+        records=100,
+        z=tuple(sorted(r.z for r in signals)),
+        shares=tuple(sorted(r.keyword_share for r in signals)),
+    )
+    answered = lambda calibration: sum(hybrid._answers_result(calibration.floor(), r) for r in signals) / len(signals)  # noqa: E731
+    assert answered(measured) > REFERENCE_ANSWER_RATE  # the quantiles alone answer too many of them
+    lift = hybrid.lift(measured, signals)
+    assert 0 < lift < hybrid.MAX_LIFT
+    assert answered(replace(measured, lift=lift)) <= REFERENCE_ANSWER_RATE
+    assert answered(replace(measured, lift=lift - hybrid.LIFT_STEP)) > REFERENCE_ANSWER_RATE  # the least lift
+    # what the keyword floor alone answers is not the vectors' to silence: no lift for it
+    only_keyword = quiet + [HybridResult(z=0.5, keyword_share=2.0, keyword_pass=True) for _ in range(16)]
+    assert hybrid.lift(measured, only_keyword) == 0.0
+    lifted = replace(measured, lift=lift)
+    assert Calibration.from_json(json.loads(json.dumps(lifted.as_json()))).lift == lift
+    assert lifted.floor().z_with_keyword == pytest.approx(measured.floor().z_with_keyword + lift)

@@ -39,6 +39,12 @@ def test_status_json_shows_the_floor_inputs_and_the_calibration(
         record("decision", f"Background jobs rule {n}", f"Jobs run on temporal workflows, rule {n}.")
     before = json.loads(cli("status", "--json", "-p", str(project_dir)).out)["relevance_floor"]
     assert before["keyword"]["visible_records"] == 3 and before["keyword"]["floor_rare_term_matches"] == 1.4
+    # the keyword calibration the hook reads, measured by status itself: too few records, the constant
+    keyword = before["keyword"]["calibration"]
+    assert (
+        keyword["records"] == 3 and keyword["floor"] == 1.4 and len(keyword["reference_levels"]) == keyword["prompts"]
+    )
+    assert Path(paths.keyword_calibration_path(resolve_project(project_dir).project_id)).is_file()
     assert before["warm"] is None
     embedder = load(choose_model(config.load()), allow_download=False)
     served = service.Service(paths.home(), embedder)
@@ -50,7 +56,8 @@ def test_status_json_shows_the_floor_inputs_and_the_calibration(
         served.queries.close()
         served.close_store()
     warm = json.loads(cli("status", "--json", "-p", str(project_dir)).out)["relevance_floor"]["warm"]
-    assert warm["model"] == "agentctx/tiny-word-model" and warm["records"] == 3 and warm["prompts"] == 40
+    assert warm["model"] == "agentctx/tiny-word-model" and warm["records"] == 3
+    assert warm["prompts"] == keyword["prompts"] == len(warm["reference_z"])  # the same reference texts
     assert set(warm["thresholds"]) == {"z_alone", "z_with_keyword", "same_record_z", "weak_keyword_z"}
     assert set(warm["thresholds"].values()) == {None}  # three records: no z to tell, vectors alone answer nothing
     assert "calibrated" in cli("status", "-p", str(project_dir)).out

@@ -148,24 +148,31 @@ class Service:
 
     def floor_for(self, store: Any, project: Any) -> HybridFloor:
         """The hybrid floor for this project: its z thresholds from what the project's records
-        give the reference prompts with this model (`hybrid.calibrate`), measured once and again
-        when the model or the project's size changes; kept in `paths.calibration_path`."""
+        give the reference texts with this model (`hybrid.calibrate`), measured once and again
+        when the model or the project's size changes; kept in `paths.calibration_path`. The
+        keyword path's floor is refreshed at the same moments (`calibration.refresh_keyword`)."""
+        from agentctx_store.calibration import refresh_keyword
         from agentctx_store.prompt_answer import PROMPT_TYPES
 
         rows, _ = self.index.similarities(
             np.zeros(self.embedder.dims, dtype=np.float32), visible_namespaces(project), PROMPT_TYPES
         )
-        known = self._calibrations.get(project.project_id) or _read_calibration(project.project_id)
-        if known is None or known.stale(self.embedder.name, len(rows)):
-            known = calibrate(
-                store,
-                project,
-                index=self.index,
-                embed=self._reference_vector,
-                model=self.embedder.name,
-                types=PROMPT_TYPES,
-            )
-            _write_calibration(project.project_id, known)
+        known = self._calibrations.get(project.project_id)
+        first = known is None  # first prompt of this project here: its keyword floor too
+        known = known or _read_calibration(project.project_id)
+        if first or known is None or known.stale(self.embedder.name, len(rows)):
+            # the keyword path's floor, by the same rule on the same texts, for the hook to read
+            refresh_keyword(store, project, types=PROMPT_TYPES)
+            if known is None or known.stale(self.embedder.name, len(rows)):
+                known = calibrate(
+                    store,
+                    project,
+                    index=self.index,
+                    embed=self._reference_vector,
+                    model=self.embedder.name,
+                    types=PROMPT_TYPES,
+                )
+                _write_calibration(project.project_id, known)
         self._calibrations[project.project_id] = known
         return known.floor(DEFAULT_FLOOR)
 

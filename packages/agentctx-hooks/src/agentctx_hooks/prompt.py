@@ -91,12 +91,25 @@ def _keyword(hook: HookInput, asked: Asked) -> tuple[str, list[str], bool]:
     from agentctx_hooks.storage import open_store
 
     project = resolve_project(hook.cwd)
+    floor = keyword_floor(hook, project.project_id)
     with open_store(hook, busy_ms=1000) as store:  # reads never wait under WAL; writes wait 1 s at most
         flush_quietly(store, hook.event)  # captures of the last turn become searchable first
-        injection = compose(store, project, asked, rank(store, project, asked))
+        injection = compose(store, project, asked, rank(store, project, asked, floor=floor))
         try:
             account(store, project, asked, injection, path="keyword", at=utc_now())
         except _sqlite3.OperationalError as exc:  # locked by a long write: inject anyway
             log.error(hook.event, exc, session=hook.session_id)
             return injection.text, injection.ids, False
     return injection.text, injection.ids, True
+
+
+def keyword_floor(hook: HookInput, project_id: str) -> float:
+    """The project's keyword floor, calibrated off the prompt path and only read here
+    (`agentctx_store.calibration.read_keyword_floor`); the constant one without it, with one log
+    line when the file is there but not usable."""
+    from agentctx_store.calibration import read_keyword_floor
+
+    floor, problem = read_keyword_floor(project_id)
+    if problem:
+        log.write(hook.event, problem, session=hook.session_id)
+    return floor

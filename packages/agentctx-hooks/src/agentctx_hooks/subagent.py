@@ -183,6 +183,7 @@ def _compose(hook: HookInput, task: str) -> str:
     from agentctx_store.prompt_answer import Asked, Ranked, account, compose, rank
     from agentctx_store.review import review_required
 
+    from agentctx_hooks.prompt import keyword_floor
     from agentctx_hooks.provenance import client_and_hook
     from agentctx_hooks.storage import open_store
 
@@ -196,7 +197,9 @@ def _compose(hook: HookInput, task: str) -> str:
     )
     lead = f"{LEAD}:"
     with open_store(hook, busy_ms=1000) as store:
-        ranked = rank(store, project, asked) if task.strip() else Ranked()
+        ranked = (
+            rank(store, project, asked, floor=keyword_floor(hook, project.project_id)) if task.strip() else Ranked()
+        )
         injection = compose(store, project, asked, ranked, budget=Budget(tokens=RECORDS_TOKENS, chars=RECORDS_CHARS))
         used = estimate_tokens(lead) + injection.tokens + 8
         frame = f"{DIGEST_OPEN}\n\n{DIGEST_CLOSE}"

@@ -55,6 +55,12 @@ def calibration_path(project_id: str) -> str:
     return os.path.join(home(), "calibration", f"{safe_name(project_id)}.json")
 
 
+def keyword_calibration_path(project_id: str) -> str:
+    """A project's keyword floor, measured off the prompt path (`agentctx_store.calibration`) and
+    read by the prompt hook; derived, rebuildable; shown by `agentctx status --json`."""
+    return os.path.join(home(), "calibration", "keyword", f"{safe_name(project_id)}.json")
+
+
 def session_state_dir() -> str:
     """Disposable per-session state (injection dedup, spawn locks): `agentctx_hooks.state`."""
     return os.path.join(home(), "state")

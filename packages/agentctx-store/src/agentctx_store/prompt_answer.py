@@ -125,11 +125,21 @@ def shortlist(asked: Asked, hits: Sequence[SearchHit], terms: Sequence[str]) -> 
     return Ranked(hits=list(hits[:SHOWN]), terms=list(terms))
 
 
-def rank(store: Store, project: Project, asked: Asked) -> Ranked:
-    """The keyword path's ranking: BM25, rerank and the relevance floor (`agentctx_store.retrieval`)."""
-    from agentctx_store.retrieval import search
+def rank(store: Store, project: Project, asked: Asked, *, floor: float | None = None) -> Ranked:
+    """The keyword path's ranking: BM25, rerank and the relevance floor (`agentctx_store.retrieval`).
+    `floor`: the project's calibrated keyword floor (`calibration.read_keyword_floor`, which the
+    hook reads); default `retrieval.RELEVANCE_FLOOR`."""
+    from agentctx_store.retrieval import RELEVANCE_FLOOR, search
 
-    result = search(store, project, asked.query, limit=asked.wanted, types=PROMPT_TYPES, exclude_ids=asked.already)
+    result = search(
+        store,
+        project,
+        asked.query,
+        limit=asked.wanted,
+        types=PROMPT_TYPES,
+        exclude_ids=asked.already,
+        floor=RELEVANCE_FLOOR if floor is None else floor,
+    )
     return shortlist(asked, result.hits, result.terms)
 
 

@@ -92,10 +92,14 @@ def register(app: typer.Typer) -> None:
 def floor_section(store: Store, project: Project) -> StatusSection:
     """`agentctx status`: what decides "nothing here is relevant enough", so a surprising answer
     (or silence) can be explained: the keyword floor's inputs (the records its BM25 statistics
-    and gate are figured over) and the warm path's calibration for this project (the model, the
-    records it was measured on, the reference prompts' best z and keyword shares, the z
-    thresholds they set), as the search service last measured it."""
+    and gate are figured over, and the keyword calibration the prompt hook reads: each reference
+    text's level and the floor they set, `agentctx_store.calibration`, measured here when missing
+    or stale) and the warm path's calibration for this project (the model, the records it was
+    measured on, the reference texts' best z and keyword shares, the z thresholds they set), as
+    the search service last measured it."""
     from agentctx_store import paths
+    from agentctx_store.calibration import refresh_keyword
+    from agentctx_store.prompt_answer import PROMPT_TYPES
     from agentctx_store.retrieval import RELEVANCE_FLOOR, relevance_gate, visible_rows
     from agentctx_store.rows import visible_namespaces
 
@@ -107,11 +111,16 @@ def floor_section(store: Store, project: Project) -> StatusSection:
         ).fetchone()[0]
     )
     indexed = visible_rows(store.conn, namespaces)  # superseded too: what BM25 weighs words over
+    # the keyword floor the prompt hook reads, measured now if missing or stale (a few dozen searches)
+    measured = refresh_keyword(store, project, types=PROMPT_TYPES)
+    floor = float(measured["floor"])
     keyword = {
-        "floor_rare_term_matches": RELEVANCE_FLOOR,
-        "gate": round(relevance_gate(store.conn, RELEVANCE_FLOOR, namespaces), 3),
+        "floor_rare_term_matches": floor,
+        "constant_floor": RELEVANCE_FLOOR,
+        "gate": round(relevance_gate(store.conn, floor, namespaces), 3),
         "visible_records": visible,
         "indexed_records": indexed,
+        "calibration": measured,
     }
     try:
         calibration: dict[str, Any] | None = json.loads(
@@ -120,8 +129,9 @@ def floor_section(store: Store, project: Project) -> StatusSection:
     except (OSError, ValueError):
         calibration = None
     lines = [
-        f"keyword: {RELEVANCE_FLOOR} rare-term matches = BM25 {keyword['gate']} "
-        f"({visible} records visible here, {indexed} indexed)"
+        f"keyword: {floor} rare-term matches = BM25 {keyword['gate']} "
+        f"({visible} records visible here, {indexed} indexed; calibrated on {measured.get('prompts')} reference "
+        f"prompts, {measured.get('vocabulary_prompts')} of them from the project's words; constant {RELEVANCE_FLOOR})"
     ]
     if calibration is None:
         lines.append("warm path: not calibrated yet (the search service measures a project at its first prompt)")
