@@ -68,10 +68,13 @@ def sync(
     *,
     batch: int = BATCH,
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    timeout: float = server.STEP_TIMEOUT_SECONDS,
     after_batch: Callable[[str], None] | None = None,
 ) -> SyncReport:
     """One sync of the remote `name`: push, then pull. The outcome (or the failure) is noted on
-    the remote for `remote status` and the hooks' schedule.
+    the remote for `remote status` and the hooks' schedule. Each step with the server (the
+    connection, one batch) waits at most `timeout` seconds, a push batch `lock_timeout` more
+    for the push lock: a sync whose server goes silent gives up within that bound.
 
     Raises:
         RemoteError: unreachable, refused, a schema of another version; one line each.
@@ -79,7 +82,7 @@ def sync(
     remote = remotes.get(store, name)
     assert remote is not None
     try:
-        report = _sync(store, remote, batch=batch, lock_timeout=lock_timeout, after_batch=after_batch)
+        report = _sync(store, remote, batch=batch, lock_timeout=lock_timeout, timeout=timeout, after_batch=after_batch)
     except AgentctxError as exc:
         _note_failure(store, name, exc)
         raise
@@ -104,16 +107,19 @@ def _sync(
     *,
     batch: int,
     lock_timeout: float,
+    timeout: float,
     after_batch: Callable[[str], None] | None,
 ) -> SyncReport:
     report = SyncReport(name=remote.name)
-    conn = server.connect(remote.url, name=remote.name)
+    conn = server.connect(remote.url, name=remote.name, timeout=timeout)
     try:
-        server.server_version(conn, remote.name)
-        namespaces = _granted(conn, remote, report)
-        conn.rollback()
-        _push(store, conn, remote, namespaces, report, batch=batch, lock_timeout=lock_timeout, after_batch=after_batch)
-        _pull(store, conn, remote, namespaces, report, batch=batch, after_batch=after_batch)
+        with server.deadline(conn, timeout, remote.name, "connecting"):
+            server.server_version(conn, remote.name)
+            namespaces = _granted(conn, remote, report)
+            conn.rollback()
+        limits = (timeout, lock_timeout)
+        _push(store, conn, remote, namespaces, report, batch=batch, limits=limits, after_batch=after_batch)
+        _pull(store, conn, remote, namespaces, report, batch=batch, timeout=timeout, after_batch=after_batch)
     except psycopg.Error as exc:
         raise server.described(exc, remote.name) from None
     finally:
@@ -151,9 +157,10 @@ def _push(
     report: SyncReport,
     *,
     batch: int,
-    lock_timeout: float,
+    limits: tuple[float, float],
     after_batch: Callable[[str], None] | None,
 ) -> None:
+    timeout, lock_timeout = limits
     cursor = remote.pushed_seq
     allowed = set(namespaces)
     while True:
@@ -167,8 +174,8 @@ def _push(
         keep = [row for row in rows if row["project_id"] in allowed and _covered(remote.rule, row)]
         anchored = _anchors(store, [row["record_id"] for row in keep if row["kind"] == "put"])
         if keep:
-            with conn.transaction(), conn.cursor() as cur:
-                _push_lock(cur, remote.name, lock_timeout)
+            pushing = server.deadline(conn, timeout, remote.name, "pushing")
+            with pushing, conn.transaction(), conn.cursor() as cur:
                 cur.execute(
                     """CREATE TEMP TABLE IF NOT EXISTS agentctx_push (ord int, op_id text, project text,
                        record_id text, kind text, parent text, state jsonb, made_at text) ON COMMIT DELETE ROWS"""
@@ -187,6 +194,9 @@ def _push(
                                 row["made_at"],
                             )
                         )
+                # the lock only once the batch is on the server: a push cut off mid-transfer holds none
+                pushing.restart(timeout + lock_timeout)
+                _push_lock(cur, remote.name, lock_timeout, timeout)
                 cur.execute(
                     """INSERT INTO agentctx.ops (op_id, project, record_id, kind, parent, state, made_at)
                        SELECT op_id, project, record_id, kind, parent, state, made_at FROM agentctx_push
@@ -200,15 +210,17 @@ def _push(
             after_batch("push")
 
 
-def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float) -> None:
-    """Take the push lock, waiting at most `timeout` seconds: a push cut off without a word
-    holds it until the server drops that connection (its keepalives, about a minute), and no
-    other machine's sync may wait on it forever.
+def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float, step: float) -> None:
+    """Take the push lock, waiting at most `timeout` seconds (the statement bound, `step`, is
+    lifted for the wait and put back after): a push cut off after taking it holds it until the
+    server ends that transaction (its statement and idle-in-transaction timeouts, its
+    keepalives), and no other machine's sync may wait on it forever.
 
     Raises:
         RemoteError: the lock stayed taken; the next sync retries.
     """
-    cur.execute("SELECT set_config('lock_timeout', %s, true)", (f"{max(int(timeout * 1000), 1)}ms",))
+    wait = f"{max(int(timeout * 1000), 1)}ms"
+    cur.execute("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', '0', true)", (wait,))
     try:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (server.PUSH_LOCK,))
     except psycopg.errors.LockNotAvailable:
@@ -216,7 +228,10 @@ def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float) 
             f"Remote {name!r} is busy: another push has held its lock for over {timeout:g} s (one cut off "
             "mid-push holds it until the server drops that connection); the next sync retries."
         ) from None
-    cur.execute("SELECT set_config('lock_timeout', '0', true)")
+    cur.execute(
+        "SELECT set_config('lock_timeout', '0', true), set_config('statement_timeout', %s, true)",
+        (f"{max(int(step * 1000), 1)}ms",),
+    )
 
 
 MAX_ANCHORS = 50  # a pulled record keeps at most this many anchors
@@ -269,16 +284,18 @@ def _pull(
     report: SyncReport,
     *,
     batch: int,
+    timeout: float,
     after_batch: Callable[[str], None] | None,
 ) -> None:
     cursor = remote.pulled_seq
     while True:
-        rows = conn.execute(
-            """SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
-               WHERE seq > %s AND project = ANY(%s) ORDER BY seq LIMIT %s""",
-            (cursor, list(namespaces), batch),
-        ).fetchall()
-        conn.rollback()  # nothing to keep open between batches
+        with server.deadline(conn, timeout, remote.name, "pulling"):
+            rows = conn.execute(
+                """SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
+                   WHERE seq > %s AND project = ANY(%s) ORDER BY seq LIMIT %s""",
+                (cursor, list(namespaces), batch),
+            ).fetchall()
+            conn.rollback()  # nothing to keep open between batches
         if not rows:
             return
         cursor = rows[-1][0]
