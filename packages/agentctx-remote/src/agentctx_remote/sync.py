@@ -51,8 +51,10 @@ _CONTENT = ("type", "title", "body", "scope", "pinned", "confidence", "valid_fro
 @dataclass(kw_only=True)
 class SyncReport:
     name: str
-    pushed: int = 0
-    pulled: int = 0
+    pushed: int = 0  # operations the server did not have
+    sent: int = 0  # operations sent (a batch sent again, or a backfill, sends some the server has)
+    pulled: int = 0  # operations this store did not have
+    fetched: int = 0  # operations fetched
     applied: int = 0
     conflicts: int = 0
     refused: int = 0
@@ -120,6 +122,7 @@ def _sync(
         limits = (timeout, lock_timeout)
         _push(store, conn, remote, namespaces, report, batch=batch, limits=limits, after_batch=after_batch)
         _pull(store, conn, remote, namespaces, report, batch=batch, timeout=timeout, after_batch=after_batch)
+        remotes.backfill_done(store, remote.name)
     except psycopg.Error as exc:
         raise server.described(exc, remote.name) from None
     finally:
@@ -171,7 +174,7 @@ def _push(
         ).fetchall()
         if not rows:
             return
-        keep = [row for row in rows if row["project_id"] in allowed and _covered(remote.rule, row)]
+        keep = [row for row in rows if row["project_id"] in allowed and _owed(remote, row)]
         anchored = _anchors(store, [row["record_id"] for row in keep if row["kind"] == "put"])
         if keep:
             pushing = server.deadline(conn, timeout, remote.name, "pushing")
@@ -203,6 +206,7 @@ def _push(
                        ORDER BY ord ON CONFLICT (op_id) DO NOTHING"""
                 )
                 report.pushed += max(cur.rowcount, 0)
+                report.sent += len(keep)
         cursor = rows[-1]["seq"]
         with store.transaction() as local:
             local.execute("UPDATE remotes SET pushed_seq = ? WHERE name = ?", (cursor, remote.name))
@@ -265,6 +269,15 @@ def _with_anchors(state: str, anchors: list[dict[str, object]] | None) -> str:
     return json.dumps(value | {"anchors": anchors[:MAX_ANCHORS]}, ensure_ascii=False)
 
 
+def _owed(remote: remotes.Remote, row: sqlite3.Row) -> bool:
+    """Whether the rule covers a local operation and the remote may lack it: below the
+    position a widened rule left off, only what the rule before it did not cover."""
+    if not _covered(remote.rule, row):
+        return False
+    backfill = remote.backfill_rule
+    return backfill is None or row["seq"] > remote.push_backfill_seq or not _covered(backfill, row)
+
+
 def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
     try:
         state: object = json.loads(row["state"])
@@ -288,16 +301,22 @@ def _pull(
     after_batch: Callable[[str], None] | None,
 ) -> None:
     cursor = remote.pulled_seq
+    # below where a widened rule left off, only what the rule before it did not accept
+    done = remote.backfill_rule or ShareRule(projects=(), types=(), confidences=())
+    until = remote.pull_backfill_seq if remote.backfill_rule else 0
     while True:
         with server.deadline(conn, timeout, remote.name, "pulling"):
             rows = conn.execute(
                 """SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
-                   WHERE seq > %s AND project = ANY(%s) ORDER BY seq LIMIT %s""",
-                (cursor, list(namespaces), batch),
+                   WHERE seq > %s AND project = ANY(%s) AND (seq > %s OR NOT (project = ANY(%s)
+                       AND state->>'type' = ANY(%s) AND state->>'confidence' = ANY(%s)))
+                   ORDER BY seq LIMIT %s""",
+                (cursor, list(namespaces), until, done.namespaces(), list(done.types), list(done.confidences), batch),
             ).fetchall()
             conn.rollback()  # nothing to keep open between batches
         if not rows:
             return
+        report.fetched += len(rows)
         cursor = rows[-1][0]
         with store.transaction() as local:
             local.execute("INSERT INTO record_ops_applying VALUES (?)", (utc_now(),))

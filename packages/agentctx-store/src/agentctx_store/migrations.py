@@ -457,3 +457,17 @@ def m011_fts_namespace_statistics(conn: sqlite3.Connection, fts5: bool) -> None:
         f"""INSERT INTO fts_namespaces(ns, rows, tokens)
             SELECT r.project_id, count(*), sum({_row_tokens("r.rowid")}) FROM records r GROUP BY r.project_id"""
     )
+
+
+@migration
+def m012_remote_backfill(conn: sqlite3.Connection, fts5: bool) -> None:
+    """What a remote still owes both ways after its share rule widened (docs/remote.md#what-is-shared).
+
+    `backfill_rule` (JSON) is the rule whose records already went to and came from the remote
+    up to the local `push_backfill_seq` and the server's `pull_backfill_seq`; the cursors start
+    over, and below those positions only what that rule did not cover is sent or fetched. A rule
+    that only narrows changes neither. Cleared once a sync has gone past both positions.
+    """
+    conn.execute("ALTER TABLE remotes ADD COLUMN backfill_rule TEXT")
+    conn.execute("ALTER TABLE remotes ADD COLUMN push_backfill_seq INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE remotes ADD COLUMN pull_backfill_seq INTEGER NOT NULL DEFAULT 0")

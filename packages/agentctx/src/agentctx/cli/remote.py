@@ -122,7 +122,7 @@ def share_cmd(
     confidence: list[str] | None = ConfidenceOption,
     global_records: bool = GlobalOption,
 ) -> None:
-    """Change what a remote shares; the next sync sends and fetches what the new rule covers.
+    """Change what a remote shares; the next sync sends and fetches only what the new rule newly covers.
 
     Example:
         agentctx remote share team -p . -p ../api --type decision --type convention --type bugfix

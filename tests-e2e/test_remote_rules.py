@@ -1,0 +1,107 @@
+"""What a remote holds as the rules and the records change (docs/remote.md): a share rule that
+widens sends and fetches only what it newly covers, one that narrows stops sending and moves no
+cursor; a shared record moved out of the rule is retired on the remote without its new text;
+the local operation log is compacted behind every remote's push position, and a remote added
+later still gets the whole current state. Against a real PostgreSQL (`pg_cluster`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from pg_cluster import Cluster, pg_bin, start_cluster
+from remote_rig import Machine
+from test_remote_sync import ROLES, Remote, machine
+
+pytestmark = pytest.mark.skipif(pg_bin() is None, reason="needs Debian's postgresql (.ci/run installs it)")
+
+WIDE = ("--type", "decision", "--type", "convention", "--type", "discovery", "--type", "preference")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    started = start_cluster()
+    try:
+        for role, password in ROLES.items():
+            started.create_login(role, password)
+        yield started
+    finally:
+        started.destroy()
+
+
+@pytest.fixture
+def remote(cluster: Cluster, tmp_path: Path) -> Remote:
+    return Remote(cluster, tmp_path)
+
+
+def synced(side: Machine) -> dict[str, object]:
+    report: dict[str, object] = json.loads(side.run("remote", "sync", "--json").stdout)[0]
+    assert "error" not in report, report
+    return report
+
+
+def cursors(side: Machine) -> tuple[int, int]:
+    conn = sqlite3.connect(side.data / "agentctx.db", timeout=30)
+    try:
+        row = conn.execute("SELECT pushed_seq, pulled_seq FROM remotes WHERE name = 'team'").fetchone()
+        return int(row[0]), int(row[1])
+    finally:
+        conn.close()
+
+
+# -- a share rule that changes -----------------------------------------------------------------
+
+
+def test_a_widened_rule_sends_and_fetches_only_what_it_newly_covers(remote: Remote, tmp_path: Path) -> None:
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    desk = machine(remote, tmp_path, "desk", "bob")
+    for index in range(3):
+        laptop.add(f"Decision {index}")
+    for index in range(2):
+        laptop.add(f"Preference {index}", type="preference")
+    report = synced(laptop)
+    assert (report["sent"], report["pushed"]) == (3, 3)
+    assert remote.count() == 3
+
+    laptop.run("remote", "share", "team", *WIDE)
+    report = synced(laptop)
+    assert (report["sent"], report["pushed"]) == (2, 2)  # the two preferences, not the decisions again
+    assert remote.count() == 5 == remote.count("state->>'type' IN ('decision', 'preference')")
+    assert remote.count("state->>'type' = 'preference'") == 2
+
+    report = synced(desk)  # the default rule: decisions only, the preferences refused
+    assert (report["fetched"], report["applied"], report["refused"]) == (5, 3, 2)
+    assert len(desk.current()) == 3
+    desk.run("remote", "share", "team", *WIDE)
+    report = synced(desk)
+    assert (report["fetched"], report["applied"], report["sent"]) == (2, 2, 0)  # only the preferences come
+    assert desk.current() == laptop.current()
+    report = synced(desk)  # and the backfill is over: nothing moves
+    assert (report["fetched"], report["sent"]) == (0, 0)
+
+
+def test_a_narrowed_rule_stops_sending_and_moves_no_cursor(remote: Remote, tmp_path: Path) -> None:
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    laptop.run("remote", "share", "team", *WIDE)
+    laptop.add("Decision")
+    laptop.add("Preference", type="preference")
+    synced(laptop)
+    assert remote.count() == 2
+    before = cursors(laptop)
+
+    laptop.run("remote", "share", "team")  # back to the default: no preferences
+    assert cursors(laptop) == before
+    laptop.add("Later preference", type="preference")
+    laptop.add("Later decision")
+    report = synced(laptop)
+    assert (report["sent"], report["pushed"]) == (1, 1)
+    assert report["fetched"] == 1  # its own decision, once: the pull did not start over
+    assert remote.count() == 3 and remote.count("state->>'title' LIKE 'Later preference%'") == 0
