@@ -105,3 +105,45 @@ def test_a_narrowed_rule_stops_sending_and_moves_no_cursor(remote: Remote, tmp_p
     assert (report["sent"], report["pushed"]) == (1, 1)
     assert report["fetched"] == 1  # its own decision, once: the pull did not start over
     assert remote.count() == 3 and remote.count("state->>'title' LIKE 'Later preference%'") == 0
+
+
+# -- a shared record that leaves the rule ------------------------------------------------------
+
+
+def test_a_shared_record_moved_out_of_the_rule_is_retired_on_the_remote_without_its_new_text(
+    remote: Remote, tmp_path: Path
+) -> None:
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    desk = machine(remote, tmp_path, "desk", "bob")
+    retyped = laptop.add("Tabs in the Makefile", "The Makefile is indented with tabs.")
+    redacted = laptop.add("Deploy from CI", "CI deploys on every tag.")
+    kept = laptop.add("Use uv", "We use uv.")
+    synced(laptop)
+    synced(desk)
+    assert set(desk.current()) == {retyped, redacted, kept}
+
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with laptop.store() as store:  # a person's habit after all, and with words of their own
+        store.edit(laptop.project, retyped, type="preference", body="I like tabs; private musing here.")
+        store.edit(laptop.project, redacted, body=f"CI deploys on every tag with {secret}.")
+        assert "[REDACTED:" in store.get(laptop.project, redacted).body
+    report = synced(laptop)
+    assert report["retired"] == 2 and report["sent"] == 0
+    report = synced(laptop)  # once
+    assert report["retired"] == 0 and (report["fetched"], report["pulled"]) == (0, 0)
+
+    synced(desk)
+    assert set(desk.current()) == {kept}  # retired there, not current
+    assert retyped in desk.ids() and redacted in desk.ids()
+    assert set(laptop.current()) == {retyped, redacted, kept}  # and here as they are
+    dump = str(remote.sql("SELECT array_agg(state::text) FROM agentctx.ops")[0][0])
+    assert "private musing" not in dump and "REDACTED" not in dump and secret not in dump
+    assert "preference" not in dump
+    assert remote.count(f"record_id = '{retyped}' AND state->>'superseded_at' IS NOT NULL") == 1
+
+    with laptop.store() as store:  # shared again later: current everywhere again, with its text then
+        store.edit(laptop.project, retyped, type="convention", body="The Makefile keeps tabs.")
+    synced(laptop)
+    report = synced(desk)
+    assert report["conflicts"] == 0
+    assert desk.current()[retyped] == "The Makefile keeps tabs."

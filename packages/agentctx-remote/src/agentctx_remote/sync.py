@@ -55,6 +55,7 @@ class SyncReport:
     sent: int = 0  # operations sent (a batch sent again, or a backfill, sends some the server has)
     pulled: int = 0  # operations this store did not have
     fetched: int = 0  # operations fetched
+    retired: int = 0  # shared records retired on the remote because they left the rule here
     applied: int = 0
     conflicts: int = 0
     refused: int = 0
@@ -176,7 +177,9 @@ def _push(
             return
         keep = [row for row in rows if row["project_id"] in allowed and _owed(remote, row)]
         anchored = _anchors(store, [row["record_id"] for row in keep if row["kind"] == "put"])
-        if keep:
+        leaving = _leaving(store, remote.rule, rows)
+        retired: list[Op] = []
+        if keep or leaving:
             pushing = server.deadline(conn, timeout, remote.name, "pushing")
             with pushing, conn.transaction(), conn.cursor() as cur:
                 cur.execute(
@@ -207,9 +210,13 @@ def _push(
                 )
                 report.pushed += max(cur.rowcount, 0)
                 report.sent += len(keep)
+                retired = _retire(cur, remote.name, namespaces, leaving)
+                report.retired += len(retired)
         cursor = rows[-1]["seq"]
         with store.transaction() as local:
             local.execute("UPDATE remotes SET pushed_seq = ? WHERE name = ?", (cursor, remote.name))
+            for op in retired:  # known here, so the pull skips it and the next change here follows it
+                _log(local, op, op.record_id, remote.name, applied=True)
         if after_batch is not None:
             after_batch("push")
 
@@ -236,6 +243,70 @@ def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float, 
         "SELECT set_config('lock_timeout', '0', true), set_config('statement_timeout', %s, true)",
         (f"{max(int(step * 1000), 1)}ms",),
     )
+
+
+def _leaving(store: Store, rule: ShareRule, rows: Sequence[sqlite3.Row]) -> list[sqlite3.Row]:
+    """The operations of a batch that take a shared record out of the rule (docs/remote.md#records-
+    that-leave-the-rule): a change the rule does not cover (another type or confidence, text the
+    store redacted, another scope) made on a version it covered, the record's last in the batch."""
+    last = {row["record_id"]: row["seq"] for row in rows}
+    changed = [
+        row
+        for row in rows
+        if row["kind"] == "put" and row["parent"] and last[row["record_id"]] == row["seq"] and not _covered(rule, row)
+    ]
+    if not changed:
+        return []
+    parents = [row["parent"] for row in changed]
+    marks = ",".join("?" * len(parents))
+    covered = {
+        row["op_id"]
+        for row in store.conn.execute(
+            f"SELECT op_id, project_id, state FROM record_ops WHERE op_id IN ({marks})", parents
+        )
+        if _covered(rule, row)
+    }
+    return [row for row in changed if row["parent"] in covered]
+
+
+def _retire(
+    cur: psycopg.Cursor[tuple[Any, ...]], name: str, namespaces: Sequence[str], leaving: Sequence[sqlite3.Row]
+) -> list[Op]:
+    """Retire on the server each record that left the rule here, inside the push's transaction:
+    an operation on the server's own last version of it, that version's state (already there,
+    so nothing new is said) with `superseded_at` set. Other machines then hold it as retired, not
+    current. The id derives from the local change, so a batch sent again retires nothing twice."""
+    if not leaving:
+        return []
+    cur.execute(
+        """SELECT DISTINCT ON (record_id) record_id, op_id, project, kind, parent, state::text FROM agentctx.ops
+           WHERE record_id = ANY(%s) AND project = ANY(%s) ORDER BY record_id, seq DESC""",
+        ([row["record_id"] for row in leaving], list(namespaces)),
+    )
+    latest = {row[0]: row for row in cur.fetchall()}
+    retired: list[Op] = []
+    for row in leaving:
+        found = latest.get(row["record_id"])
+        op_id = hashlib.sha256(f"retire:{row['op_id']}".encode()).hexdigest()[:32]
+        if found is None or found[3] != "put":
+            continue
+        if found[1] == op_id:  # retired by a push whose cursor did not move: known here now
+            retired.append(Op(op_id, found[2], found[0], "put", found[4], found[5], row["made_at"]))
+            continue
+        state: object = json.loads(found[5])
+        if not is_object(state) or state.get("superseded_at") is not None:
+            continue  # not current there: nothing to retire
+        text = json.dumps(state | {"superseded_at": row["made_at"], "superseded_by": None}, ensure_ascii=False)
+        retired.append(Op(op_id, found[2], found[0], "put", found[1], text, row["made_at"]))
+    fresh = [op for op in retired if latest[op.record_id][1] != op.op_id]
+    if not fresh:
+        return retired
+    cur.executemany(
+        """INSERT INTO agentctx.ops (op_id, project, record_id, kind, parent, state, made_at)
+           VALUES (%s, %s, %s, 'put', %s, %s::jsonb, %s) ON CONFLICT (op_id) DO NOTHING""",
+        [(op.op_id, op.project, op.record_id, op.parent, op.state_text, op.made_at) for op in fresh],
+    )
+    return retired
 
 
 MAX_ANCHORS = 50  # a pulled record keeps at most this many anchors

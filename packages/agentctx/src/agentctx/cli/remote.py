@@ -202,6 +202,8 @@ def _report_line(report: dict[str, Any]) -> str:
     if report["refused"]:
         line += f", {report['refused']} refused"
     line += ")"
+    if report.get("retired"):
+        line += f"; {report['retired']} retired there (they left what it shares)"
     if report["not_granted"]:
         line += f"; no grant for {', '.join(report['not_granted'])}"
     return line
