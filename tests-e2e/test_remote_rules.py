@@ -42,8 +42,8 @@ def remote(cluster: Cluster, tmp_path: Path) -> Remote:
     return Remote(cluster, tmp_path)
 
 
-def synced(side: Machine) -> dict[str, object]:
-    report: dict[str, object] = json.loads(side.run("remote", "sync", "--json").stdout)[0]
+def synced(side: Machine, name: str = "team") -> dict[str, object]:
+    report: dict[str, object] = json.loads(side.run("remote", "sync", name, "--json").stdout)[0]
     assert "error" not in report, report
     return report
 
@@ -147,3 +147,59 @@ def test_a_shared_record_moved_out_of_the_rule_is_retired_on_the_remote_without_
     report = synced(desk)
     assert report["conflicts"] == 0
     assert desk.current()[retyped] == "The Makefile keeps tabs."
+
+
+# -- compaction of the local log ---------------------------------------------------------------
+
+
+def log_of(side: Machine) -> tuple[int, int]:
+    """(operations in full, compacted stubs) of a machine's local log."""
+    conn = sqlite3.connect(side.data / "agentctx.db", timeout=30)
+    try:
+        rows = conn.execute("SELECT json_extract(state, '$.compacted') IS NULL, count(*) FROM record_ops GROUP BY 1")
+        found = {bool(full): int(count) for full, count in rows}
+        return found.get(True, 0), found.get(False, 0)
+    finally:
+        conn.close()
+
+
+def another(cluster: Cluster, tmp_path: Path, name: str, side: Machine) -> Remote:
+    """A second database on the cluster as another remote of `side`."""
+    (tmp_path / name).mkdir()
+    made = Remote(cluster, tmp_path / name)
+    made.grant(side.role, side.project.project_id)
+    side.run("remote", "add", name, made.url(side.role))
+    return made
+
+
+def test_the_log_is_compacted_behind_every_remote_and_a_remote_added_later_gets_the_current_state(
+    cluster: Cluster, remote: Remote, tmp_path: Path
+) -> None:
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    cache = laptop.add("Cache layer", "Version 1.")
+    laptop.add("Use uv", "We use uv.")
+    with laptop.store() as store:
+        for version in (2, 3):
+            store.edit(laptop.project, cache, body=f"Version {version}.")
+    backup = another(cluster, tmp_path, "backup", laptop)  # not synced yet
+
+    synced(laptop, "team")
+    assert remote.count() == 4
+    assert log_of(laptop) == (4, 0)  # nothing compacted: `backup` has not pushed any of it
+    synced(laptop, "backup")
+    assert backup.count() == 4  # the whole history went, none of it was lost to compaction
+    assert log_of(laptop) == (2, 2)  # both pushed: the two old versions keep only their ids
+
+    laptop.run("remote", "remove", "team")  # added again: the server sends its log back, all known
+    laptop.run("remote", "add", "team", remote.url("alice"))
+    report = synced(laptop, "team")
+    assert (report["fetched"], report["pulled"], report["conflicts"], report["pushed"]) == (4, 0, 0, 0)
+    assert remote.count() == 4
+
+    later = another(cluster, tmp_path, "later", laptop)  # a remote added after compaction
+    report = synced(laptop, "later")
+    assert report["pushed"] == 2 and later.count() == 2  # the current state, one operation a record
+    desk = machine(later, tmp_path, "desk", "bob")
+    synced(desk)
+    assert desk.current() == laptop.current()
+    assert desk.current()[cache] == "Version 3."

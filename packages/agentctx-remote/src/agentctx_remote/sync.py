@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from agentctx_store import Project, Store
+from agentctx_store import Project, Store, oplog
 from agentctx_store.anchors import Anchor, replace_anchors
 from agentctx_store.clock import utc_now
 from agentctx_store.db import store_error
@@ -94,6 +94,8 @@ def sync(
         _note_failure(store, name, error)
         raise error from None
     remotes.record_success(store, name)
+    with contextlib.suppress(sqlite3.Error):  # maintenance: a store that cannot take it now does later
+        oplog.compact(store)
     return report
 
 
@@ -342,19 +344,26 @@ def _with_anchors(state: str, anchors: list[dict[str, object]] | None) -> str:
 
 def _owed(remote: remotes.Remote, row: sqlite3.Row) -> bool:
     """Whether the rule covers a local operation and the remote may lack it: below the
-    position a widened rule left off, only what the rule before it did not cover."""
-    if not _covered(remote.rule, row):
+    position a widened rule left off, only what the rule before it did not cover. A compacted
+    operation (a stub: its id without its state) is never sent."""
+    state = _state(row)
+    if state is None or oplog.is_stub(state) or not remote.rule.covers(row["project_id"], state):
         return False
     backfill = remote.backfill_rule
-    return backfill is None or row["seq"] > remote.push_backfill_seq or not _covered(backfill, row)
+    return backfill is None or row["seq"] > remote.push_backfill_seq or not backfill.covers(row["project_id"], state)
 
 
-def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
+def _state(row: sqlite3.Row) -> dict[str, Any] | None:
     try:
         state: object = json.loads(row["state"])
     except ValueError:
-        return False
-    return is_object(state) and rule.covers(row["project_id"], state)
+        return None
+    return state if is_object(state) else None
+
+
+def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
+    state = _state(row)
+    return state is not None and rule.covers(row["project_id"], state)
 
 
 # -- pull ----------------------------------------------------------------------------------

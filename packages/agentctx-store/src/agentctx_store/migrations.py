@@ -460,14 +460,28 @@ def m011_fts_namespace_statistics(conn: sqlite3.Connection, fts5: bool) -> None:
 
 
 @migration
-def m012_remote_backfill(conn: sqlite3.Connection, fts5: bool) -> None:
-    """What a remote still owes both ways after its share rule widened (docs/remote.md#what-is-shared).
+def m012_remote_positions(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Positions in the operation log beyond each remote's cursors (docs/remote.md).
 
-    `backfill_rule` (JSON) is the rule whose records already went to and came from the remote
-    up to the local `push_backfill_seq` and the server's `pull_backfill_seq`; the cursors start
-    over, and below those positions only what that rule did not cover is sent or fetched. A rule
-    that only narrows changes neither. Cleared once a sync has gone past both positions.
+    What a remote still owes both ways after its share rule widened: `backfill_rule` (JSON) is
+    the rule whose records already went to and came from the remote up to the local
+    `push_backfill_seq` and the server's `pull_backfill_seq`; the cursors start over, and below
+    those positions only what that rule did not cover is sent or fetched. A rule that only
+    narrows changes neither. Cleared once a sync has gone past both positions.
+
+    How far the log was ever pushed, to any remote, even one removed since:
+    `record_ops_shared.upto`, kept by a trigger on `remotes.pushed_seq`. Compaction
+    (`oplog.compact`) drops an operation above it outright (no server can hold it) and keeps
+    the id of one below it (a server may send it back). A store upgraded with operations
+    already logged counts them all as possibly pushed.
     """
     conn.execute("ALTER TABLE remotes ADD COLUMN backfill_rule TEXT")
     conn.execute("ALTER TABLE remotes ADD COLUMN push_backfill_seq INTEGER NOT NULL DEFAULT 0")
     conn.execute("ALTER TABLE remotes ADD COLUMN pull_backfill_seq INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE TABLE record_ops_shared (upto INTEGER NOT NULL)")
+    conn.execute("INSERT INTO record_ops_shared SELECT coalesce(max(seq), 0) FROM record_ops")
+    conn.execute(
+        """CREATE TRIGGER remotes_pushed AFTER UPDATE OF pushed_seq ON remotes BEGIN
+            UPDATE record_ops_shared SET upto = max(upto, new.pushed_seq);
+        END"""
+    )
