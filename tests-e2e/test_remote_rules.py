@@ -111,7 +111,7 @@ def test_a_narrowed_rule_stops_sending_and_moves_no_cursor(remote: Remote, tmp_p
 
 
 def test_a_shared_record_moved_out_of_the_rule_is_retired_on_the_remote_without_its_new_text(
-    remote: Remote, tmp_path: Path
+    remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     laptop = machine(remote, tmp_path, "laptop", "alice")
     desk = machine(remote, tmp_path, "desk", "bob")
@@ -146,6 +146,13 @@ def test_a_shared_record_moved_out_of_the_rule_is_retired_on_the_remote_without_
     synced(laptop)
     report = synced(desk)
     assert report["conflicts"] == 0
+    assert desk.current()[retyped] == "The Makefile keeps tabs."
+
+    laptop.run("remote", "share", "team", "--confidence", "explicit", "--confidence", "inferred")
+    monkeypatch.setenv("AGENTCTX_REMOTE_BATCH", "1")  # each operation a batch of its own
+    report = synced(laptop)  # the log is read from the start again: the old change retires nothing now
+    assert report["retired"] == 0
+    synced(desk)
     assert desk.current()[retyped] == "The Makefile keeps tabs."
 
 

@@ -5,7 +5,11 @@ Push: the local operations made here (`record_ops`, `origin IS NULL`) after the 
 push lock, and `op_id` is unique there, so a batch sent twice (a sync killed after the server
 committed and before the cursor moved) adds nothing. Pull: the server's operations after
 `pulled_seq` for the granted projects, in order; each batch is applied in one SQLite transaction
-that also moves the cursor, so a sync killed anywhere resumes without loss or duplicates.
+that also moves the cursor, so a sync killed anywhere resumes without loss or duplicates. Every
+step with the server has a deadline (`server.deadline`), so a silent server fails the sync
+within a bound instead of hanging it. After a rule widened, below the old positions only what
+the old rule did not cover goes either way (`remotes.set_rule`). A shared record that leaves
+the rule here is retired on the server with the server's own state (`_leaving`, `_retire`).
 
 Applying one operation (`_apply`): an operation already known (by id) changes nothing; one the
 rule does not cover, of another project, or on a record this user keeps private is refused; a
@@ -212,8 +216,8 @@ def _push(
                 )
                 report.pushed += max(cur.rowcount, 0)
                 report.sent += len(keep)
-                retired = _retire(cur, remote.name, namespaces, leaving)
-                report.retired += len(retired)
+                retired, fresh = _retire(store, cur, namespaces, leaving)
+                report.retired += fresh
         cursor = rows[-1]["seq"]
         with store.transaction() as local:
             local.execute("UPDATE remotes SET pushed_seq = ? WHERE name = ?", (cursor, remote.name))
@@ -272,20 +276,26 @@ def _leaving(store: Store, rule: ShareRule, rows: Sequence[sqlite3.Row]) -> list
 
 
 def _retire(
-    cur: psycopg.Cursor[tuple[Any, ...]], name: str, namespaces: Sequence[str], leaving: Sequence[sqlite3.Row]
-) -> list[Op]:
+    store: Store, cur: psycopg.Cursor[tuple[Any, ...]], namespaces: Sequence[str], leaving: Sequence[sqlite3.Row]
+) -> tuple[list[Op], int]:
     """Retire on the server each record that left the rule here, inside the push's transaction:
     an operation on the server's own last version of it, that version's state (already there,
     so nothing new is said) with `superseded_at` set. Other machines then hold it as retired, not
-    current. The id derives from the local change, so a batch sent again retires nothing twice."""
+    current. The id derives from the local change, so a batch sent again retires nothing twice;
+    a server whose last version came after that change here (a later push of this store, seen
+    again by a log read from the start) is left as it is. Returns the retirements to log here
+    and how many the server did not have."""
     if not leaving:
-        return []
+        return [], 0
     cur.execute(
         """SELECT DISTINCT ON (record_id) record_id, op_id, project, kind, parent, state::text FROM agentctx.ops
            WHERE record_id = ANY(%s) AND project = ANY(%s) ORDER BY record_id, seq DESC""",
         ([row["record_id"] for row in leaving], list(namespaces)),
     )
     latest = {row[0]: row for row in cur.fetchall()}
+    ids = [row[1] for row in latest.values()]
+    marks = ",".join("?" * len(ids))
+    here = dict(store.conn.execute(f"SELECT op_id, seq FROM record_ops WHERE op_id IN ({marks})", ids).fetchall())
     retired: list[Op] = []
     for row in leaving:
         found = latest.get(row["record_id"])
@@ -296,19 +306,19 @@ def _retire(
             retired.append(Op(op_id, found[2], found[0], "put", found[4], found[5], row["made_at"]))
             continue
         state: object = json.loads(found[5])
-        if not is_object(state) or state.get("superseded_at") is not None:
-            continue  # not current there: nothing to retire
+        if not is_object(state) or state.get("superseded_at") is not None or here.get(found[1], 0) > row["seq"]:
+            continue  # not current there, or a later version from here is: nothing to retire
         text = json.dumps(state | {"superseded_at": row["made_at"], "superseded_by": None}, ensure_ascii=False)
         retired.append(Op(op_id, found[2], found[0], "put", found[1], text, row["made_at"]))
     fresh = [op for op in retired if latest[op.record_id][1] != op.op_id]
     if not fresh:
-        return retired
+        return retired, 0
     cur.executemany(
         """INSERT INTO agentctx.ops (op_id, project, record_id, kind, parent, state, made_at)
            VALUES (%s, %s, %s, 'put', %s, %s::jsonb, %s) ON CONFLICT (op_id) DO NOTHING""",
         [(op.op_id, op.project, op.record_id, op.parent, op.state_text, op.made_at) for op in fresh],
     )
-    return retired
+    return retired, len(fresh)
 
 
 MAX_ANCHORS = 50  # a pulled record keeps at most this many anchors
