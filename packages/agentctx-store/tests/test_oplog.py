@@ -48,6 +48,8 @@ def test_with_no_remote_the_log_keeps_one_operation_per_record(store: Store, pro
         "SELECT parent FROM record_ops WHERE record_id = ? ORDER BY seq DESC LIMIT 1", (record.record_id,)
     ).fetchone()[0]
     assert parent == kept
+    assert oplog.compact(store) == 1  # a record changed since the last run: its older operation goes
+    assert len(_ops(store, record.record_id)) == 1
 
 
 def test_compaction_never_touches_what_a_remote_has_not_pushed(store: Store, project: Project, add: AddRecord) -> None:
