@@ -18,6 +18,8 @@ from typing import Any
 
 import psycopg
 from agentctx_store.errors import AgentctxError
+from psycopg import pq
+from psycopg.conninfo import make_conninfo
 
 SCHEMA_VERSION = 1
 MEMBER_ROLE = "agentctx_member"
@@ -96,15 +98,18 @@ def connect(url: str, *, name: str, timeout: float = STEP_TIMEOUT_SECONDS) -> ps
     """
     step_ms = str(max(int(timeout * 1000), 1))
     try:
+        conninfo = make_conninfo(url, **({"tcp_user_timeout": step_ms} if pq.version() >= 120000 else {}))
+    except psycopg.ProgrammingError as exc:  # libpq 12 has `tcp_user_timeout`; the URL is the user's
+        raise RemoteError(f"Remote {name!r} has a URL libpq cannot read: {_first_line(exc)}.") from None
+    try:
         conn = psycopg.connect(
-            url,
+            conninfo,
             connect_timeout=max(2, min(10, int(timeout))),
             application_name="agentctx",
             keepalives=1,
             keepalives_idle=30,
             keepalives_interval=10,
             keepalives_count=3,
-            tcp_user_timeout=step_ms,
         )
     except psycopg.OperationalError as exc:
         raise RemoteUnreachable(f"Remote {name!r} is unreachable: {_first_line(exc)}.") from None
@@ -112,11 +117,9 @@ def connect(url: str, *, name: str, timeout: float = STEP_TIMEOUT_SECONDS) -> ps
         # and the server's side: a client that vanishes mid-push (laptop lid shut, link gone) is
         # dropped within about a minute, and no statement or open transaction of ours outlives
         # `timeout`, so its transaction ends and the push lock is free again
-        settings = KEEPALIVES_SERVER | {
-            "tcp_user_timeout": step_ms,
-            "statement_timeout": step_ms,
-            "idle_in_transaction_session_timeout": step_ms,
-        }
+        settings = KEEPALIVES_SERVER | {"statement_timeout": step_ms, "idle_in_transaction_session_timeout": step_ms}
+        if conn.info.server_version >= 120000:  # PostgreSQL 12 has it
+            settings["tcp_user_timeout"] = step_ms
         with deadline(conn, timeout, name, "connecting"):
             for setting, value in settings.items():
                 conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
@@ -180,8 +183,8 @@ class deadline:  # lower case: used as a context manager, like `contextlib.suppr
         self.timer.cancel()
         if self.fired and isinstance(exc, Exception):
             raise RemoteStalled(
-                f"Remote {self.name!r} stopped answering while {self.what} (nothing for {self.seconds:g} s); "
-                "gave up, the next sync resumes where this one stopped."
+                f"Remote {self.name!r} stopped answering while {self.what}: gave up after {self.seconds:g} s "
+                "(AGENTCTX_REMOTE_TIMEOUT); the next sync resumes where this one stopped."
             ) from None
 
 

@@ -263,15 +263,8 @@ def _leaving(store: Store, rule: ShareRule, rows: Sequence[sqlite3.Row]) -> list
     ]
     if not changed:
         return []
-    parents = [row["parent"] for row in changed]
-    marks = ",".join("?" * len(parents))
-    covered = {
-        row["op_id"]
-        for row in store.conn.execute(
-            f"SELECT op_id, project_id, state FROM record_ops WHERE op_id IN ({marks})", parents
-        )
-        if _covered(rule, row)
-    }
+    parents = _ops_by_id(store.conn, "op_id, project_id, state", [row["parent"] for row in changed])
+    covered = {row["op_id"] for row in parents if _covered(rule, row)}
     return [row for row in changed if row["parent"] in covered]
 
 
@@ -293,9 +286,7 @@ def _retire(
         ([row["record_id"] for row in leaving], list(namespaces)),
     )
     latest = {row[0]: row for row in cur.fetchall()}
-    ids = [row[1] for row in latest.values()]
-    marks = ",".join("?" * len(ids))
-    here = dict(store.conn.execute(f"SELECT op_id, seq FROM record_ops WHERE op_id IN ({marks})", ids).fetchall())
+    here = {row[0]: row[1] for row in _ops_by_id(store.conn, "op_id, seq", [row[1] for row in latest.values()])}
     retired: list[Op] = []
     for row in leaving:
         found = latest.get(row["record_id"])
@@ -427,6 +418,16 @@ def _pull(
             local.execute("UPDATE remotes SET pulled_seq = ? WHERE name = ?", (cursor, remote.name))
         if after_batch is not None:
             after_batch("pull")
+
+
+def _ops_by_id(conn: sqlite3.Connection, columns: str, op_ids: Sequence[str]) -> list[sqlite3.Row]:
+    """`columns` of the local operations with these ids (in chunks: SQLite caps the parameters)."""
+    found: list[sqlite3.Row] = []
+    for start in range(0, len(op_ids), 500):
+        chunk = list(op_ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        found += conn.execute(f"SELECT {columns} FROM record_ops WHERE op_id IN ({marks})", chunk).fetchall()
+    return found
 
 
 def _known(conn: sqlite3.Connection, op_ids: Sequence[str]) -> set[str]:
