@@ -378,7 +378,7 @@ def test_failures_back_off_and_status_says_since_when_and_the_next_try(tmp_path:
 # -- a link that dies without a word, and a push lock held too long ------------------------------
 
 
-BOUND = "3"  # seconds one step with the server may take (AGENTCTX_REMOTE_TIMEOUT), short for the tests
+BOUND = "5"  # seconds one step with the server may take (AGENTCTX_REMOTE_TIMEOUT), short for the tests
 
 
 def bounded_sync(side: Machine) -> subprocess.CompletedProcess[str]:
