@@ -20,9 +20,11 @@ never compacted. Run after each successful sync and by `agentctx consolidate`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from agentctx_store.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _STUB = """json_object('type', json_extract(state, '$.type'), 'scope', json_extract(state, '$.scope'),
     'confidence', json_extract(state, '$.confidence'), 'compacted', 1)"""
