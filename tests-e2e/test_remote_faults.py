@@ -77,6 +77,7 @@ class CuttableProxy:
         self.port = int(self.listener.getsockname()[1])
         self.lock = threading.Lock()
         self.open: list[socket.socket] = []
+        self.every: list[socket.socket] = []  # every socket it made, closed by `close` whatever raced
         self.budget: dict[str, int | None] = {"up": None, "down": None}
         self.stall = False
         self.stalled = False
@@ -96,6 +97,10 @@ class CuttableProxy:
     def close(self) -> None:
         self.listener.close()
         self.reset_all()
+        with self.lock:
+            every, self.every = self.every, []
+        for each in every:
+            each.close()
 
     def _accept(self) -> None:
         while True:
@@ -103,9 +108,14 @@ class CuttableProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            except OSError:
+                client.close()
+                continue
             with self.lock:
                 self.open += [client, server]
+                self.every += [client, server]
             threading.Thread(target=self._pump, args=(client, server, "up"), daemon=True).start()
             threading.Thread(target=self._pump, args=(server, client, "down"), daemon=True).start()
 
