@@ -66,8 +66,10 @@ class CuttableProxy:
     """A TCP proxy on 127.0.0.1 to `upstream_port`. `cut_after(n, direction)` arms it: once `n`
     more bytes went that way ("up": client to server, "down": server to client), every open
     connection is reset (SO_LINGER 0, both sides) as a cut cable or a dropped NAT entry does.
-    With `stall=True` it instead stops forwarding and keeps the sockets open, as a link that
-    dies without a word does: neither end hears of it until `reset_all`."""
+    With `stall=True` it instead stops forwarding in both directions and keeps every socket open,
+    as a link that silently drops packets does: neither end hears of it (the proxy's kernel still
+    acknowledges what each end sends, so no TCP timeout fires either) until `heal` (new
+    connections forward again) or `reset_all`."""
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
@@ -75,8 +77,10 @@ class CuttableProxy:
         self.port = int(self.listener.getsockname()[1])
         self.lock = threading.Lock()
         self.open: list[socket.socket] = []
+        self.every: list[socket.socket] = []  # every socket it made, closed by `close` whatever raced
         self.budget: dict[str, int | None] = {"up": None, "down": None}
         self.stall = False
+        self.stalled = False
         self.cuts = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -88,10 +92,15 @@ class CuttableProxy:
     def heal(self) -> None:
         with self.lock:
             self.budget = {"up": None, "down": None}
+            self.stalled = False
 
     def close(self) -> None:
         self.listener.close()
         self.reset_all()
+        with self.lock:
+            every, self.every = self.every, []
+        for each in every:
+            each.close()
 
     def _accept(self) -> None:
         while True:
@@ -99,9 +108,14 @@ class CuttableProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            except OSError:
+                client.close()
+                continue
             with self.lock:
                 self.open += [client, server]
+                self.every += [client, server]
             threading.Thread(target=self._pump, args=(client, server, "up"), daemon=True).start()
             threading.Thread(target=self._pump, args=(server, client, "down"), daemon=True).start()
 
@@ -116,14 +130,17 @@ class CuttableProxy:
                     target.shutdown(socket.SHUT_WR)
                 return
             with self.lock:
+                if self.stalled:
+                    return  # stalled: nothing more goes either way, and nothing is closed
                 left = self.budget[direction]
                 if left is not None:
                     left -= len(data)
                     self.budget[direction] = left
+                    self.stalled = self.stall and left <= 0
             if left is not None and left <= 0:
                 if not self.stall:
                     self.reset_all()
-                return  # stalled: this way forwards nothing more, and nothing is closed
+                return
             try:
                 target.sendall(data)
             except OSError:
@@ -368,46 +385,102 @@ def test_failures_back_off_and_status_says_since_when_and_the_next_try(tmp_path:
     assert state() == before
 
 
-# -- a connection that dies without a word mid-push ---------------------------------------------
+# -- a link that dies without a word, and a push lock held too long ------------------------------
 
 
-def test_a_push_cut_off_without_a_word_does_not_stop_the_others_pushing(
+BOUND = "5"  # seconds one step with the server may take (AGENTCTX_REMOTE_TIMEOUT), short for the tests
+
+
+def bounded_sync(side: Machine) -> subprocess.CompletedProcess[str]:
+    """`agentctx remote sync` with a short step bound; the subprocess timeout is far above it,
+    so a client without a bound of its own fails the test instead of hanging it."""
+    env = {**side.env(), "AGENTCTX_REMOTE_TIMEOUT": BOUND}
+    return subprocess.run(
+        [str(AGENTCTX), "remote", "sync"], cwd=side.repo, env=env, capture_output=True, text=True, timeout=90
+    )
+
+
+def advisory_locks(remote: Remote) -> int:
+    return int(remote.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")[0][0])  # type: ignore[arg-type]
+
+
+def test_a_push_whose_link_goes_silent_gives_up_within_its_bound_and_the_others_go_on(
     remote: Remote, proxy: CuttableProxy, tmp_path: Path
 ) -> None:
-    """A laptop's link dies mid-push and nothing tells the server (its backend waits for the
-    rest of the COPY with the push lock held): another machine's sync fails with one line after
-    the lock timeout instead of waiting forever; once the server drops the dead connection,
-    every sync completes with exact counts."""
-    import signal
-    import time
-
+    """The laptop's link stops carrying packets mid-push and nothing is closed: its sync gives
+    up after the step bound with one line and a noted failure; it holds no push lock (it takes
+    the lock only once its batch is on the server), so another machine syncs at once; once the
+    link is back, the next sync completes with exact counts."""
     laptop = through(remote, proxy, tmp_path, "laptop", "alice")
     desk = machine(remote, tmp_path, "desk", "bob")
     laptop.bulk(TOTAL)
     desk.bulk(10, prefix="Desk fact")
-    proxy.cut_after(250_000, "up", stall=True)
-    stuck = laptop.popen("remote", "sync")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (proxy.budget["up"] or 0) > 0:
-        time.sleep(0.05)
-    time.sleep(1)
-    os.kill(stuck.pid, signal.SIGKILL)  # the laptop is gone; its server backend still holds the lock
-    stuck.wait(timeout=30)
-    held = remote.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")[0][0]
-    assert held == 1
+    proxy.cut_after(250_000, "up", stall=True)  # a few batches of COPY data in (about 1 MB in all)
+    one_line_failure(bounded_sync(laptop), "stopped answering", f"{BOUND} s")
+    assert proxy.stalled and proxy.cuts == 0  # silent: nothing was reset or closed
+    assert 0 < remote.count() < TOTAL
+    assert "failing since 20" in laptop.run("remote", "status").stdout
+    assert advisory_locks(remote) == 0
 
-    env = {**desk.env(), "AGENTCTX_REMOTE_LOCK_TIMEOUT": "2"}
-    done = subprocess.run(
-        [str(AGENTCTX), "remote", "sync"], cwd=desk.repo, env=env, capture_output=True, text=True, timeout=60
-    )
-    one_line_failure(done, "busy")
-    assert "failing since 20" in desk.run("remote", "status").stdout
+    done = bounded_sync(desk)  # another machine, while the laptop's dead connection is still open
+    assert done.returncode == 0, done.stderr
+    assert remote.count("state->>'title' LIKE 'Desk fact%'") == 10
 
-    proxy.reset_all()  # the server learns the connection is gone (its keepalives, in real life)
-    desk.run("remote", "sync")
     proxy.heal()
     laptop.run("remote", "sync")
     desk.run("remote", "sync")
     assert remote.count() == TOTAL + 10 == distinct_ops(remote)
     assert local_counts(desk)[:2] == (TOTAL + 10, TOTAL + 10)
     assert desk.current() == laptop.current()
+    assert "failing since" not in laptop.run("remote", "status").stdout
+
+
+def test_a_pull_whose_link_goes_silent_gives_up_within_its_bound_and_resumes_exactly(
+    remote: Remote, proxy: CuttableProxy, tmp_path: Path
+) -> None:
+    laptop = machine(remote, tmp_path, "laptop", "alice")  # pushes directly
+    laptop.bulk(TOTAL)
+    laptop.run("remote", "sync")
+    desk = through(remote, proxy, tmp_path, "desk", "bob")
+    proxy.cut_after(400_000, "down", stall=True)  # a few batches of rows out (about 1.5 MB in all)
+    one_line_failure(bounded_sync(desk), "stopped answering while pulling", f"{BOUND} s")
+    assert proxy.stalled and proxy.cuts == 0
+    records, ids, ops, op_ids = local_counts(desk)
+    assert 0 < records < TOTAL and records == ids == ops == op_ids  # whole batches, each once
+    assert cursor_of(desk, "pulled_seq") == ops
+    assert "failing since 20" in desk.run("remote", "status").stdout
+
+    laptop.bulk(5, prefix="Later fact")  # another machine goes on syncing meanwhile
+    done = bounded_sync(laptop)
+    assert done.returncode == 0, done.stderr
+
+    proxy.heal()
+    done = desk.run("remote", "sync")
+    assert f"pulled {TOTAL + 5 - records}" in done.stdout, done.stdout
+    assert local_counts(desk) == (TOTAL + 5,) * 4
+    assert desk.current() == laptop.current()
+    assert remote.count() == TOTAL + 5 == distinct_ops(remote)
+
+
+def test_a_push_lock_held_too_long_fails_the_other_push_with_one_line(remote: Remote, tmp_path: Path) -> None:
+    """Whoever holds the push lock (a push cut off after taking it, until the server ends its
+    transaction), another machine's push waits at most the lock timeout, fails with one line,
+    and completes once the lock is free."""
+    import psycopg
+
+    desk = machine(remote, tmp_path, "desk", "bob")
+    desk.bulk(10, prefix="Desk fact")
+    holder = psycopg.connect(remote.cluster.admin_url(remote.database), autocommit=True)
+    try:
+        holder.execute("SELECT pg_advisory_lock(%s)", (0x61637478,))
+        env = {**desk.env(), "AGENTCTX_REMOTE_LOCK_TIMEOUT": "2"}
+        done = subprocess.run(
+            [str(AGENTCTX), "remote", "sync"], cwd=desk.repo, env=env, capture_output=True, text=True, timeout=60
+        )
+        one_line_failure(done, "busy")
+        assert "failing since 20" in desk.run("remote", "status").stdout
+        assert remote.count() == 0
+    finally:
+        holder.close()
+    desk.run("remote", "sync")
+    assert remote.count() == 10 == distinct_ops(remote)

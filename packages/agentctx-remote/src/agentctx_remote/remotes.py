@@ -38,6 +38,9 @@ class Remote:
     last_error: str | None
     attempts: int
     next_attempt: str | None
+    backfill_rule: ShareRule | None = None  # what already went both ways before the rule widened
+    push_backfill_seq: int = 0
+    pull_backfill_seq: int = 0
 
 
 def check_url(url: str) -> str:
@@ -86,11 +89,44 @@ def add(store: Store, name: str, url: str, rule: ShareRule) -> Remote:
 
 
 def set_rule(store: Store, name: str, rule: ShareRule) -> None:
-    """Change what `name` shares; both cursors start over (resending is idempotent), so what the
-    new rule covers goes and comes even if it is older than the last sync."""
+    """Change what `name` shares. A rule that covers something the old one did not (a project,
+    type or confidence more) owes a backfill: both cursors start over, and below where they
+    were only what the old rule did not cover is sent or fetched (the server's copy of the rest
+    is already there, and so is ours). A rule that only narrows moves no cursor: from the next
+    sync on, what it no longer covers is neither sent nor accepted.
+
+    Raises:
+        ValidationError: no such remote.
+    """
+    remote = get(store, name)
+    assert remote is not None
+    # what surely went both ways: with a backfill still under way, only what both rules cover
+    done = remote.rule if remote.backfill_rule is None else remote.backfill_rule.both(remote.rule)
+    with store.transaction() as conn:
+        if rule.widens(done):
+            conn.execute(
+                """UPDATE remotes SET rule = ?, backfill_rule = ?, push_backfill_seq = ?, pull_backfill_seq = ?,
+                   pushed_seq = 0, pulled_seq = 0 WHERE name = ?""",
+                (
+                    rule.to_json(),
+                    done.to_json(),
+                    max(remote.push_backfill_seq, remote.pushed_seq),
+                    max(remote.pull_backfill_seq, remote.pulled_seq),
+                    name,
+                ),
+            )
+        else:
+            conn.execute("UPDATE remotes SET rule = ? WHERE name = ?", (rule.to_json(), name))
+
+
+def backfill_done(store: Store, name: str) -> None:
+    """A sync went through both logs to their ends: what a widened rule owed is sent and fetched."""
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE remotes SET rule = ?, pushed_seq = 0, pulled_seq = 0 WHERE name = ?", (rule.to_json(), name)
+            """UPDATE remotes SET pushed_seq = max(pushed_seq, push_backfill_seq),
+               pulled_seq = max(pulled_seq, pull_backfill_seq), backfill_rule = NULL, push_backfill_seq = 0,
+               pull_backfill_seq = 0 WHERE name = ? AND backfill_rule IS NOT NULL""",
+            (name,),
         )
 
 
@@ -135,6 +171,9 @@ def _remote(values: sqlite3.Row) -> Remote:
         last_error=values["last_error"],
         attempts=values["attempts"],
         next_attempt=values["next_attempt"],
+        backfill_rule=ShareRule.from_json(values["backfill_rule"]) if values["backfill_rule"] else None,
+        push_backfill_seq=values["push_backfill_seq"],
+        pull_backfill_seq=values["pull_backfill_seq"],
     )
 
 

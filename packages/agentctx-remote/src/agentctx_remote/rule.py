@@ -46,6 +46,26 @@ class ShareRule:
         text = f"{state.get('title') or ''}\n{state.get('body') or ''}"
         return REDACTION_MARK not in text
 
+    def widens(self, old: ShareRule) -> bool:
+        """Whether this rule covers a record `old` did not (a project, type or confidence more,
+        or global records)."""
+        return bool(
+            set(self.projects) - set(old.projects)
+            or set(self.types) - set(old.types)
+            or set(self.confidences) - set(old.confidences)
+            or (self.global_records and not old.global_records)
+        )
+
+    def both(self, other: ShareRule) -> ShareRule:
+        """The rule covering what this one and `other` both cover."""
+        return ShareRule(
+            projects=tuple(p for p in self.projects if p in other.projects),
+            types=tuple(t for t in self.types if t in other.types),
+            confidences=tuple(c for c in self.confidences if c in other.confidences),
+            global_records=self.global_records and other.global_records,
+            names=self.names,
+        )
+
     def to_json(self) -> str:
         return json.dumps(
             {

@@ -10,10 +10,16 @@ visible in order and a reader's cursor never skips a row committed late.
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
+from types import TracebackType
 from typing import Any
 
 import psycopg
 from agentctx_store.errors import AgentctxError
+from psycopg import pq
+from psycopg.conninfo import make_conninfo
 
 SCHEMA_VERSION = 1
 MEMBER_ROLE = "agentctx_member"
@@ -65,6 +71,7 @@ MIGRATIONS: list[str] = [
 # TCP keepalives on both ends: a dead peer is noticed after about a minute of silence
 # (30 s idle, then 3 probes 10 s apart) instead of the kernel's two hours.
 KEEPALIVES_SERVER = {"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"}
+STEP_TIMEOUT_SECONDS = 120.0  # the longest one step of a sync (a batch's round trip) may wait on the server
 
 
 class RemoteError(AgentctxError):
@@ -75,17 +82,29 @@ class RemoteUnreachable(RemoteError):
     """The server did not answer (down, network cut, wrong host): retried later."""
 
 
-def connect(url: str, *, name: str, timeout: int = 5) -> psycopg.Connection[tuple[Any, ...]]:
+class RemoteStalled(RemoteUnreachable):
+    """The server stopped answering mid-sync (a link that died without a word): retried later."""
+
+
+def connect(url: str, *, name: str, timeout: float = STEP_TIMEOUT_SECONDS) -> psycopg.Connection[tuple[Any, ...]]:
     """A connection to the remote `name` at `url` (password from PGPASSFILE/~/.pgpass or
-    PGPASSWORD, TLS as the URL's `sslmode` says).
+    PGPASSWORD, TLS as the URL's `sslmode` says). `timeout` bounds one step with the server:
+    the connection itself (at most 10 s of it), data left unacknowledged by the network
+    (`tcp_user_timeout`), and on the server each statement and each idle moment in a
+    transaction, so a client that stalls never holds a transaction (or the push lock) longer.
 
     Raises:
         RemoteUnreachable: the server did not answer or refused the login.
     """
+    step_ms = str(max(int(timeout * 1000), 1))
+    try:
+        conninfo = make_conninfo(url, **({"tcp_user_timeout": step_ms} if pq.version() >= 120000 else {}))
+    except psycopg.ProgrammingError as exc:  # libpq 12 has `tcp_user_timeout`; the URL is the user's
+        raise RemoteError(f"Remote {name!r} has a URL libpq cannot read: {_first_line(exc)}.") from None
     try:
         conn = psycopg.connect(
-            url,
-            connect_timeout=timeout,
+            conninfo,
+            connect_timeout=max(2, min(10, int(timeout))),
             application_name="agentctx",
             keepalives=1,
             keepalives_idle=30,
@@ -96,14 +115,77 @@ def connect(url: str, *, name: str, timeout: int = 5) -> psycopg.Connection[tupl
         raise RemoteUnreachable(f"Remote {name!r} is unreachable: {_first_line(exc)}.") from None
     try:
         # and the server's side: a client that vanishes mid-push (laptop lid shut, link gone) is
-        # dropped within about a minute, so its transaction ends and the push lock is free again
-        for setting, value in KEEPALIVES_SERVER.items():
-            conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
-        conn.commit()
+        # dropped within about a minute, and no statement or open transaction of ours outlives
+        # `timeout`, so its transaction ends and the push lock is free again
+        settings = KEEPALIVES_SERVER | {"statement_timeout": step_ms, "idle_in_transaction_session_timeout": step_ms}
+        if conn.info.server_version >= 120000:  # PostgreSQL 12 has it
+            settings["tcp_user_timeout"] = step_ms
+        with deadline(conn, timeout, name, "connecting"):
+            for setting, value in settings.items():
+                conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
+            conn.commit()
     except psycopg.Error as exc:
         conn.close()
         raise described(exc, name) from None
     return conn
+
+
+class deadline:  # lower case: used as a context manager, like `contextlib.suppress`
+    """Give up one step with the server after `seconds`: a watchdog shuts the connection's
+    socket down, which wakes the blocked read or write at once (a link that died without a word
+    otherwise blocks until TCP gives up, minutes later, or never when a middlebox still answers
+    for the peer). The step then fails with one line naming the bound.
+
+    Raises:
+        RemoteStalled: on leaving, when the watchdog fired.
+    """
+
+    def __init__(self, conn: psycopg.Connection[tuple[Any, ...]], seconds: float, name: str, what: str) -> None:
+        self.conn, self.seconds, self.name, self.what = conn, seconds, name, what
+        self.lock = threading.Lock()
+        self.fired = self.done = False
+        self.timer = threading.Timer(seconds, self._cut)
+        self.timer.daemon = True
+
+    def __enter__(self) -> deadline:
+        self.timer.start()
+        return self
+
+    def restart(self, seconds: float) -> None:
+        """Start the count again for the next part of the step, bounded by `seconds`."""
+        self.timer.cancel()
+        self.seconds = seconds
+        self.timer = threading.Timer(seconds, self._cut)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _cut(self) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self.fired = True
+            try:
+                duplicate = socket.socket(fileno=os.dup(self.conn.pgconn.socket))
+            except (OSError, psycopg.Error):
+                return
+            try:
+                duplicate.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            finally:
+                duplicate.close()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        with self.lock:
+            self.done = True
+        self.timer.cancel()
+        if self.fired and isinstance(exc, Exception):
+            raise RemoteStalled(
+                f"Remote {self.name!r} stopped answering while {self.what}: gave up after {self.seconds:g} s "
+                "(AGENTCTX_REMOTE_TIMEOUT); the next sync resumes where this one stopped."
+            ) from None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -5,7 +5,11 @@ Push: the local operations made here (`record_ops`, `origin IS NULL`) after the 
 push lock, and `op_id` is unique there, so a batch sent twice (a sync killed after the server
 committed and before the cursor moved) adds nothing. Pull: the server's operations after
 `pulled_seq` for the granted projects, in order; each batch is applied in one SQLite transaction
-that also moves the cursor, so a sync killed anywhere resumes without loss or duplicates.
+that also moves the cursor, so a sync killed anywhere resumes without loss or duplicates. Every
+step with the server has a deadline (`server.deadline`), so a silent server fails the sync
+within a bound instead of hanging it. After a rule widened, below the old positions only what
+the old rule did not cover goes either way (`remotes.set_rule`). A shared record that leaves
+the rule here is retired on the server with the server's own state (`_leaving`, `_retire`).
 
 Applying one operation (`_apply`): an operation already known (by id) changes nothing; one the
 rule does not cover, of another project, or on a record this user keeps private is refused; a
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from agentctx_store import Project, Store
+from agentctx_store import Project, Store, oplog
 from agentctx_store.anchors import Anchor, replace_anchors
 from agentctx_store.clock import utc_now
 from agentctx_store.db import store_error
@@ -51,8 +55,11 @@ _CONTENT = ("type", "title", "body", "scope", "pinned", "confidence", "valid_fro
 @dataclass(kw_only=True)
 class SyncReport:
     name: str
-    pushed: int = 0
-    pulled: int = 0
+    pushed: int = 0  # operations the server did not have
+    sent: int = 0  # operations sent (a batch sent again, or a backfill, sends some the server has)
+    pulled: int = 0  # operations this store did not have
+    fetched: int = 0  # operations fetched
+    retired: int = 0  # shared records retired on the remote because they left the rule here
     applied: int = 0
     conflicts: int = 0
     refused: int = 0
@@ -68,10 +75,13 @@ def sync(
     *,
     batch: int = BATCH,
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    timeout: float = server.STEP_TIMEOUT_SECONDS,
     after_batch: Callable[[str], None] | None = None,
 ) -> SyncReport:
     """One sync of the remote `name`: push, then pull. The outcome (or the failure) is noted on
-    the remote for `remote status` and the hooks' schedule.
+    the remote for `remote status` and the hooks' schedule. Each step with the server (the
+    connection, one batch) waits at most `timeout` seconds, a push batch `lock_timeout` more
+    for the push lock: a sync whose server goes silent gives up within that bound.
 
     Raises:
         RemoteError: unreachable, refused, a schema of another version; one line each.
@@ -79,7 +89,7 @@ def sync(
     remote = remotes.get(store, name)
     assert remote is not None
     try:
-        report = _sync(store, remote, batch=batch, lock_timeout=lock_timeout, after_batch=after_batch)
+        report = _sync(store, remote, batch=batch, lock_timeout=lock_timeout, timeout=timeout, after_batch=after_batch)
     except AgentctxError as exc:
         _note_failure(store, name, exc)
         raise
@@ -88,6 +98,8 @@ def sync(
         _note_failure(store, name, error)
         raise error from None
     remotes.record_success(store, name)
+    with contextlib.suppress(sqlite3.Error):  # maintenance: a store that cannot take it now does later
+        oplog.compact(store)
     return report
 
 
@@ -104,16 +116,20 @@ def _sync(
     *,
     batch: int,
     lock_timeout: float,
+    timeout: float,
     after_batch: Callable[[str], None] | None,
 ) -> SyncReport:
     report = SyncReport(name=remote.name)
-    conn = server.connect(remote.url, name=remote.name)
+    conn = server.connect(remote.url, name=remote.name, timeout=timeout)
     try:
-        server.server_version(conn, remote.name)
-        namespaces = _granted(conn, remote, report)
-        conn.rollback()
-        _push(store, conn, remote, namespaces, report, batch=batch, lock_timeout=lock_timeout, after_batch=after_batch)
-        _pull(store, conn, remote, namespaces, report, batch=batch, after_batch=after_batch)
+        with server.deadline(conn, timeout, remote.name, "connecting"):
+            server.server_version(conn, remote.name)
+            namespaces = _granted(conn, remote, report)
+            conn.rollback()
+        limits = (timeout, lock_timeout)
+        _push(store, conn, remote, namespaces, report, batch=batch, limits=limits, after_batch=after_batch)
+        _pull(store, conn, remote, namespaces, report, batch=batch, timeout=timeout, after_batch=after_batch)
+        remotes.backfill_done(store, remote.name)
     except psycopg.Error as exc:
         raise server.described(exc, remote.name) from None
     finally:
@@ -151,9 +167,10 @@ def _push(
     report: SyncReport,
     *,
     batch: int,
-    lock_timeout: float,
+    limits: tuple[float, float],
     after_batch: Callable[[str], None] | None,
 ) -> None:
+    timeout, lock_timeout = limits
     cursor = remote.pushed_seq
     allowed = set(namespaces)
     while True:
@@ -164,11 +181,13 @@ def _push(
         ).fetchall()
         if not rows:
             return
-        keep = [row for row in rows if row["project_id"] in allowed and _covered(remote.rule, row)]
+        keep = [row for row in rows if row["project_id"] in allowed and _owed(remote, row)]
         anchored = _anchors(store, [row["record_id"] for row in keep if row["kind"] == "put"])
-        if keep:
-            with conn.transaction(), conn.cursor() as cur:
-                _push_lock(cur, remote.name, lock_timeout)
+        leaving = _leaving(store, remote.rule, rows)
+        retired: list[Op] = []
+        if keep or leaving:
+            pushing = server.deadline(conn, timeout, remote.name, "pushing")
+            with pushing, conn.transaction(), conn.cursor() as cur:
                 cur.execute(
                     """CREATE TEMP TABLE IF NOT EXISTS agentctx_push (ord int, op_id text, project text,
                        record_id text, kind text, parent text, state jsonb, made_at text) ON COMMIT DELETE ROWS"""
@@ -187,28 +206,38 @@ def _push(
                                 row["made_at"],
                             )
                         )
+                # the lock only once the batch is on the server: a push cut off mid-transfer holds none
+                pushing.restart(timeout + lock_timeout)
+                _push_lock(cur, remote.name, lock_timeout, timeout)
                 cur.execute(
                     """INSERT INTO agentctx.ops (op_id, project, record_id, kind, parent, state, made_at)
                        SELECT op_id, project, record_id, kind, parent, state, made_at FROM agentctx_push
                        ORDER BY ord ON CONFLICT (op_id) DO NOTHING"""
                 )
                 report.pushed += max(cur.rowcount, 0)
+                report.sent += len(keep)
+                retired, fresh = _retire(store, cur, namespaces, leaving)
+                report.retired += fresh
         cursor = rows[-1]["seq"]
         with store.transaction() as local:
             local.execute("UPDATE remotes SET pushed_seq = ? WHERE name = ?", (cursor, remote.name))
+            for op in retired:  # known here, so the pull skips it and the next change here follows it
+                _log(local, op, op.record_id, remote.name, applied=True)
         if after_batch is not None:
             after_batch("push")
 
 
-def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float) -> None:
-    """Take the push lock, waiting at most `timeout` seconds: a push cut off without a word
-    holds it until the server drops that connection (its keepalives, about a minute), and no
-    other machine's sync may wait on it forever.
+def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float, step: float) -> None:
+    """Take the push lock, waiting at most `timeout` seconds (the statement bound, `step`, is
+    lifted for the wait and put back after): a push cut off after taking it holds it until the
+    server ends that transaction (its statement and idle-in-transaction timeouts, its
+    keepalives), and no other machine's sync may wait on it forever.
 
     Raises:
         RemoteError: the lock stayed taken; the next sync retries.
     """
-    cur.execute("SELECT set_config('lock_timeout', %s, true)", (f"{max(int(timeout * 1000), 1)}ms",))
+    wait = f"{max(int(timeout * 1000), 1)}ms"
+    cur.execute("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', '0', true)", (wait,))
     try:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (server.PUSH_LOCK,))
     except psycopg.errors.LockNotAvailable:
@@ -216,7 +245,71 @@ def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float) 
             f"Remote {name!r} is busy: another push has held its lock for over {timeout:g} s (one cut off "
             "mid-push holds it until the server drops that connection); the next sync retries."
         ) from None
-    cur.execute("SELECT set_config('lock_timeout', '0', true)")
+    cur.execute(
+        "SELECT set_config('lock_timeout', '0', true), set_config('statement_timeout', %s, true)",
+        (f"{max(int(step * 1000), 1)}ms",),
+    )
+
+
+def _leaving(store: Store, rule: ShareRule, rows: Sequence[sqlite3.Row]) -> list[sqlite3.Row]:
+    """The operations of a batch that take a shared record out of the rule (docs/remote.md#records-
+    that-leave-the-rule): a change the rule does not cover (another type or confidence, text the
+    store redacted, another scope) made on a version it covered, the record's last in the batch."""
+    last = {row["record_id"]: row["seq"] for row in rows}
+    changed = [
+        row
+        for row in rows
+        if row["kind"] == "put" and row["parent"] and last[row["record_id"]] == row["seq"] and not _covered(rule, row)
+    ]
+    if not changed:
+        return []
+    parents = _ops_by_id(store.conn, "op_id, project_id, state", [row["parent"] for row in changed])
+    covered = {row["op_id"] for row in parents if _covered(rule, row)}
+    return [row for row in changed if row["parent"] in covered]
+
+
+def _retire(
+    store: Store, cur: psycopg.Cursor[tuple[Any, ...]], namespaces: Sequence[str], leaving: Sequence[sqlite3.Row]
+) -> tuple[list[Op], int]:
+    """Retire on the server each record that left the rule here, inside the push's transaction:
+    an operation on the server's own last version of it, that version's state (already there,
+    so nothing new is said) with `superseded_at` set. Other machines then hold it as retired, not
+    current. The id derives from the local change, so a batch sent again retires nothing twice;
+    a server whose last version came after that change here (a later push of this store, seen
+    again by a log read from the start) is left as it is. Returns the retirements to log here
+    and how many the server did not have."""
+    if not leaving:
+        return [], 0
+    cur.execute(
+        """SELECT DISTINCT ON (record_id) record_id, op_id, project, kind, parent, state::text FROM agentctx.ops
+           WHERE record_id = ANY(%s) AND project = ANY(%s) ORDER BY record_id, seq DESC""",
+        ([row["record_id"] for row in leaving], list(namespaces)),
+    )
+    latest = {row[0]: row for row in cur.fetchall()}
+    here = {row[0]: row[1] for row in _ops_by_id(store.conn, "op_id, seq", [row[1] for row in latest.values()])}
+    retired: list[Op] = []
+    for row in leaving:
+        found = latest.get(row["record_id"])
+        op_id = hashlib.sha256(f"retire:{row['op_id']}".encode()).hexdigest()[:32]
+        if found is None or found[3] != "put":
+            continue
+        if found[1] == op_id:  # retired by a push whose cursor did not move: known here now
+            retired.append(Op(op_id, found[2], found[0], "put", found[4], found[5], row["made_at"]))
+            continue
+        state: object = json.loads(found[5])
+        if not is_object(state) or state.get("superseded_at") is not None or here.get(found[1], 0) > row["seq"]:
+            continue  # not current there, or a later version from here is: nothing to retire
+        text = json.dumps(state | {"superseded_at": row["made_at"], "superseded_by": None}, ensure_ascii=False)
+        retired.append(Op(op_id, found[2], found[0], "put", found[1], text, row["made_at"]))
+    fresh = [op for op in retired if latest[op.record_id][1] != op.op_id]
+    if not fresh:
+        return retired, 0
+    cur.executemany(
+        """INSERT INTO agentctx.ops (op_id, project, record_id, kind, parent, state, made_at)
+           VALUES (%s, %s, %s, 'put', %s, %s::jsonb, %s) ON CONFLICT (op_id) DO NOTHING""",
+        [(op.op_id, op.project, op.record_id, op.parent, op.state_text, op.made_at) for op in fresh],
+    )
+    return retired, len(fresh)
 
 
 MAX_ANCHORS = 50  # a pulled record keeps at most this many anchors
@@ -250,12 +343,28 @@ def _with_anchors(state: str, anchors: list[dict[str, object]] | None) -> str:
     return json.dumps(value | {"anchors": anchors[:MAX_ANCHORS]}, ensure_ascii=False)
 
 
-def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
+def _owed(remote: remotes.Remote, row: sqlite3.Row) -> bool:
+    """Whether the rule covers a local operation and the remote may lack it: below the
+    position a widened rule left off, only what the rule before it did not cover. A compacted
+    operation (a stub: its id without its state) is never sent."""
+    state = _state(row)
+    if state is None or oplog.is_stub(state) or not remote.rule.covers(row["project_id"], state):
+        return False
+    backfill = remote.backfill_rule
+    return backfill is None or row["seq"] > remote.push_backfill_seq or not backfill.covers(row["project_id"], state)
+
+
+def _state(row: sqlite3.Row) -> dict[str, Any] | None:
     try:
         state: object = json.loads(row["state"])
     except ValueError:
-        return False
-    return is_object(state) and rule.covers(row["project_id"], state)
+        return None
+    return state if is_object(state) else None
+
+
+def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
+    state = _state(row)
+    return state is not None and rule.covers(row["project_id"], state)
 
 
 # -- pull ----------------------------------------------------------------------------------
@@ -269,18 +378,26 @@ def _pull(
     report: SyncReport,
     *,
     batch: int,
+    timeout: float,
     after_batch: Callable[[str], None] | None,
 ) -> None:
     cursor = remote.pulled_seq
+    # below where a widened rule left off, only what the rule before it did not accept
+    done = remote.backfill_rule or ShareRule(projects=(), types=(), confidences=())
+    until = remote.pull_backfill_seq if remote.backfill_rule else 0
     while True:
-        rows = conn.execute(
-            """SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
-               WHERE seq > %s AND project = ANY(%s) ORDER BY seq LIMIT %s""",
-            (cursor, list(namespaces), batch),
-        ).fetchall()
-        conn.rollback()  # nothing to keep open between batches
+        with server.deadline(conn, timeout, remote.name, "pulling"):
+            rows = conn.execute(
+                """SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
+                   WHERE seq > %s AND project = ANY(%s) AND (seq > %s OR NOT (project = ANY(%s)
+                       AND state->>'type' = ANY(%s) AND state->>'confidence' = ANY(%s)))
+                   ORDER BY seq LIMIT %s""",
+                (cursor, list(namespaces), until, done.namespaces(), list(done.types), list(done.confidences), batch),
+            ).fetchall()
+            conn.rollback()  # nothing to keep open between batches
         if not rows:
             return
+        report.fetched += len(rows)
         cursor = rows[-1][0]
         with store.transaction() as local:
             local.execute("INSERT INTO record_ops_applying VALUES (?)", (utc_now(),))
@@ -301,6 +418,16 @@ def _pull(
             local.execute("UPDATE remotes SET pulled_seq = ? WHERE name = ?", (cursor, remote.name))
         if after_batch is not None:
             after_batch("pull")
+
+
+def _ops_by_id(conn: sqlite3.Connection, columns: str, op_ids: Sequence[str]) -> list[sqlite3.Row]:
+    """`columns` of the local operations with these ids (in chunks: SQLite caps the parameters)."""
+    found: list[sqlite3.Row] = []
+    for start in range(0, len(op_ids), 500):
+        chunk = list(op_ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        found += conn.execute(f"SELECT {columns} FROM record_ops WHERE op_id IN ({marks})", chunk).fetchall()
+    return found
 
 
 def _known(conn: sqlite3.Connection, op_ids: Sequence[str]) -> set[str]:

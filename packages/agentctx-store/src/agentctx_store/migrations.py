@@ -457,3 +457,36 @@ def m011_fts_namespace_statistics(conn: sqlite3.Connection, fts5: bool) -> None:
         f"""INSERT INTO fts_namespaces(ns, rows, tokens)
             SELECT r.project_id, count(*), sum({_row_tokens("r.rowid")}) FROM records r GROUP BY r.project_id"""
     )
+
+
+@migration
+def m012_remote_positions(conn: sqlite3.Connection, fts5: bool) -> None:
+    """Positions in the operation log beyond each remote's cursors (docs/remote.md).
+
+    What a remote still owes both ways after its share rule widened: `backfill_rule` (JSON) is
+    the rule whose records already went to and came from the remote up to the local
+    `push_backfill_seq` and the server's `pull_backfill_seq`; the cursors start over, and below
+    those positions only what that rule did not cover is sent or fetched. A rule that only
+    narrows changes neither. Cleared once a sync has gone past both positions.
+
+    `record_ops_marks`, one row: how far the log was ever pushed, to any remote, even one
+    removed since (`shared_upto`, kept by a trigger on `remotes.pushed_seq`); compaction
+    (`oplog.compact`) drops an operation above it outright (no server can hold it) and keeps
+    the id of one below it (a server may send it back). A store upgraded with operations
+    already logged counts them all as possibly pushed. And where the last compaction left off
+    (`compacted_below`, the push position every remote had passed; `compacted_max`, the last
+    operation then), so the next one looks only at what changed since.
+    """
+    conn.execute("ALTER TABLE remotes ADD COLUMN backfill_rule TEXT")
+    conn.execute("ALTER TABLE remotes ADD COLUMN push_backfill_seq INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE remotes ADD COLUMN pull_backfill_seq INTEGER NOT NULL DEFAULT 0")
+    conn.execute(
+        """CREATE TABLE record_ops_marks (shared_upto INTEGER NOT NULL, compacted_below INTEGER NOT NULL DEFAULT 0,
+            compacted_max INTEGER NOT NULL DEFAULT 0)"""
+    )
+    conn.execute("INSERT INTO record_ops_marks(shared_upto) SELECT coalesce(max(seq), 0) FROM record_ops")
+    conn.execute(
+        """CREATE TRIGGER remotes_pushed AFTER UPDATE OF pushed_seq ON remotes BEGIN
+            UPDATE record_ops_marks SET shared_upto = max(shared_upto, new.pushed_seq);
+        END"""
+    )

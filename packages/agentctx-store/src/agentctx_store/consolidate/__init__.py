@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentctx_store import digest, drift, paths
+from agentctx_store import digest, drift, oplog, paths
 from agentctx_store.calibration import refresh_keyword
 from agentctx_store.consolidate import duplicates, profile, scoring
 from agentctx_store.consolidate.checkpoints import checkpoint
@@ -78,6 +78,7 @@ class RunReport:
     skipped: bool = False
     scored: int = 0
     archived: int = 0
+    compacted_ops: int = 0  # operations of the local log compacted (oplog.compact)
     embedded: int = 0
     pending: int = 0
     merge_candidates: int = 0
@@ -232,6 +233,7 @@ def run(
             scored = scoring.update_scores(store, moment)
             checkpoint("scores")
             archived_by = scoring.archive_superseded(store, moment)
+            compacted = oplog.compact(store)
             duplicated = sum(duplicates.flag(store, p) for p in projects)
             focus = {p.project_id: ranking.focus_text(store, p) for p in projects}
         finally:
@@ -269,6 +271,7 @@ def run(
                 projects=[p.project_id for p in projects],
                 scored=scored,
                 archived=sum(archived_by.get(owner, 0) for owner in _namespaces(projects)),
+                compacted_ops=compacted,
                 embedded=outcome.embedded if outcome else 0,
                 pending=outcome.pending if outcome else 0,
                 merge_candidates=duplicated + (outcome.merge_candidates if outcome else 0),

@@ -56,9 +56,21 @@ def _sync(store: Store, name: str) -> dict[str, Any]:
     _package()
     from agentctx_remote import sync
 
-    batch = int(os.environ.get("AGENTCTX_REMOTE_BATCH") or 5000)
-    lock_timeout = float(os.environ.get("AGENTCTX_REMOTE_LOCK_TIMEOUT") or 60)
-    return dict(vars(sync(store, name, batch=batch, lock_timeout=lock_timeout)))
+    # bounds for tests and slow links (docs/remote.md#faults): rows per batch, seconds a push waits
+    # for another's lock, seconds one step with the server may take before the sync gives up
+    batch = max(1, int(_env_number("AGENTCTX_REMOTE_BATCH", 5000)))
+    lock_timeout = _env_number("AGENTCTX_REMOTE_LOCK_TIMEOUT", 60)
+    timeout = _env_number("AGENTCTX_REMOTE_TIMEOUT", 120)
+    return dict(vars(sync(store, name, batch=batch, lock_timeout=lock_timeout, timeout=timeout)))
+
+
+def _env_number(variable: str, default: float) -> float:
+    """A positive number from the environment, or `default` when unset or not one."""
+    try:
+        value = float(os.environ.get(variable) or default)
+    except ValueError:
+        return default
+    return value if 0 < value < 1e6 else default
 
 
 def _rule(
@@ -110,7 +122,7 @@ def share_cmd(
     confidence: list[str] | None = ConfidenceOption,
     global_records: bool = GlobalOption,
 ) -> None:
-    """Change what a remote shares; the next sync sends and fetches what the new rule covers.
+    """Change what a remote shares; the next sync sends and fetches only what the new rule newly covers.
 
     Example:
         agentctx remote share team -p . -p ../api --type decision --type convention --type bugfix
@@ -190,6 +202,8 @@ def _report_line(report: dict[str, Any]) -> str:
     if report["refused"]:
         line += f", {report['refused']} refused"
     line += ")"
+    if report.get("retired"):
+        line += f"; {report['retired']} retired there (they left what it shares)"
     if report["not_granted"]:
         line += f"; no grant for {', '.join(report['not_granted'])}"
     return line
