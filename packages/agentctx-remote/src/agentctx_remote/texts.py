@@ -27,7 +27,7 @@ from agentctx_store.jsontext import is_array
 from agentctx_store.records import check_text
 
 Texts = tuple[str, str]
-PARALLEL_MIN = 1_000  # fewer texts than this are checked here: starting a worker costs more
+PARALLEL_MIN = 2_000  # fewer texts than this are checked here: starting a worker costs more
 MAX_WORKERS = 3
 _HEADER = struct.Struct(">Q")
 
