@@ -51,3 +51,13 @@ def test_a_worker_answers_nothing_but_a_checked_pair_per_item() -> None:
     assert texts.answer_of([["a", "b"]], 2) is None  # another count
     assert texts.answer_of([["a", 1]], 1) is None  # not a pair of strings
     assert texts.answer_of({"a": "b"}, 1) is None
+
+
+def test_workers_that_cannot_start_leave_every_batch_to_this_process(monkeypatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(texts.subprocess, "Popen", refuse)
+    with texts.Checker(workers=2, parallel_min=1) as checker:
+        assert checker.check(ITEMS) == [texts.check(title, body) for title, body in ITEMS]
+        assert checker.failed and checker.workers == []

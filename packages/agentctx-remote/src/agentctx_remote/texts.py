@@ -50,7 +50,6 @@ def usable_cores() -> int:
 @dataclass(kw_only=True)
 class Job:
     items: Sequence[Texts]
-    here: int = 0
     sent: list[tuple[subprocess.Popen[bytes], int, int]] = field(
         default_factory=list[tuple[subprocess.Popen[bytes], int, int]]
     )
@@ -84,9 +83,11 @@ class Checker:
             return job
         if not self.workers:
             self._start()
-        job.here = len(items) // (len(self.workers) + 2)
-        share = -(-(len(items) - job.here) // len(self.workers))
-        for start in range(job.here, len(items), share):
+            if not self.workers:
+                return job
+        here = len(items) // (len(self.workers) + 2)
+        share = -(-(len(items) - here) // len(self.workers))
+        for start in range(here, len(items), share):
             worker = self.workers[len(job.sent)]
             end = min(start + share, len(items))
             if not self._send(worker, items[start:end]):
