@@ -24,7 +24,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
@@ -344,7 +344,8 @@ def _write_batch(
                 state = states[op.op_id] = _state(remote, allowed, op)
                 if op.kind == "put" and state is not None:
                     checked[op.op_id] = texts.check(*_texts(state))
-            outcome = _apply(store, remote, op, states[op.op_id], checked.get(op.op_id))
+            state, op_texts = states[op.op_id], checked.get(op.op_id)
+            outcome = _apply(store, remote, _as_logged(op, state, op_texts), state, op_texts)
             if outcome == "applied":
                 report.applied += 1
             elif outcome == "conflict":
@@ -353,6 +354,18 @@ def _write_batch(
                 report.refused += 1
         local.execute("DELETE FROM record_ops_applying")
         local.execute("UPDATE remotes SET pulled_seq = ? WHERE name = ?", (pulled.cursor, remote.name))
+
+
+def _as_logged(op: Op, state: dict[str, Any] | None, checked: texts.Texts | None) -> Op:
+    """The operation as the local log keeps it: its title and body as checked (redacted), or
+    none when they failed the check; the server's text is kept only when the check left it as
+    it was, so no secret a remote sends reaches the store through the log either."""
+    if state is None or op.kind != "put" or checked == _texts(state):
+        return op
+    kept = {key: value for key, value in state.items() if key not in ("title", "body")}
+    if checked is not None:
+        kept |= {"title": checked[0], "body": checked[1]}
+    return replace(op, state_text=json.dumps(kept, ensure_ascii=False))
 
 
 def _pull_query(projects: int) -> bytes:
