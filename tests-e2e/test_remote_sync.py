@@ -350,6 +350,34 @@ def test_hostile_remote_content_never_changes_a_private_record(remote: Remote, t
         assert store.get(laptop.project, guarded).body == "We use uv."
 
 
+def test_a_secret_in_pulled_text_is_redacted_and_kept_nowhere_in_the_data_dir(remote: Remote, tmp_path: Path) -> None:
+    import json
+
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    laptop.add("Use uv", "We use uv.")
+    laptop.run("remote", "sync")
+    secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    state = {
+        "type": "decision", "title": "Deploy token", "body": f"The deploy reads GITHUB_TOKEN={secret} at start.",
+        "scope": "project", "pinned": 0, "confidence": "explicit", "reinforce_count": 0,
+        "valid_from": "2026-01-01T00:00:00Z", "recorded_at": "2026-01-01T00:00:00Z",
+        "superseded_at": None, "superseded_by": None, "source": "cli", "session_id": None, "key": None,
+    }  # fmt: skip
+    record_id = "01KQ0000000000000000000SEC"
+    remote.sql(
+        "INSERT INTO agentctx.ops(op_id, project, owner, record_id, kind, parent, state, made_at) VALUES "
+        f"('s1', '{laptop.project.project_id}', 'bob', '{record_id}', 'put', NULL, '{json.dumps(state)}', 'x')"
+    )
+    laptop.run("remote", "sync")
+    with laptop.store() as store:
+        body = store.get(laptop.project, record_id).body
+        assert "[REDACTED:" in body and secret not in body
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for path in laptop.data.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path  # neither the record nor the local log
+
+
 def test_hooks_never_wait_on_the_remote_and_start_the_sync_detached(
     remote: Remote, cluster: Cluster, tmp_path: Path
 ) -> None:

@@ -28,7 +28,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
@@ -38,11 +38,11 @@ from agentctx_store.clock import utc_now
 from agentctx_store.db import store_error
 from agentctx_store.errors import AgentctxError, ValidationError
 from agentctx_store.jsontext import is_array, is_object
-from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES, check_text
+from agentctx_store.records import CONFIDENCES, RECORD_TYPES, SCOPES, SOURCES
 from agentctx_store.rows import RECORD_COLUMNS
 from agentctx_store.ulid import is_ulid
 
-from agentctx_remote import remotes, server
+from agentctx_remote import remotes, server, texts
 from agentctx_remote.rule import ShareRule
 
 BATCH = 5_000
@@ -347,14 +347,14 @@ def _owed(remote: remotes.Remote, row: sqlite3.Row) -> bool:
     """Whether the rule covers a local operation and the remote may lack it: below the
     position a widened rule left off, only what the rule before it did not cover. A compacted
     operation (a stub: its id without its state) is never sent."""
-    state = _state(row)
+    state = _row_state(row)
     if state is None or oplog.is_stub(state) or not remote.rule.covers(row["project_id"], state):
         return False
     backfill = remote.backfill_rule
     return backfill is None or row["seq"] > remote.push_backfill_seq or not backfill.covers(row["project_id"], state)
 
 
-def _state(row: sqlite3.Row) -> dict[str, Any] | None:
+def _row_state(row: sqlite3.Row) -> dict[str, Any] | None:
     try:
         state: object = json.loads(row["state"])
     except ValueError:
@@ -363,7 +363,7 @@ def _state(row: sqlite3.Row) -> dict[str, Any] | None:
 
 
 def _covered(rule: ShareRule, row: sqlite3.Row) -> bool:
-    state = _state(row)
+    state = _row_state(row)
     return state is not None and rule.covers(row["project_id"], state)
 
 
@@ -382,42 +382,128 @@ def _pull(
     after_batch: Callable[[str], None] | None,
 ) -> None:
     cursor = remote.pulled_seq
+    allowed = set(namespaces)
+    projects = list(dict.fromkeys(namespaces))
     # below where a widened rule left off, only what the rule before it did not accept
     done = remote.backfill_rule or ShareRule(projects=(), types=(), confidences=())
     until = remote.pull_backfill_seq if remote.backfill_rule else 0
-    while True:
+    owed = (until, done.namespaces(), list(done.types), list(done.confidences))
+
+    def fetch(after: int) -> _Pulled | None:
         with server.deadline(conn, timeout, remote.name, "pulling"):
-            rows = conn.execute(
-                """SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
-                   WHERE seq > %s AND project = ANY(%s) AND (seq > %s OR NOT (project = ANY(%s)
-                       AND state->>'type' = ANY(%s) AND state->>'confidence' = ANY(%s)))
-                   ORDER BY seq LIMIT %s""",
-                (cursor, list(namespaces), until, done.namespaces(), list(done.types), list(done.confidences), batch),
-            ).fetchall()
+            rows = conn.execute(_pull_query(len(projects)), _pull_params(projects, after, batch, owed)).fetchall()
             conn.rollback()  # nothing to keep open between batches
         if not rows:
-            return
+            return None
         report.fetched += len(rows)
-        cursor = rows[-1][0]
-        with store.transaction() as local:
-            local.execute("INSERT INTO record_ops_applying VALUES (?)", (utc_now(),))
-            known = _known(local, [row[1] for row in rows])
-            for row in rows:
-                if row[1] in known:
-                    continue
-                known.add(row[1])
-                report.pulled += 1
-                outcome = _apply(store, remote, set(namespaces), Op(*row[1:]))
-                if outcome == "applied":
-                    report.applied += 1
-                elif outcome == "conflict":
-                    report.conflicts += 1
-                elif outcome == "refused":
-                    report.refused += 1
-            local.execute("DELETE FROM record_ops_applying")
-            local.execute("UPDATE remotes SET pulled_seq = ? WHERE name = ?", (cursor, remote.name))
-        if after_batch is not None:
-            after_batch("pull")
+        return _prepare(store, remote, allowed, checker, rows)
+
+    with texts.Checker() as checker:
+        pulled = fetch(cursor)
+        while pulled is not None:
+            checked = pulled.checked(checker)
+            # the next batch is fetched and its texts checked by the workers while this one is
+            # written; batches are still written in order, each with its cursor
+            following = fetch(pulled.cursor)
+            _write_batch(store, remote, allowed, pulled, checked, report)
+            if after_batch is not None:
+                after_batch("pull")
+            pulled = following
+
+
+@dataclass(kw_only=True)
+class _Pulled:
+    """One batch of the server's log, its states parsed, its texts being checked."""
+
+    cursor: int
+    ops: list[Op]
+    states: dict[str, dict[str, Any] | None]
+    wanted: list[str]  # the op ids whose texts `job` checks, in its order
+    job: texts.Job
+
+    def checked(self, checker: texts.Checker) -> dict[str, texts.Texts | None]:
+        return dict(zip(self.wanted, checker.finish(self.job), strict=True))
+
+
+def _prepare(
+    store: Store, remote: remotes.Remote, allowed: set[str], checker: texts.Checker, rows: Sequence[tuple[Any, ...]]
+) -> _Pulled:
+    """Parse a fetched batch and start checking its texts (the redactor), outside the write
+    transaction, so the store is locked only while the batch is written; operations this store
+    already has are not checked again."""
+    ops = [Op(*row[1:]) for row in rows]
+    seen = _known(store.conn, [op.op_id for op in ops])
+    states = {op.op_id: _state(remote, allowed, op) for op in ops if op.op_id not in seen}
+    wanted = [op.op_id for op in ops if op.kind == "put" and states.get(op.op_id) is not None]
+    job = checker.start([_texts(states[op_id] or {}) for op_id in wanted])
+    return _Pulled(cursor=int(rows[-1][0]), ops=ops, states=states, wanted=wanted, job=job)
+
+
+def _write_batch(
+    store: Store,
+    remote: remotes.Remote,
+    allowed: set[str],
+    pulled: _Pulled,
+    checked: dict[str, texts.Texts | None],
+    report: SyncReport,
+) -> None:
+    """Apply one batch in one transaction that also moves the cursor: a sync killed anywhere
+    leaves the whole batch or none of it."""
+    states = pulled.states
+    with store.transaction() as local:
+        local.execute("INSERT INTO record_ops_applying VALUES (?)", (utc_now(),))
+        known = _known(local, [op.op_id for op in pulled.ops])
+        for op in pulled.ops:
+            if op.op_id in known:
+                continue
+            known.add(op.op_id)
+            report.pulled += 1
+            if op.op_id not in states:  # no longer known here (the log compacted meanwhile)
+                state = states[op.op_id] = _state(remote, allowed, op)
+                if op.kind == "put" and state is not None:
+                    checked[op.op_id] = texts.check(*_texts(state))
+            state, op_texts = states[op.op_id], checked.get(op.op_id)
+            outcome = _apply(store, remote, _as_logged(op, state, op_texts), state, op_texts)
+            if outcome == "applied":
+                report.applied += 1
+            elif outcome == "conflict":
+                report.conflicts += 1
+            elif outcome == "refused":
+                report.refused += 1
+        local.execute("DELETE FROM record_ops_applying")
+        local.execute("UPDATE remotes SET pulled_seq = ? WHERE name = ?", (pulled.cursor, remote.name))
+
+
+def _as_logged(op: Op, state: dict[str, Any] | None, checked: texts.Texts | None) -> Op:
+    """The operation as the local log keeps it: its title and body as checked (redacted), or
+    none when they failed the check; the server's text is kept only when the check left it as
+    it was, so no secret a remote sends reaches the store through the log either."""
+    if state is None or op.kind != "put" or checked == _texts(state):
+        return op
+    kept = {key: value for key, value in state.items() if key not in ("title", "body")}
+    if checked is not None:
+        kept |= {"title": checked[0], "body": checked[1]}
+    return replace(op, state_text=json.dumps(kept, ensure_ascii=False))
+
+
+def _pull_query(projects: int) -> bytes:
+    """The next batch of the server's log for these projects, in sequence order: one index
+    range of `ops_project_seq` (project, seq) per project, merged in order, so a batch reads
+    about as many rows as it returns, whether the rule names one project of fifty or all of
+    them (keyset pagination on the sequence: no offset, nothing held open between batches).
+    Below the position a widened rule left off (`owed`: that position and the rule before it),
+    only what the rule before it did not accept."""
+    branch = """(SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
+                 WHERE project = %s AND seq > %s AND (seq > %s OR NOT (project = ANY(%s)
+                     AND state->>'type' = ANY(%s) AND state->>'confidence' = ANY(%s)))
+                 ORDER BY seq LIMIT %s)"""
+    return f"SELECT * FROM ({' UNION ALL '.join([branch] * projects)}) AS batch ORDER BY seq LIMIT %s".encode()
+
+
+def _pull_params(
+    namespaces: Sequence[str], cursor: int, batch: int, owed: tuple[int, list[str], list[str], list[str]]
+) -> list[object]:
+    return [*(value for project in namespaces for value in (project, cursor, *owed, batch)), batch]
 
 
 def _ops_by_id(conn: sqlite3.Connection, columns: str, op_ids: Sequence[str]) -> list[sqlite3.Row]:
@@ -450,17 +536,32 @@ class Op:
     made_at: str
 
 
-def _apply(store: Store, remote: remotes.Remote, namespaces: set[str], op: Op) -> str:
-    """Apply one pulled operation inside the caller's transaction: "applied", "conflict",
-    "deleted" (a record deleted here), "refused" or "same"."""
-    conn = store.conn
+def _state(remote: remotes.Remote, namespaces: set[str], op: Op) -> dict[str, Any] | None:
+    """The operation's state, or None when it is refused on its face: not a JSON object, of a
+    project not synced, not a record id, another kind, a record the rule does not share."""
     try:
         state: object = json.loads(op.state_text)
     except ValueError:
-        return "refused"
+        return None
     if not is_object(state) or op.project not in namespaces or not is_ulid(op.record_id):
-        return "refused"
+        return None
     if op.kind not in ("put", "delete") or not remote.rule.covers(op.project, {**state, "title": "", "body": ""}):
+        return None
+    return state
+
+
+def _texts(state: dict[str, Any]) -> texts.Texts:
+    return str(state.get("title") or ""), str(state.get("body") or "")
+
+
+def _apply(
+    store: Store, remote: remotes.Remote, op: Op, state: dict[str, Any] | None, checked: texts.Texts | None
+) -> str:
+    """Apply one pulled operation inside the caller's transaction: "applied", "conflict",
+    "deleted" (a record deleted here), "refused" or "same". `state` is `_state`'s answer and
+    `checked` its title and body after `texts.check` (None: over the limits)."""
+    conn = store.conn
+    if state is None:
         return "refused"
     record_id = op.record_id.upper()
     local = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
@@ -477,8 +578,10 @@ def _apply(store: Store, remote: remotes.Remote, namespaces: set[str], op: Op) -
     if deleted is not None:
         _log(conn, op, record_id, remote.name, applied=False)
         return "deleted"
+    if checked is None:
+        return "refused"
     try:
-        row = _row(record_id, op.project, state)
+        row = _row(record_id, op.project, state, checked)
     except (ValidationError, ValueError, TypeError):
         return "refused"
     if local is None:
@@ -506,13 +609,14 @@ def _namespace(project_id: str) -> Project:
     return Project(project_id=project_id, root="", name=project_id)
 
 
-def _row(record_id: str, project_id: str, state: dict[str, Any]) -> dict[str, object]:
+def _row(record_id: str, project_id: str, state: dict[str, Any], checked: texts.Texts) -> dict[str, object]:
     """A full `records` row from a pulled state, checked as every imported record is: the type,
-    confidence and scope known, the text within the limits and redacted, ids well formed."""
+    confidence and scope known, ids well formed; `checked` is its title and body within the
+    limits and redacted (`texts.check`)."""
     record_type, confidence, scope = state.get("type"), state.get("confidence"), state.get("scope") or "project"
     if record_type not in RECORD_TYPES or confidence not in CONFIDENCES or scope not in SCOPES:
         raise ValidationError("unknown type, confidence or scope")
-    title, body = check_text(str(state.get("title") or ""), str(state.get("body") or ""))
+    title, body = checked
     superseded_by = state.get("superseded_by")
     if superseded_by is not None and not (isinstance(superseded_by, str) and is_ulid(superseded_by)):
         raise ValidationError("superseded_by is not a record id")
