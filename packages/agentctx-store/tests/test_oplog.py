@@ -1,4 +1,4 @@
-"""Compaction of the local operation log (oplog.compact; docs/remote.md#the-local-log)."""
+"""Compaction of the local operation log (oplog.compact; docs/remote.md, "The local log")."""
 
 from __future__ import annotations
 

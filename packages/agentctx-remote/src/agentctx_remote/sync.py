@@ -252,8 +252,8 @@ def _push_lock(cur: psycopg.Cursor[tuple[Any, ...]], name: str, timeout: float, 
 
 
 def _leaving(store: Store, rule: ShareRule, rows: Sequence[sqlite3.Row]) -> list[sqlite3.Row]:
-    """The operations of a batch that take a shared record out of the rule (docs/remote.md#records-
-    that-leave-the-rule): a change the rule does not cover (another type or confidence, text the
+    """The operations of a batch that take a shared record out of the rule
+    (docs/remote.md#records-that-leave-the-rule): a change the rule does not cover (another type or confidence, text the
     store redacted, another scope) made on a version it covered, the record's last in the batch."""
     last = {row["record_id"]: row["seq"] for row in rows}
     changed = [

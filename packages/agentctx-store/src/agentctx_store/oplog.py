@@ -1,5 +1,5 @@
 """Compaction of the local operation log (`record_ops`, migrations.m010_operation_log;
-docs/remote.md#the-local-log).
+docs/remote.md, "The local log").
 
 The log keeps, for every record, the last operation made here in full: it is the record's
 current state as this store made it, which a remote added later (or a rule that widens) is sent
