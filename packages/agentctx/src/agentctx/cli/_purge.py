@@ -27,6 +27,7 @@ TOP_FILES = (
     "agentctx.db.consolidate.lock",
     "install.json",
     "cli-path",  # where the CLI is, for the Claude Code plugin's launcher
+    "remote-sync.next",  # when the hooks next start a remote sync (agentctx_store.paths)
 )
 _PROJECT = r"(?:[0-9a-f]{64}|_global)"
 
@@ -67,6 +68,16 @@ FOLDERS: dict[str, list[Rule]] = {
         (r"[A-Za-z0-9_.~-]+\.json", _is_state_file, False),
         (r"[A-Za-z0-9_.~-]+\.lock", _is_lock_file, False),
         (r"[A-Za-z0-9_.~-]+\.json\.\d+\.tmp", None, False),
+    ],
+    # each project's relevance floors (agentctx_store.calibration, the warm service): the keyword
+    # folder first, so it is empty (and removed) before its parent is tried
+    "calibration/keyword": [
+        (rf"{_PROJECT}\.json", None, False),
+        (rf"\.{_PROJECT}\.json\.[A-Za-z0-9_]+", None, False),
+    ],
+    "calibration": [
+        (rf"{_PROJECT}\.json", None, False),
+        (rf"\.{_PROJECT}\.json\.[A-Za-z0-9_]+", None, False),
     ],
     "locks": [(r"extract-[A-Za-z0-9_.-]+\.lock", None, False)],
     "open-sessions": [(r"[A-Za-z0-9_.-]+\.json", None, False), (r"[A-Za-z0-9_.-]+\.json\.\d+\.tmp", None, False)],
