@@ -16,6 +16,8 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 SUPERUSER = "agentctx_admin"
@@ -125,3 +127,16 @@ def start_cluster() -> Cluster:
                 cluster.destroy()
                 raise
             time.sleep(0.2)
+
+
+@contextmanager
+def cluster_with_logins(roles: Mapping[str, str]) -> Iterator[Cluster]:
+    """A started cluster with a login for each role (name: password), destroyed after: a test
+    module's `cluster` fixture."""
+    started = start_cluster()
+    try:
+        for role, password in roles.items():
+            started.create_login(role, password)
+        yield started
+    finally:
+        started.destroy()

@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from pg_cluster import Cluster, free_port, pg_bin, start_cluster
+from pg_cluster import Cluster, cluster_with_logins, free_port, pg_bin
 from remote_rig import AGENTCTX, Machine
 from test_remote_sync import ROLES, Remote, machine
 
@@ -39,13 +39,8 @@ BATCH = "200"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    started = start_cluster()
-    try:
-        for role, password in ROLES.items():
-            started.create_login(role, password)
+    with cluster_with_logins(ROLES) as started:
         yield started
-    finally:
-        started.destroy()
 
 
 @pytest.fixture

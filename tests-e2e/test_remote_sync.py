@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from pg_cluster import SUPERUSER, SUPERUSER_PASSWORD, Cluster, pg_bin, start_cluster
+from pg_cluster import SUPERUSER, SUPERUSER_PASSWORD, Cluster, cluster_with_logins, pg_bin
 from remote_rig import Machine
 
 pytestmark = pytest.mark.skipif(pg_bin() is None, reason="needs Debian's postgresql (.ci/run installs it)")
@@ -31,13 +31,8 @@ _databases = itertools.count()
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    started = start_cluster()
-    try:
-        for role, password in ROLES.items():
-            started.create_login(role, password)
+    with cluster_with_logins(ROLES) as started:
         yield started
-    finally:
-        started.destroy()
 
 
 class Remote:
