@@ -322,7 +322,7 @@ class Calibrated:
 # How `calibrations` may measure: production; the calibration before the project's own
 # vocabulary prompts and the lift (the 40 fixed prompts, thresholds their quantiles); or
 # production with each project's calibrated keyword floor deciding the hybrid's keyword pass.
-CALIBRATION_MODES = ("production", "generic prompts, no lift", "calibrated keyword floor in the hybrid")
+CALIBRATION_MODES = ("production", "no lift", "calibrated keyword floor in the hybrid")
 
 
 def calibrations(prepared: Prepared, embedder: Any, mode: str = CALIBRATION_MODES[0]) -> Calibrated:
@@ -332,15 +332,14 @@ def calibrations(prepared: Prepared, embedder: Any, mode: str = CALIBRATION_MODE
 
     from agentctx_embed.hybrid import calibrate
 
-    references = importlib.import_module("agentctx_store.calibration")
     hybrid = importlib.import_module("agentctx_embed.hybrid")
-    saved = references.VOCABULARY_TEMPLATES, hybrid.REFERENCE_ANSWER_RATE
+    saved = hybrid.REFERENCE_ANSWER_RATE
     if mode == CALIBRATION_MODES[1]:
-        references.VOCABULARY_TEMPLATES, hybrid.REFERENCE_ANSWER_RATE = (), 1.0
+        hybrid.REFERENCE_ANSWER_RATE = 1.0
     try:
         return _calibrations(prepared, embedder, calibrate, keyword=mode == CALIBRATION_MODES[2])
     finally:
-        references.VOCABULARY_TEMPLATES, hybrid.REFERENCE_ANSWER_RATE = saved
+        hybrid.REFERENCE_ANSWER_RATE = saved
 
 
 def _calibrations(prepared: Prepared, embedder: Any, calibrate: Any, *, keyword: bool) -> Calibrated:

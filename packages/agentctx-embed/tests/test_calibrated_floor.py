@@ -128,7 +128,7 @@ def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, st
     saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
     assert saved["model"] == warm.embedder.name and saved["records"] == len(TOPICS)
     texts = reference_texts(store, project, PROMPT_TYPES)
-    assert len(texts) > len(CALIBRATION_PROMPTS)  # the project's own vocabulary prompts too
+    assert texts == list(CALIBRATION_PROMPTS)  # the keyword path's reference texts too: one rule
     assert saved["prompts"] == len(texts) == len(saved["reference_z"])
     assert saved["reference_z"] == sorted(saved["reference_z"])
     median = quantile(saved["reference_z"], 0.5)

@@ -88,8 +88,8 @@ class HybridFloor:
 DEFAULT_FLOOR = HybridFloor()
 
 # The reference texts every project is measured against (`agentctx_store.calibration`: fixed
-# developer prompts no project answers, and questions made of the project's own common words);
-# the keyword path's floor is calibrated on the same texts by the same rule.
+# developer prompts no project answers); the keyword path's floor is calibrated on the same texts
+# by the same rule.
 CALIBRATION_PROMPTS = REFERENCE_PROMPTS
 
 # Which quantile of the reference prompts' best z each z threshold of the floor becomes

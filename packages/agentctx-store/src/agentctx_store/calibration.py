@@ -2,8 +2,7 @@
 
 "Is anything here relevant enough to inject?" is decided against what the project's own records
 give text that is about none of them: the reference texts (`reference_texts`), the fixed
-developer prompts of `REFERENCE_PROMPTS` and prompts made from the project's own vocabulary
-(`vocabulary_prompts`). The warm path (`agentctx_embed.hybrid.calibrate`) measures how far their
+developer prompts of `REFERENCE_PROMPTS`. The warm path (`agentctx_embed.hybrid.calibrate`) measures how far their
 best cosine stands out (z) with the model in use; the keyword path (`calibrate_keyword`, here)
 measures the keyword floor each one would clear (`keyword_level`, in rare-term matches). Each
 path's threshold is a quantile of its own measurements, by one rule (`quantile`).
@@ -75,37 +74,10 @@ REFERENCE_PROMPTS = (
     "what's the square root of 144?",
 )
 
-# Prompts about the project that none of its records answers are nearer its records than
-# chatter is: they use the project's everyday words around a subject it never recorded. So the
-# reference texts also hold one question per template made of the project's own common words
-# (`vocabulary_prompts`): each template's `{}` takes two words that many of the project's
-# records use (none of them a word that singles one record out), around a subject named by the
-# template itself. The templates are developer questions, written once, not drawn from any eval set.
-VOCABULARY_TEMPLATES = (
-    "what's the dress code for {} {} at the conference?",
-    "which coffee machine should the {} {} team order?",
-    "how do we archive the {} {} photos from the offsite?",
-    "did anyone book a room for the {} {} workshop?",
-    "where are the {} {} holiday photos kept?",
-    "is there a parking policy for {} {} visitors?",
-    "how should {} {} handle daylight saving time?",
-    "what font do we use for {} {} in the slides?",
-    "who approves {} {} for the marketing website?",
-    "can the {} {} run on a Raspberry Pi?",
-    "what's the budget for {} {} hardware this quarter?",
-    "do we have a style guide for {} {} emails to customers?",
-    "how are {} {} handled during the office move?",
-    "should {} {} support right-to-left languages?",
-    "what's the naming scheme for {} {} in the spreadsheet export?",
-    "which payment provider does {} {} go through?",
-    "how do we onboard interns to {} {}?",
-    "is {} {} covered by the accessibility audit of the kiosk?",
-    "what colour should the {} {} stickers be?",
-    "when is the {} {} retrospective scheduled?",
-)
-# A word is "common" to a project when at least this share of its current records uses it, and
-# at least two do; the most common ones are taken first.
-COMMON_SHARE = 0.05
+# Prompts made of the project's own common words around a subject it never recorded were tried
+# as reference texts too (docs/retrieval.md, "The calibrated floor"): once each project's words
+# were weighed over its own records they gained nothing on either path, and with a small store
+# they silenced real answers found by meaning, so the reference texts are the fixed prompts.
 MIN_RECORDS = 20  # below this a project has no background to measure (`relevance_gate`'s tiny store)
 
 # The keyword floor (rare-term matches) is the `KEYWORD_LEVEL` quantile of the reference texts'
@@ -127,41 +99,10 @@ def quantile(values: Sequence[float], level: float) -> float:
     return values[low] + (values[high] - values[low]) * (position - low)
 
 
-def common_words(store: Store, project: Project, types: Sequence[str] | None = None) -> list[str]:
-    """The project's everyday words: searchable words (`retrieval.query_terms`) used by at least
-    `COMMON_SHARE` of its current records (and two of them), most used first (ties by the word)."""
-    from agentctx_store.retrieval import query_terms
-    from agentctx_store.rows import record_filters
-
-    clauses, params = record_filters([project.project_id], types, include_superseded=False, exclude_ids=())
-    rows = store.conn.execute(f"SELECT title, body FROM records WHERE {' AND '.join(clauses)}", params).fetchall()
-    counts: dict[str, int] = {}
-    for row in rows:
-        for word in set(query_terms(f"{row['title']} {row['body']}")):
-            if word.isalpha() and len(word) > 2:
-                counts[word] = counts.get(word, 0) + 1
-    least = max(2, math.ceil(COMMON_SHARE * len(rows)))
-    return [word for word, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if count >= least]
-
-
-def vocabulary_prompts(store: Store, project: Project, types: Sequence[str] | None = None) -> list[str]:
-    """`VOCABULARY_TEMPLATES` filled with pairs of the project's common words (`common_words`),
-    paired so that no pair repeats: none when the project has fewer than two common words."""
-    words = common_words(store, project, types)
-    if len(words) < 2:
-        return []
-    prompts: list[str] = []
-    half = max(1, len(words) // 2)
-    for index, template in enumerate(VOCABULARY_TEMPLATES):
-        first = words[index % half]
-        second = words[half + (index * 7) % (len(words) - half)]
-        prompts.append(template.format(first, second))
-    return prompts
-
-
 def reference_texts(store: Store, project: Project, types: Sequence[str] | None = None) -> list[str]:
-    """What both paths measure a project against: `REFERENCE_PROMPTS` and `vocabulary_prompts`."""
-    return [*REFERENCE_PROMPTS, *vocabulary_prompts(store, project, types)]
+    """What both paths measure a project against: `REFERENCE_PROMPTS`, the same for every project
+    (what differs is what the project's records make of them)."""
+    return [*REFERENCE_PROMPTS]
 
 
 def keyword_level(store: Store, project: Project, text: str, *, types: Sequence[str] | None = None) -> float:
@@ -226,13 +167,15 @@ def calibrate_keyword(
     texts = reference_texts(store, project, types)
     levels = sorted(keyword_level(store, project, text, types=types) for text in texts)
     records = visible_records(store, project, types)
-    indexed = int(store.conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    from agentctx_store.retrieval import visible_rows
+    from agentctx_store.rows import visible_namespaces
+
+    indexed = visible_rows(store.conn, visible_namespaces(project))  # what BM25 weighs words over
     return {
         "records": records,
         "indexed_records": indexed,
         "at": at,
         "prompts": len(texts),
-        "vocabulary_prompts": len(texts) - len(REFERENCE_PROMPTS),
         "level": KEYWORD_LEVEL,
         "reference_levels": [round(value, 3) if math.isfinite(value) else None for value in levels],
         "floor": round(keyword_floor(levels, records), 3),

@@ -131,7 +131,7 @@ def floor_section(store: Store, project: Project) -> StatusSection:
     lines = [
         f"keyword: {floor} rare-term matches = BM25 {keyword['gate']} "
         f"({visible} records visible here, {indexed} indexed; calibrated on {measured.get('prompts')} reference "
-        f"prompts, {measured.get('vocabulary_prompts')} of them from the project's words; constant {RELEVANCE_FLOOR})"
+        f"prompts; constant {RELEVANCE_FLOOR})"
     ]
     if calibration is None:
         lines.append("warm path: not calibrated yet (the search service measures a project at its first prompt)")
