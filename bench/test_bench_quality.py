@@ -26,6 +26,7 @@ constants of `agentctx_store.retrieval` in-process and restores them after each 
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,7 +118,9 @@ ADDED_STOPWORDS = frozenset(_ADDED_WORDS.split())
 def raw_bm25_floor(threshold: float) -> Callable[..., list[Any]]:
     """The floor before the retrieval work: each hit's raw BM25 must reach a constant."""
 
-    def apply(conn: Any, scored: list[Any], floor: float, *, like: bool, terms: Any, forms: Any = None) -> list[Any]:
+    def apply(
+        conn: Any, scored: list[Any], floor: float, *, like: bool, terms: Any, forms: Any = None, namespaces: Any = None
+    ) -> list[Any]:
         return [item for item in scored if item[1] >= threshold]
 
     return apply
@@ -303,7 +306,10 @@ def test_keyword_neighbours(benchmark, eval_set, bench_mode, tmp_path) -> None:
     for index in (0, 1):
         for name, alone in figures["alone"][index].items():
             for metric, value in alone.items():
-                assert abs(figures["shared"][index][name][metric] - value) <= 0.02, (name, metric, index)
+                shared_value = figures["shared"][index][name][metric]
+                if math.isnan(value) and math.isnan(shared_value):
+                    continue  # no query of that kind in a short sample (--benchmark-disable)
+                assert abs(shared_value - value) <= 0.02, (name, metric, index)
 
 
 CALIBRATION_LEVELS = (0.75, 0.8, 0.85, 0.9, 0.95)  # `agentctx_store.calibration.KEYWORD_LEVEL` candidates
