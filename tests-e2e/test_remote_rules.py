@@ -205,3 +205,30 @@ def test_the_log_is_compacted_behind_every_remote_and_a_remote_added_later_gets_
     synced(desk)
     assert desk.current() == laptop.current()
     assert desk.current()[cache] == "Version 3."
+
+
+def test_a_project_granted_after_the_cursor_passed_its_log_is_fetched_from_its_start(
+    remote: Remote, tmp_path: Path
+) -> None:
+    """The pull cursor is one position over every project the role could read. Bob syncs his
+    global records while the shop project is not yet granted to him, so his cursor passes the
+    shop's first operations; once an admin grants it, his next sync fetches them (nothing lost)."""
+    laptop = machine(remote, tmp_path, "laptop", "alice")
+    remote.sql("REVOKE shop_team FROM bob")  # roles are the cluster's: an earlier test may have granted it
+    desk = machine(remote, tmp_path, "desk", "bob", grant=False)
+    desk.run("remote", "share", "team", "--global")
+    early = laptop.add("Use uv for environments", "We use uv, never pip directly.")
+    laptop.run("remote", "sync")
+    mine = desk.add("Short answers", "Bob wants short answers.", scope="global")
+    first = json.loads(desk.run("remote", "sync", "--json").stdout)[0]
+    assert first["pushed"] == 1 and early not in desk.current()
+    assert remote.count(f"record_id = '{mine}'") == 1  # the cursor is past alice's operation now
+
+    remote.grant("bob", desk.project.project_id)
+    later = laptop.add("Postgres 15 in CI", "CI runs PostgreSQL 15 from Debian.")
+    laptop.run("remote", "sync")
+    desk.run("remote", "sync")
+    current = desk.current()
+    assert early in current and later in current
+    again = json.loads(desk.run("remote", "sync", "--json").stdout)[0]
+    assert again["pulled"] == 0 and again["fetched"] == 0  # caught up once, not on every sync

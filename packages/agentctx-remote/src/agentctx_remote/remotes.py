@@ -8,9 +8,11 @@ A URL is kept without its password: libpq reads that from `PGPASSFILE` (default 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -41,6 +43,8 @@ class Remote:
     backfill_rule: ShareRule | None = None  # what already went both ways before the rule widened
     push_backfill_seq: int = 0
     pull_backfill_seq: int = 0
+    # the projects `pulled_seq` has gone through (None: not known, a remote from before m013)
+    pulled_projects: tuple[str, ...] | None = None
 
 
 def check_url(url: str) -> str:
@@ -174,7 +178,28 @@ def _remote(values: sqlite3.Row) -> Remote:
         backfill_rule=ShareRule.from_json(values["backfill_rule"]) if values["backfill_rule"] else None,
         push_backfill_seq=values["push_backfill_seq"],
         pull_backfill_seq=values["pull_backfill_seq"],
+        pulled_projects=_projects(values["pulled_projects"]),
     )
+
+
+def _projects(text: str | None) -> tuple[str, ...] | None:
+    """`pulled_projects` as kept: a JSON list of strings; anything else is not known (None)."""
+    if text is None:
+        return None
+    try:
+        value: object = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, list):
+        return None
+    items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
+    return tuple(item for item in items if isinstance(item, str)) if all(isinstance(i, str) for i in items) else None
+
+
+def pulled_through(store: Store, name: str, projects: Sequence[str]) -> None:
+    """The pull cursor of `name` has now gone through `projects` (`Remote.pulled_projects`)."""
+    with store.transaction() as conn:
+        conn.execute("UPDATE remotes SET pulled_projects = ? WHERE name = ?", (json.dumps(sorted(set(projects))), name))
 
 
 def record_success(store: Store, name: str) -> None:

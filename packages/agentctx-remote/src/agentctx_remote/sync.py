@@ -389,26 +389,34 @@ def _pull(
     until = remote.pull_backfill_seq if remote.backfill_rule else 0
     owed = (until, done.namespaces(), list(done.types), list(done.confidences))
 
-    def fetch(after: int) -> _Pulled | None:
+    def fetch(after: int, among: list[str], upto: int) -> _Pulled | None:
         with server.deadline(conn, timeout, remote.name, "pulling"):
-            rows = conn.execute(_pull_query(len(projects)), _pull_params(projects, after, batch, owed)).fetchall()
+            rows = conn.execute(_pull_query(len(among)), _pull_params(among, after, upto, batch, owed)).fetchall()
             conn.rollback()  # nothing to keep open between batches
         if not rows:
             return None
         report.fetched += len(rows)
         return _prepare(store, remote, allowed, checker, rows)
 
+    # a project readable now that the cursor did not go through (granted since, or a rule
+    # that named it before the role could read it): its log from the start up to the cursor
+    # first ("Grants that change"); a remote from before `pulled_projects` trusts its cursor
+    through = set(projects if remote.pulled_projects is None else remote.pulled_projects)
+    newly = [project for project in projects if project not in through]
+    passes = [(newly, cursor), (projects, _LAST_SEQ)] if newly and cursor > 0 else [(projects, _LAST_SEQ)]
     with texts.Checker() as checker:
-        pulled = fetch(cursor)
-        while pulled is not None:
-            checked = pulled.checked(checker)
-            # the next batch is fetched and its texts checked by the workers while this one is
-            # written; batches are still written in order, each with its cursor
-            following = fetch(pulled.cursor)
-            _write_batch(store, remote, allowed, pulled, checked, report)
-            if after_batch is not None:
-                after_batch("pull")
-            pulled = following
+        for among, upto in passes:
+            pulled = fetch(0 if upto != _LAST_SEQ else cursor, among, upto)
+            while pulled is not None:
+                checked = pulled.checked(checker)
+                # the next batch is fetched and its texts checked by the workers while this one is
+                # written; batches are still written in order, each with its cursor
+                following = fetch(pulled.cursor, among, upto)
+                _write_batch(store, remote, allowed, pulled, checked, report)
+                if after_batch is not None:
+                    after_batch("pull")
+                pulled = following
+    remotes.pulled_through(store, remote.name, projects)
 
 
 @dataclass(kw_only=True)
@@ -471,7 +479,8 @@ def _write_batch(
             elif outcome == "refused":
                 report.refused += 1
         local.execute("DELETE FROM record_ops_applying")
-        local.execute("UPDATE remotes SET pulled_seq = ? WHERE name = ?", (pulled.cursor, remote.name))
+        # max: a catch-up pass for a newly readable project runs below the cursor
+        local.execute("UPDATE remotes SET pulled_seq = max(pulled_seq, ?) WHERE name = ?", (pulled.cursor, remote.name))
 
 
 def _as_logged(op: Op, state: dict[str, Any] | None, checked: texts.Texts | None) -> Op:
@@ -494,16 +503,19 @@ def _pull_query(projects: int) -> bytes:
     Below the position a widened rule left off (`owed`: that position and the rule before it),
     only what the rule before it did not accept."""
     branch = """(SELECT seq, op_id, project, record_id, kind, parent, state::text, made_at FROM agentctx.ops
-                 WHERE project = %s AND seq > %s AND (seq > %s OR NOT (project = ANY(%s)
+                 WHERE project = %s AND seq > %s AND seq <= %s AND (seq > %s OR NOT (project = ANY(%s)
                      AND state->>'type' = ANY(%s) AND state->>'confidence' = ANY(%s)))
                  ORDER BY seq LIMIT %s)"""
     return f"SELECT * FROM ({' UNION ALL '.join([branch] * projects)}) AS batch ORDER BY seq LIMIT %s".encode()
 
 
 def _pull_params(
-    namespaces: Sequence[str], cursor: int, batch: int, owed: tuple[int, list[str], list[str], list[str]]
+    namespaces: Sequence[str], cursor: int, upto: int, batch: int, owed: tuple[int, list[str], list[str], list[str]]
 ) -> list[object]:
-    return [*(value for project in namespaces for value in (project, cursor, *owed, batch)), batch]
+    return [*(value for project in namespaces for value in (project, cursor, upto, *owed, batch)), batch]
+
+
+_LAST_SEQ = 2**62  # no upper bound: the server's sequence is a bigint
 
 
 def _ops_by_id(conn: sqlite3.Connection, columns: str, op_ids: Sequence[str]) -> list[sqlite3.Row]:

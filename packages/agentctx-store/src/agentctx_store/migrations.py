@@ -490,3 +490,16 @@ def m012_remote_positions(conn: sqlite3.Connection, fts5: bool) -> None:
             UPDATE record_ops_marks SET shared_upto = max(shared_upto, new.pushed_seq);
         END"""
     )
+
+
+@migration
+def m013_remote_pulled_projects(conn: sqlite3.Connection, fts5: bool) -> None:
+    """The projects a remote's pull cursor has covered (docs/remote.md, "Grants that change").
+
+    `pulled_seq` is one position across every project the role could read; a project granted
+    later has operations below it that were never fetched. `pulled_projects` (JSON list) says
+    which projects the cursor went through, so a sync fetches a newly readable project's log from
+    the start up to the cursor first. NULL (a remote from before this column): the rule's
+    projects as they are at its next sync.
+    """
+    conn.execute("ALTER TABLE remotes ADD COLUMN pulled_projects TEXT")
