@@ -257,7 +257,7 @@ def test_remote_team_scale(benchmark, cluster: Cluster, tmp_path: Path) -> None:
     the (project, seq) index."""
     from agentctx_remote import init_schema
     from agentctx_remote.server import MEMBER_ROLE, connect
-    from agentctx_remote.sync import _pull_params, _pull_query
+    from agentctx_remote.sync import _LAST_SEQ, _pull_params, _pull_query
 
     total = _scale()
     cluster.create_database("team")
@@ -285,7 +285,9 @@ def test_remote_team_scale(benchmark, cluster: Cluster, tmp_path: Path) -> None:
     explain = connect(url, name="team")  # as the member: row-level security on, as in a sync
     try:
         for name, chosen in (("one project", granted[:1]), ("5 projects", granted)):
-            plan = explain.execute(b"EXPLAIN " + _pull_query(len(chosen)), _pull_params(chosen, 0, 5000)).fetchall()
+            plan = explain.execute(
+                b"EXPLAIN " + _pull_query(len(chosen)), _pull_params(chosen, 0, _LAST_SEQ, 5000, (0, [], [], []))
+            ).fetchall()
             plans[name] = "\n".join(str(row[0]) for row in plan)
             assert "ops_project_seq" in plans[name], plans[name]
     finally:
