@@ -14,6 +14,7 @@ from agentctx_store.retrieval import (
     RELEVANCE_FLOOR,
     SMALL_STORE_CAP,
     TINY_STORE_RECORDS,
+    bm25_idf,
     fts_query,
     query_terms,
     rare_term_idf,
@@ -113,6 +114,25 @@ def test_a_title_match_ranks_above_the_same_word_in_a_body(store: Store, project
     title = add("CDN purge on deploy", "Responses are cached; invalidation happens on deploy via a hook.")
     hits = search(store, project, "cdn purge", floor=None).hits
     assert [hit.record.record_id for hit in hits] == [title.record_id, body_only.record_id]
+
+
+def test_a_word_most_of_the_project_holds_still_tells_records_apart(
+    store: Store, project: Project, add: AddRecord
+) -> None:
+    """A project's own common words ("ledger" in half of a ledger service's records) are how a
+    developer names the part they mean. FTS5's IDF drops a word held by half the rows to nothing,
+    which ranked the shorter record below first on "retention" alone; search's IDF (`bm25_idf`)
+    still counts it."""
+    add("Invoice retention", "Invoices are kept seven years in cold storage.")
+    ledger = add("Ledger retention", "Entries are kept for seven years in cold storage.")
+    for index in range(20):
+        add(f"Ledger note {index}", f"The ledger service handles case {index} through its queue.")
+        add(f"Queue note {index}", f"The billing service handles case {index} through its queue.")
+    hits = search(store, project, "ledger retention period", floor=None).hits
+    assert hits[0].record.record_id == ledger.record_id
+    assert hits[0].relevance > 1.1 * hits[1].relevance
+    assert bm25_idf(42, 21) > 0.5  # a word in half the rows still counts
+    assert bm25_idf(42, 1) == pytest.approx(rare_term_idf(42))
 
 
 def test_pinned_and_explicit_records_rank_above_equal_inferred_ones(

@@ -9,6 +9,7 @@ records, which every project sees.
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -180,9 +181,10 @@ COMPOUNDS = [
 
 
 def test_rescoring_equals_fts5_bm25_where_both_apply(store: Store, project: Project, monkeypatch) -> None:
-    """In a store holding only the project, FTS5's own scores are the visible ones; scoring the
-    candidates again (`visible_bm25`, forced here) must give the same hits and scores, compound
-    forms (joins and two-word splits) and Porter's suffix rules included."""
+    """In a store holding only the project, FTS5's own scores are over the visible rows; scoring
+    the candidates again (`visible_bm25`) with FTS5's IDF must give the same hits and scores,
+    compound forms (joins and two-word splits) and Porter's suffix rules included: the counting
+    is FTS5's."""
     import agentctx_store.retrieval as retrieval
 
     for title, body in [*OURS, *COMPOUNDS]:
@@ -194,16 +196,25 @@ def test_rescoring_equals_fts5_bm25_where_both_apply(store: Store, project: Proj
         "how do we setup the database",
         "where do configuration flags and relational data live",
     ]
+    real = retrieval.visible_bm25
+
+    def unscored(conn, candidates, forms, namespaces, stats=None, idf_of=None):
+        return [(record, relevance) for _, record, relevance in candidates]
+
+    def with_fts5_idf(conn, candidates, forms, namespaces, stats=None, idf_of=None):
+        return real(conn, candidates, forms, namespaces, stats, fts5_idf)
+
+    monkeypatch.setattr(retrieval, "visible_bm25", unscored)
     plain = [search(store, project, prompt, floor=None).hits for prompt in prompts]
-    real = retrieval.namespace_statistics
-
-    def with_a_neighbour(conn, namespaces):
-        stats = real(conn, namespaces)
-        return retrieval.NamespaceStatistics(rows=stats.rows, tokens=stats.tokens, store_rows=stats.rows + 1)
-
-    monkeypatch.setattr(retrieval, "namespace_statistics", with_a_neighbour)
+    monkeypatch.setattr(retrieval, "visible_bm25", with_fts5_idf)
     rescored = [search(store, project, prompt, floor=None).hits for prompt in prompts]
     assert sum(len(hits) for hits in plain) > len(prompts)
     for before, after in zip(plain, rescored, strict=True):
         assert [hit.record.record_id for hit in after] == [hit.record.record_id for hit in before]
         assert [hit.relevance for hit in after] == pytest.approx([hit.relevance for hit in before], rel=1e-9)
+
+
+def fts5_idf(rows: int, holding: int) -> float:
+    """FTS5's own IDF (fts5_aux.c): no 1 inside the log, never below a token 1e-6."""
+    value = math.log((rows - holding + 0.5) / (holding + 0.5))
+    return value if value > 0 else 1e-6

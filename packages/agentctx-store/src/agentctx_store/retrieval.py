@@ -5,8 +5,9 @@ docs/retrieval.md):
   1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped; their
      compound forms (`compound_forms`: "type check" also as "typecheck", "precommit" also as the
      phrase "pre commit") so the ways developers write one word meet;
-  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows, its words
-     weighed over those rows alone (`visible_bm25`), whatever other projects the store holds;
+  2. FTS5 BM25, title weighted over body, only this project's and `_global` rows; the best
+     candidates scored again with words weighed over those rows alone (`visible_bm25`),
+     whatever other projects the store holds, and an IDF that never drops a word to zero;
   3. superseded matches hand their relevance to the current head of their chain;
   4. a floor decided per query on the best match (rare-term units, short-query and
      two-distinct-words rules), then a tail cut;
@@ -31,7 +32,7 @@ from agentctx_store.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime
     from typing import Any
 
@@ -285,11 +286,13 @@ def search(
     # Superseded rows are read too (never returned): they lead to their current heads.
     filters, params = _filters(namespaces, types, True, exclude_ids)
     degraded: str | None = None
+    stats: NamespaceStatistics | None = None
     try:
         if store.has_fts:
             match = fts_query(forms, namespaces)
             found = _fts_candidates(store.conn, match, filters, params)
-            scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces)
+            stats = namespace_statistics(store.conn, namespaces)
+            scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces, stats)
         else:
             degraded = "like-search"
             scored = _like_candidates(store.conn, terms, filters, params)
@@ -307,6 +310,7 @@ def search(
                 terms=terms,
                 forms=forms,
                 namespaces=namespaces,
+                stats=stats,
             )
         except sqlite3.Error:
             return _pinned_only(store, namespaces, limit)
@@ -373,22 +377,32 @@ def _head_id(conn: sqlite3.Connection, record: Record) -> str | None:
 
 
 def rare_term_idf(record_count: int) -> float:
-    """BM25's IDF, exactly as FTS5 computes it, of a term found in one of `record_count` rows.
+    """Search's IDF (`bm25_idf`) of a term found in one of `record_count` rows: the unit the
+    relevance floor is counted in.
 
     0.0 for a store of one or two records, where no term can be told apart from another.
     """
-    return max(0.0, math.log((record_count - 1 + 0.5) / (1 + 0.5)))
+    return bm25_idf(record_count, 1) if record_count > 2 else 0.0
 
 
-def relevance_gate(conn: sqlite3.Connection, floor: float, namespaces: Sequence[str] | None = None) -> float:
+def relevance_gate(
+    conn: sqlite3.Connection,
+    floor: float,
+    namespaces: Sequence[str] | None = None,
+    *,
+    stats: NamespaceStatistics | None = None,
+) -> float:
     """The BM25 relevance the best hit must reach: `floor` rare-term matches for the size of what
     the query can return (the rows of `namespaces`; without them, of the whole store).
 
     Search weighs words over the visible namespaces' rows (`visible_bm25`: all projects' rows
     that may be returned, superseded included), so the scale of its scores grows with the log of
     their number; a raw constant would silence a new store and let noise through in a big one.
+
+    Args:
+        stats: the namespaces' statistics, when the caller has read them (`search` has).
     """
-    count = visible_rows(conn, namespaces)
+    count = (stats if stats is not None else namespace_statistics(conn, namespaces)).rows
     if count < TINY_STORE_RECORDS:
         return 0.0
     scale = min(rare_term_idf(max(count, REFERENCE_RECORDS)), SMALL_STORE_CAP * rare_term_idf(count))
@@ -404,6 +418,7 @@ def apply_relevance_floor(
     terms: Sequence[str],
     forms: Sequence[str] | None = None,
     namespaces: Sequence[str] | None = None,
+    stats: NamespaceStatistics | None = None,
 ) -> list[tuple[Record, float]]:
     """The keyword floor on one query's matches: nothing when the best match is weak (below the
     store's `relevance_gate`, or sharing too few distinct words with a longer query); otherwise
@@ -419,19 +434,31 @@ def apply_relevance_floor(
             default `terms`.
         namespaces: what the query could return (`rows.visible_namespaces`): the gate is for
             their size (`relevance_gate`); default the whole store.
+        stats: their statistics, when the caller has read them.
     """
     if like:
         return [item for item in scored if item[1] >= _like_floor(terms)]
     top, best = max(scored, key=lambda item: item[1])
-    gate = relevance_gate(conn, floor, namespaces)
+    gate = relevance_gate(conn, floor, namespaces, stats=stats)
     short = len(terms) <= SHORT_QUERY_TERMS
     if short:
         gate *= SHORT_QUERY_FLOOR_SHARE
     if best < gate:
         return []
-    if not short and _distinct_terms(conn, top, terms if forms is None else forms) < MIN_DISTINCT_TERMS:
+    if one_word_match(conn, top, terms, forms):
         return []
     return [item for item in scored if item[1] >= TAIL_RATIO * best]
+
+
+def one_word_match(
+    conn: sqlite3.Connection, record: Record, terms: Sequence[str], forms: Sequence[str] | None = None
+) -> bool:
+    """Whether a prompt of more than `SHORT_QUERY_TERMS` searchable words shares fewer than
+    `MIN_DISTINCT_TERMS` of them (or their `forms`) with `record` (or a record it superseded):
+    the two-distinct-words rule, which makes such a match no evidence on either path."""
+    if len(terms) <= SHORT_QUERY_TERMS:
+        return False
+    return _distinct_terms(conn, record, terms if forms is None else forms) < MIN_DISTINCT_TERMS
 
 
 def _distinct_terms(conn: sqlite3.Connection, record: Record, terms: Sequence[str]) -> int:
@@ -538,9 +565,9 @@ def visible_rows(conn: sqlite3.Connection, namespaces: Sequence[str] | None) -> 
     return namespace_statistics(conn, namespaces).rows
 
 
-# With other projects in the store, only FTS5's best this many candidates are scored again over
-# the visible namespaces (`visible_bm25`; at least the search's `limit`): the rest never reach
-# a prompt, and each costs a highlight and a count per word it holds.
+# Only FTS5's best this many candidates are scored again over the visible namespaces
+# (`visible_bm25`; at least the search's `limit`): the rest never reach a prompt, and each costs
+# a count per word it holds.
 RESCORED = 20
 # FTS5's BM25 constants (fts5_aux.c), which `visible_bm25` repeats.
 BM25_K1 = 1.2
@@ -552,20 +579,29 @@ def visible_bm25(
     candidates: list[tuple[int, Record, float]],
     forms: Sequence[str],
     namespaces: Sequence[str],
+    stats: NamespaceStatistics | None = None,
+    idf_of: Callable[[int, int], float] | None = None,
 ) -> list[tuple[Record, float]]:
-    """The candidates' BM25 over the rows the query can return, not over every project.
+    """The candidates' BM25 over the rows the query can return, not over every project, with
+    search's IDF (`bm25_idf`).
 
     FTS5's `bm25()` takes its statistics (row count, mean row length, how many rows hold each
     form) from the whole index, so a project's scores and ranks would move whenever another
-    project is added to the data dir. When the visible namespaces are the whole index its scores
-    are already those and are kept. Otherwise each candidate is scored again with FTS5's formula
-    and the visible namespaces' statistics: how often each form occurs in its title and body
-    (counted here, words stemmed as FTS5 stems them: `porter.stem`), its length from the
-    index's `docsize`, the row count and tokens from `fts_namespaces`, and one count per form
-    found over the visible rows (`MATCH … AND ns: …`).
+    project is added to the data dir; and its IDF drops a word held by half the rows or more to
+    nothing. Each candidate is scored again with FTS5's formula, `bm25_idf` and the visible
+    namespaces' statistics: how often each form occurs in its title and body (counted here,
+    words stemmed as FTS5 stems them: `porter.stem`), its length from the index's `docsize`,
+    the row count and tokens from `fts_namespaces`, and one count per form found over the
+    visible rows (`MATCH … AND ns: …`).
+
+    Args:
+        stats: the namespaces' statistics, when the caller has read them.
+        idf_of: the IDF of a form held by so many of so many rows; default `bm25_idf` (tests
+            pass FTS5's own to check the counting against `bm25()`).
     """
-    stats = namespace_statistics(conn, namespaces)
-    if not candidates or stats.rows >= stats.store_rows or stats.rows <= 0 or stats.tokens <= 0:
+    if stats is None:
+        stats = namespace_statistics(conn, namespaces)
+    if not candidates or stats.rows <= 0 or stats.tokens <= 0:
         return [(record, relevance) for _, record, relevance in candidates]
     rowids = [rowid for rowid, _, _ in candidates]
     sizes = dict(
@@ -582,7 +618,8 @@ def visible_bm25(
         values = conn.execute(f"SELECT {counted}", [fts_query([forms[i]], namespaces) for i in present]).fetchone()
         holding = dict(zip(present, (int(value) for value in values), strict=True))
     mean_length = stats.tokens / stats.rows
-    idf = {form: bm25_idf(stats.rows, count) for form, count in holding.items()}
+    idf_of = bm25_idf if idf_of is None else idf_of
+    idf = {form: idf_of(stats.rows, count) for form, count in holding.items()}
     rescored: list[tuple[Record, float]] = []
     for (rowid, record, _), counts in zip(candidates, frequencies, strict=True):
         norm = BM25_K1 * (1 - BM25_B + BM25_B * _varint_sum(sizes.get(rowid, b"")) / mean_length)
@@ -595,10 +632,13 @@ def visible_bm25(
 
 
 def bm25_idf(rows: int, holding: int) -> float:
-    """FTS5's IDF of a form `holding` of `rows` rows hold (fts5_aux.c): never below a token 1e-6,
-    so a word in most rows still counts."""
-    value = math.log((rows - holding + 0.5) / (holding + 0.5))
-    return value if value > 0 else 1e-6
+    """Search's IDF of a form `holding` of `rows` rows hold: `ln(1 + (rows − holding + 0.5) /
+    (holding + 0.5))`, BM25's with one added inside the log (as Lucene has it), so a word that
+    half a project's records hold still counts a little, where FTS5's own (the same without the
+    1, floored at a token 1e-6) drops it: in a project of 40 records its own name, its platform,
+    its main framework are such words, and a prompt's best record is often told apart by them
+    (docs/retrieval.md, "Weighing words in a small project")."""
+    return math.log(1 + (rows - holding + 0.5) / (holding + 0.5))
 
 
 def _varint_sum(blob: bytes) -> int:
