@@ -44,6 +44,7 @@ from agentctx_store.retrieval import (
     TAIL_RATIO,
     SearchHit,
     apply_relevance_floor,
+    one_word_match,
     relevance_gate,
     search,
 )
@@ -353,8 +354,19 @@ def candidates(
     gate = relevance_gate(store.conn, RELEVANCE_FLOOR, namespaces)  # the keyword scores' own scale
     if len(keyword.terms) <= SHORT_QUERY_TERMS:
         gate *= SHORT_QUERY_FLOOR_SHARE
+
+    def evidence(record_id: str) -> float:
+        """A record's keyword relevance as evidence: none where it shares only one word with a
+        longer prompt (the keyword path's two-distinct-words rule, `one_word_match`)."""
+        relevance = relevance_of.get(record_id, 0.0)
+        if relevance <= 0:
+            return 0.0
+        record = next(hit.record for hit in keyword.hits if hit.record.record_id == record_id)
+        return 0.0 if one_word_match(store.conn, record, keyword.terms, keyword.forms) else relevance
+
+    best_evidence = evidence(max(relevance_of, key=lambda record_id: relevance_of[record_id])) if relevance_of else 0.0
     # a tiny store applies no gate (search.TINY_STORE_RECORDS): its keyword pass stands as is
-    share = best_relevance / gate if gate > 0 else (math.inf if best_relevance > 0 else 0.0)
+    share = best_evidence / gate if gate > 0 else (math.inf if best_evidence > 0 else 0.0)
     keyword_pass = False
     if floor_check and keyword.hits:  # the keyword path's own floor, on the same matches
         scored = [(hit.record, hit.relevance) for hit in keyword.hits]
@@ -384,7 +396,7 @@ def candidates(
     order = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     if order:
         top = order[0][0]
-        top_relevance = relevance_of.get(top, 0.0)
+        top_relevance = evidence(top)
         result.top_share = top_relevance / gate if gate > 0 else (math.inf if top_relevance > 0 else 0.0)
         result.top_z = _z(cosine_of[top], cosines, pool) if top in cosine_of else 0.0
     return Candidates(
