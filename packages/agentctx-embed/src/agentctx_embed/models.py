@@ -23,7 +23,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,15 +42,6 @@ BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 # not try again for this long. `agentctx models download` always tries.
 RETRY_DOWNLOAD_AFTER_S = 6 * 3600
 FAILED_MARKER = ".download-failed.json"
-# Small batches of texts of similar length: padding to the longest text of a batch is what
-# costs (bench/README.md#embedding-batches).
-BATCH_SIZE = 16
-# … and about this much text per batch: a batch's activations grow with its size times its
-# longest text, so long records go a few at a time, faster and with a far lower peak than fixed
-# batches (bench/README.md#embedding-batches). A text counts at most TRUNCATED_CHARS: a model
-# reads no more of it than ~512 tokens.
-BATCH_CHARS = 4096
-TRUNCATED_CHARS = 2048
 DOWNLOAD_HOST = "huggingface.co"  # where fastembed's models come from
 
 
@@ -96,9 +87,17 @@ def choose_model(settings: dict[str, Any]) -> ModelChoice:
 
 
 class Embedder:
-    """One loaded model: unit-length float32 vectors for passages and queries."""
+    """One loaded model: unit-length float32 vectors for passages and queries.
 
-    batch_size = BATCH_SIZE  # passages per inference (the warm service uses fewer: memory)
+    Every text is its own inference, so its vector depends on the text and the model alone. In a
+    batch it would not: quantised models (the shipped all-MiniLM-L6-v2 int8, made by onnxruntime's
+    `quantize_dynamic`) quantise each layer's activations with one scale for the whole batch
+    tensor, so a passage's vector moved with whatever it was embedded beside (cosine 0.99 to
+    itself alone, enough to move a prompt's `z` by 0.3), and a project's vectors, calibration and
+    answers with the other projects' records consolidation or the service embedded alongside
+    (issue 31; docs/retrieval.md, "Neighbours"). One at a time is also the lowest peak memory,
+    and on one thread the fastest (bench/README.md#embedding-batches).
+    """
 
     def __init__(self, model: Any, name: str, dims: int) -> None:
         self.model = model
@@ -108,31 +107,14 @@ class Embedder:
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
         vectors = np.empty((len(texts), self.dims), dtype=np.float32)
-        for batch in batches(order, texts, self.batch_size):
-            chunk = [texts[index] for index in batch]
-            vectors[batch] = np.asarray(list(self.model.embed(chunk, batch_size=len(chunk))), dtype=np.float32)
+        for index, text in enumerate(texts):  # one inference per text: see the class
+            vectors[index] = np.asarray(list(self.model.embed([text], batch_size=1))[0], dtype=np.float32)
         return _unit(vectors)
 
     def query(self, text: str) -> np.ndarray:
         prefix = BGE_QUERY_PREFIX if "bge-" in self.name.lower() and "-en" in self.name.lower() else ""
         return self.passages([prefix + text])[0]
-
-
-def batches(order: Sequence[int], texts: Sequence[str], most: int) -> Iterator[list[int]]:
-    """`order` (indexes of `texts`, shortest text first) cut into batches of at most `most`
-    texts and, beyond the first text, about BATCH_CHARS of text counted at the longest one's
-    length (each text at most TRUNCATED_CHARS)."""
-    batch: list[int] = []
-    for index in order:
-        size = min(len(texts[index]), TRUNCATED_CHARS)
-        if batch and (len(batch) >= most or (len(batch) + 1) * size > BATCH_CHARS):
-            yield batch
-            batch = []
-        batch.append(index)
-    if batch:
-        yield batch
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

@@ -62,7 +62,6 @@ LISTEN_BACKLOG = 1024  # connections the kernel queues (capped by its somaxconn)
 HANDOVER_RETRY_S = 5.0  # how often a non-hosting MCP server tries to take over
 MODEL_RETRY_S = 300.0  # after a failed model load
 EMBED_CHUNK = 32
-SERVICE_BATCH = 1  # passages per inference in the service (docs/adr/0008-warm-search-service.md#memory)
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
 INLINE_EMBED_MAX = 16
 PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
@@ -809,11 +808,9 @@ def load_model() -> Embedder:
     # compete with SQLite for the cores, and no memory arena, so the RSS stays bounded after a
     # batch of long passages (docs/adr/0008-warm-search-service.md#memory)
     bound_heap()  # before the model's first allocations
-    embedder = load(choose_model(settings), allow_download=False, threads=1, lean=True)
-    # without the arena a batch's activations are freed after it, but resident while it runs;
-    # on one thread, one passage at a time is also the fastest (bench/README.md#embedding-batches)
-    embedder.batch_size = SERVICE_BATCH
-    return embedder
+    # without the arena each passage's activations are freed after it (every passage is its own
+    # inference: `Embedder`)
+    return load(choose_model(settings), allow_download=False, threads=1, lean=True)
 
 
 # -- hosting -------------------------------------------------------------------------------
