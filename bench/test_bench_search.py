@@ -8,6 +8,8 @@ project holds half of the records (the worst case for one project; see `_corpus.
 from __future__ import annotations
 
 import itertools
+import statistics
+import time
 
 import _corpus
 import pytest
@@ -49,6 +51,43 @@ def test_search(benchmark, bench_store, bench_mode, size: int, prompt_class: str
     )
     if prompt_class == "nothing":  # prompts about nothing in the store: the floor must keep them empty
         assert sum(1 for count in hits if count) <= max(1, len(hits) // 10), "the floor let chatter through"
+
+
+@size_param
+def test_search_short_form(benchmark, bench_store, bench_mode, size: int) -> None:
+    """A prompt holding a short form such as `e2e` (docs/retrieval.md, "The pipeline" step 1: it
+    is spelled out from the rows about the prompt's other words, one more ranked query) against
+    the same prompt without it, interleaved in one run (each round times both):
+    `extra_info["ratio"]`."""
+    site = bench_store(size)
+    plain = site.prompts["topic"][:40]
+    short = [f"{prompt} and the e2e tests" for prompt in plain]
+    pairs = itertools.cycle(zip(short, plain, strict=True))
+    benchmark.group = f"search {SIZE_IDS[size]}"
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    with site.open() as store:
+        for prompt in [*short[:5], *plain[:5]]:
+            search(store, site.project, prompt)
+
+        def one(prompt: str, other: str) -> None:
+            for key, text in (("without", other), ("with", prompt)):
+                started = time.perf_counter()
+                search(store, site.project, text)
+                times[key].append(time.perf_counter() - started)
+
+        benchmark.pedantic(
+            one,
+            setup=lambda: (next(pairs), {}),
+            rounds=bench_mode.scale(SEARCH_ROUNDS, 1),
+            warmup_rounds=bench_mode.scale(5, 0),
+        )
+    with_ms, without_ms = (statistics.median(times[key]) * 1000 for key in ("with", "without"))
+    benchmark.extra_info.update(
+        records=size,
+        with_median_ms=round(with_ms, 2),
+        without_median_ms=round(without_ms, 2),
+        ratio=round(with_ms / without_ms, 2),
+    )
 
 
 @size_param

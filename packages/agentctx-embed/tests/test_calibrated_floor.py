@@ -121,6 +121,21 @@ def test_an_unrelated_store_injects_nothing_on_either_path(
     assert "Use PostgreSQL 16" in str(reply["text"])
 
 
+def test_numerals_standing_for_words_meet_on_the_warm_path_too(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    """The hybrid ranking takes its keyword side from `search()`, so `e2e` finds "end-to-end"
+    and "kubernetes" finds `k8s` there too, whatever the model makes of the short forms (the tiny
+    model gives them unrelated vectors)."""
+    seed(store, project)
+    add(store, project, "convention", "End-to-end suite needs a browser", "Playwright drives Chromium on staging.")
+    add(store, project, "convention", "K8s manifests live in deploy/", "Helm charts, one values file per environment.")
+    warm.sync_all()
+    assert "End-to-end suite needs a browser" in str(warm_prompt(warm, project, "is the e2e suite flaky?")["text"])
+    reply = warm_prompt(warm, project, "where are the kubernetes manifests stored?")
+    assert "K8s manifests live in deploy/" in str(reply["text"])
+
+
 def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, store: Store, project: Project) -> None:
     seed(store, project)
     warm.sync_all()

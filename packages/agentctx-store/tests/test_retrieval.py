@@ -19,6 +19,7 @@ from agentctx_store.retrieval import (
     query_terms,
     rare_term_idf,
     relevance_gate,
+    words,
 )
 
 AddRecord = Callable[..., Record]  # the `add` fixture of conftest.py
@@ -297,3 +298,141 @@ def test_compound_forms_are_a_rule_about_writing_not_synonyms(store: Store, proj
     assert len(long) <= MAX_COMPOUND_FORMS
     store.add(project, NewRecord(type="convention", title="Quoting", body="a b c d"))
     assert search(store, project, '"a" b-c NEAR(d*) x"y').hits == []  # FTS syntax stays text in every form
+
+
+# -- developer vocabulary: numerals standing for words (issue 31, item 7) ----------------------
+# Each record shares one word with its prompt besides the numeral form, so without the rule the
+# two-distinct-words rule returns nothing: every case fails when `numeral_forms` is switched off.
+
+NUMERAL_CASES = [
+    # the short form in the prompt, the words in the record (spelled out from the store)
+    ("End-to-end suite needs a browser", "Playwright drives Chromium against staging.", "is the e2e suite flaky?"),
+    ("Peer-to-peer sync between laptops", "No relay server; laptops find each other.", "does p2p sync work offline?"),
+    ("Business to business invoices", "Invoices for companies carry a VAT number.", "where are b2b invoices numbered?"),
+    (
+        "Sequence to sequence summaries",
+        "A small transformer writes release notes.",
+        "are seq2seq summaries translated?",
+    ),
+    # the words in the prompt, the short form in the record
+    ("E2E suite needs a browser", "Playwright drives Chromium against staging.", "is the end-to-end suite flaky?"),
+    ("E2E suite needs a browser", "Playwright drives Chromium against staging.", "is the end to end suite flaky?"),
+    (
+        "K8s manifests live in deploy/",
+        "Helm charts, one values file per environment.",
+        "where are kubernetes manifests stored?",
+    ),
+    (
+        "I18n strings live in locales/",
+        "Translators edit the JSON catalogs.",
+        "where do internationalization strings belong?",
+    ),
+    ("A11y checks on the storybook", "axe-core audits every page.", "which accessibility checks are mandatory?"),
+    ("O11y budget per service", "Each service pays for its own spans.", "who sets the observability budget?"),
+]
+
+
+def _with_fillers(store: Store, project: Project, *facts: tuple[str, str]) -> None:
+    for title, body in [*facts, *FILLER]:
+        store.add(project, NewRecord(type="convention", title=title, body=body))
+
+
+@pytest.mark.parametrize(("title", "body", "prompt"), NUMERAL_CASES)
+def test_numerals_standing_for_words_meet_both_ways(
+    store: Store, project: Project, monkeypatch: pytest.MonkeyPatch, title: str, body: str, prompt: str
+) -> None:
+    import agentctx_store.retrieval as retrieval
+
+    _with_fillers(store, project, (title, body))
+    assert _titles(store, project, prompt, limit=3) == [title]
+    monkeypatch.setattr(retrieval, "numeral_forms", lambda sequence, terms: [])
+    assert _titles(store, project, prompt, limit=3) == []  # one shared word: the rule is what answers
+
+
+def test_a_short_form_is_spelled_out_from_records_about_the_rest_of_the_prompt(store: Store, project: Project) -> None:
+    """A phrase such as "easy to extend" fits the pattern of e2e too: it is spelled out only
+    from a record that shares another word of the prompt, then needs the floor and two words."""
+    _with_fillers(
+        store,
+        project,
+        ("End-to-end suite needs a browser", "Playwright drives Chromium against staging."),
+        ("Plugins are easy to extend", "Write a class and register it in the entry points."),
+    )
+    found = search(store, project, "is the e2e suite flaky?")
+    assert "end to end" in found.forms and "easy to extend" not in found.forms
+    assert [hit.record.title for hit in found.hits] == ["End-to-end suite needs a browser"]
+    assert search(store, project, "e2e").forms == ["e2e"]  # no other word to find the phrase by
+    # the pattern itself never reaches FTS5, and a prompt about nothing here gets nothing
+    assert search(store, project, "did the e2e dashboard go green today?").hits == []
+    plugins = search(store, project, "which plugins does the e2e harness load?")
+    assert "easy to extend" in plugins.forms  # spelled out from the plugins record, which shares "plugins"
+    assert all(" to " not in form or form in ("easy to extend", "end to end") for form in plugins.forms)
+
+
+def test_numeral_forms_are_a_rule_about_writing(store: Store, project: Project, tmp_path: Path) -> None:
+    from agentctx_store.retrieval import MAX_NUMERAL_FORMS, numeral_forms
+
+    def forms(text: str) -> list[str]:
+        return numeral_forms(list(words(text.lower())), query_terms(text))
+
+    assert forms("end-to-end, peer to peer, ready for review") == ["e2e", "p2p", "r4r"]
+    assert forms("how to run it, what to do, a way to go") == []  # a stop word on either side
+    assert forms("e2e b2b seq2seq word2vec log4j") == [
+        "e* to e*", "b* to b*", "seq* to seq*", "word* to vec*", "log* for j*"
+    ]  # fmt: skip
+    assert forms("py311 utf8 ipv4 x86 h264 2fa k3s mp4 e2 2e") == []  # numbers that stand for no word
+    assert forms("kubernetes internationalization accessibility observability localization") == [
+        "k8s", "i18n", "a11y", "o11y", "l10n"
+    ]  # fmt: skip
+    assert forms("deploy kube config") == []  # short words have no numeronym
+    assert len(forms(" ".join(f"a{n}2b{n}" for n in range(9)) + " a2b c2d e2f g2h i2j k2l m2n")) == MAX_NUMERAL_FORMS
+    # without FTS5 the pattern is dropped, not matched as text
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        monkeypatch.setenv("AGENTCTX_SIMULATE_NO_FTS5", "1")
+        plain = Store.open(tmp_path / "plain.db")
+        try:
+            plain.add(project, NewRecord(type="convention", title="End-to-end suite", body="Runs nightly."))
+            result = search(plain, project, "is the e2e suite flaky?")
+            assert result.degraded == "like-search" and not any("*" in form for form in result.forms)
+        finally:
+            plain.close()
+    finally:
+        monkeypatch.undo()
+
+
+def test_rescoring_counts_spelled_out_phrases_as_fts5_does(
+    store: Store, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scoring the candidates again over the visible rows (`visible_bm25`, forced here) gives
+    FTS5's own scores for the numeral forms too: three-word phrases where they stand, counted
+    once per run (overlapping runs too), title and body weighted."""
+    import agentctx_store.retrieval as retrieval
+
+    _with_fillers(
+        store,
+        project,
+        ("End-to-end suite needs a browser", "End to end to end: the end-to-end suite drives Chromium."),
+        ("E2E suite on staging", "The e2e suite and the ends to ending suite share fixtures."),
+        ("K8s manifests live in deploy/", "Kubernetes manifests and k8s charts, one per environment."),
+        ("Peer to peer sync", "Peer-to-peer sync between peers; p2p means no relay."),
+    )
+    prompts = [
+        "is the e2e suite flaky?",
+        "is the end-to-end suite flaky?",
+        "where are kubernetes manifests?",
+        "does p2p sync work?",
+    ]
+    plain = [search(store, project, prompt, floor=None) for prompt in prompts]
+    assert "end to end" in plain[0].forms and "peer to peer" in plain[3].forms
+    real = retrieval.namespace_statistics
+
+    def with_a_neighbour(conn, namespaces):
+        stats = real(conn, namespaces)
+        return retrieval.NamespaceStatistics(rows=stats.rows, tokens=stats.tokens, store_rows=stats.rows + 1)
+
+    monkeypatch.setattr(retrieval, "namespace_statistics", with_a_neighbour)
+    for before, prompt in zip(plain, prompts, strict=True):
+        after = search(store, project, prompt, floor=None).hits
+        assert [hit.record.record_id for hit in after] == [hit.record.record_id for hit in before.hits]
+        assert [hit.relevance for hit in after] == pytest.approx([hit.relevance for hit in before.hits], rel=1e-9)

@@ -4,7 +4,9 @@ Pipeline (docs/adr/0005-keyword-retrieval-with-a-floor.md; the why and the measu
 docs/retrieval.md):
   1. plain word terms (any input is safe: FTS syntax never reaches FTS5), chatter dropped; their
      compound forms (`compound_forms`: "type check" also as "typecheck", "precommit" also as the
-     phrase "pre commit") so the ways developers write one word meet;
+     phrase "pre commit"; numerals standing for words, `numeral_forms`: "end to end" also as
+     "e2e", "e2e" as the phrases `spell_out` reads from the store, "kubernetes" as "k8s") so the
+     ways developers write one word meet;
   2. FTS5 BM25, title weighted over body, only this project's and `_global` rows; the best
      candidates scored again with words weighed over those rows alone (`visible_bm25`),
      whatever other projects the store holds, and an IDF that never drops a word to zero;
@@ -46,6 +48,17 @@ COMPOUND_PART_CHARS = 2
 MAX_COMPOUND_FORMS = 24
 # Splits cost FTS5 a phrase each (two lookups and a merge of two position lists): at most this many.
 MAX_SPLIT_FORMS = 12
+# Numerals standing for words (`numeral_forms`): a digit between two words' letters is the short
+# word it sounds like ("e2e", "b2b", "seq2seq", "log4j"); a word of at least NUMERONYM_MIN_CHARS
+# letters is also written as its first letter, the count of the letters between, and its last
+# ("kubernetes" → k8s, "internationalization" → i18n). At most MAX_NUMERAL_FORMS of them.
+NUMERAL_WORDS = {"2": "to", "4": "for"}
+NUMERONYM_MIN_CHARS = 10
+MAX_NUMERAL_FORMS = 6
+# A short form such as "e2e" is spelled out (`spell_out`) from the best SPELL_OUT_ROWS rows that
+# share the prompt's other words: at most SPELLED_PHRASES phrases ("end to end") per short form.
+SPELL_OUT_ROWS = 20
+SPELLED_PHRASES = 3
 CANDIDATES = 60
 # FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
 PRESELECT = 2 * CANDIDATES
@@ -167,8 +180,11 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
     at most `MAX_SPLIT_FORMS` phrases; FTS5 matches a phrase only where
     its words stand side by side, so splits that are not words match nothing and score nothing).
     A pair joins only when its first word is not a stop word ("set up", "log in", not "the
-    failing"). A rule about how words are written, not a list of synonyms. Forms that are
-    already `terms` are left out; at most `MAX_COMPOUND_FORMS`, joins first: a form that matches
+    failing"). Numerals that stand for words come first (`numeral_forms`: "end to end" → `e2e`,
+    "kubernetes" → `k8s`, and `e2e` → the pattern "e* to e*" that `spell_out` turns into the
+    phrases the store writes). A rule about how words are written, not a list of synonyms.
+    Forms that are already `terms` are left out; at most `MAX_COMPOUND_FORMS`, joins first
+    after the numerals (a pattern becomes up to `SPELLED_PHRASES` phrases): a form that matches
     nothing costs FTS5 one lookup of a token it does not hold (cheaper, measured in a fresh
     process, than asking `fts5vocab` which forms exist).
     """
@@ -182,6 +198,9 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
         return len(forms) < MAX_COMPOUND_FORMS
 
     sequence = [word for word in words(text.lower()) if len(word) <= MAX_TERM_CHARS]
+    for form in numeral_forms(sequence, terms):
+        if not add(form):
+            return forms
     for first, second in zip(sequence, sequence[1:], strict=False):
         if first in STOPWORDS or min(len(first), len(second)) < COMPOUND_PART_CHARS:
             continue  # "how do", "the failing", or the `s` of "what's"; "set up" and "log in" join
@@ -197,6 +216,105 @@ def compound_forms(text: str, terms: Sequence[str]) -> list[str]:
             if not add(f"{term[:cut]} {term[cut:]}") or splits >= MAX_SPLIT_FORMS:
                 return forms
     return forms
+
+
+def numeral_forms(sequence: Sequence[str], terms: Sequence[str]) -> list[str]:
+    """The ways developers write words with numerals, for the words of a prompt (`sequence`, in
+    order) and its `terms`; at most `MAX_NUMERAL_FORMS`:
+
+    - a digit standing for the short word it sounds like (`NUMERAL_WORDS`: 2 = "to", 4 = "for")
+      between two words: "end to end" and "end-to-end" are also searched as `e2e`, "peer to
+      peer" as `p2p`, "ready for review" as `r4r` (not when a word is a stop word: "how to");
+    - and back: a term of letters, that digit and letters (`e2e`, `b2b`, `seq2seq`, `log4j`)
+      gives the pattern "e* to e*": words beginning with those letters around the short word,
+      which `spell_out` turns into the phrases the store holds ("end to end", but also "easy to
+      extend", which then needs the floor and the two-distinct-words rule like any form);
+    - a numeronym, the letter count of a long word (at least `NUMERONYM_MIN_CHARS` letters):
+      "kubernetes" is also searched as `k8s`, "internationalization" as `i18n`, "accessibility"
+      as `a11y`. The other way (`k8s` → "kubernetes") has no form: the index holds Porter stems,
+      which keep neither a word's length nor its last letter.
+    """
+    found: list[str] = []
+    for first, middle, last in zip(sequence, sequence[1:], sequence[2:], strict=False):
+        digit = next((digit for digit, word in NUMERAL_WORDS.items() if word == middle), None)
+        if digit is None or first in STOPWORDS or last in STOPWORDS:
+            continue
+        if first.isalpha() and last.isalpha() and first.isascii() and last.isascii():
+            found.append(f"{first[0]}{digit}{last[0]}")
+    for term in terms:
+        pattern = _numeral_pattern(term)
+        if pattern:
+            found.append(pattern)
+        elif len(term) >= NUMERONYM_MIN_CHARS and term.isalpha() and term.isascii():
+            found.append(f"{term[0]}{len(term) - 2}{term[-1]}")
+    return list(dict.fromkeys(found))[:MAX_NUMERAL_FORMS]
+
+
+def _numeral_pattern(term: str) -> str:
+    """`e2e` → "e* to e*", `seq2seq` → "seq* to seq*", `log4j` → "log* for j*"; "" for any term
+    that is not letters, one digit of `NUMERAL_WORDS`, letters."""
+    for index, char in enumerate(term):
+        if char.isdigit():
+            head, tail, word = term[:index], term[index + 1 :], NUMERAL_WORDS.get(char)
+            if word and head.isalpha() and tail.isalpha() and head.isascii() and tail.isascii():
+                return f"{head}* {word} {tail}*"
+            return ""
+    return ""
+
+
+def is_pattern(form: str) -> bool:
+    """A pattern of `numeral_forms` ("e* to e*"), for `spell_out`. No term can be one: `words`
+    keeps letters and digits only."""
+    return "*" in form
+
+
+def spell_out(
+    conn: sqlite3.Connection, terms: Sequence[str], forms: Sequence[str], namespaces: Sequence[str]
+) -> list[str]:
+    """`forms` with each pattern ("e* to e*", `numeral_forms`) replaced by the phrases that match
+    it in the rows of `namespaces` that best match the prompt's other words (`terms` but the
+    short forms; at most `SPELL_OUT_ROWS` rows, holding "to" or "for"): "end to end" when a
+    record about the rest of the prompt says "end-to-end". At most `SPELLED_PHRASES` per
+    pattern, the most frequent first.
+
+    FTS5 could match the pattern itself as a prefix phrase (`"e" * + "to" + "e" *`), but to do so
+    it merges the position lists of every word of the whole index that begins with "e", each time
+    the search asks (docs/retrieval.md: 1.8-4x a search at 1K rows, 3.5-17x at 10K); this costs
+    one ranked query of the prompt's own words, whatever the letter. A prompt with no other word to rank by, or
+    no FTS5, drops the pattern.
+    """
+    patterns = [form.split() for form in forms if is_pattern(form)]
+    plain = [form for form in forms if not is_pattern(form)]
+    others = [term for term in terms if not _numeral_pattern(term)]
+    if not patterns or not others:
+        return plain
+    joining = fts_query(sorted({word for _, word, _ in patterns}))
+    weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"
+    try:
+        rows = conn.execute(
+            f"""SELECT title, body FROM records_fts WHERE records_fts MATCH ?
+                ORDER BY bm25(records_fts, {weights}), rowid LIMIT {SPELL_OUT_ROWS}""",
+            (f"{fts_query(others, namespaces)} AND {{title body}}: ({joining})",),
+        ).fetchall()
+    except sqlite3.Error:
+        return plain
+    runs: dict[tuple[str, ...], dict[str, int]] = {}
+    for title, body in rows:
+        for text in (title, body):
+            tokens = list(words(str(text).lower()))
+            for first, middle, last in zip(tokens, tokens[1:], tokens[2:], strict=False):
+                if first in STOPWORDS or last in STOPWORDS:
+                    continue
+                for head, word, tail in patterns:
+                    if middle == word and first.startswith(head[:-1]) and last.startswith(tail[:-1]):
+                        found = runs.setdefault((head, word, tail), {})
+                        run = f"{first} {word} {last}"
+                        found[run] = found.get(run, 0) + 1
+    spelled: list[str] = []
+    for pattern in patterns:
+        ranked = sorted(runs.get(tuple(pattern), {}).items(), key=lambda item: (-item[1], item[0]))
+        spelled += [run for run, _ in ranked[:SPELLED_PHRASES]]
+    return list(dict.fromkeys([*plain, *spelled]))
 
 
 def words(text: str) -> Iterator[str]:
@@ -280,9 +398,12 @@ def search(
     terms = query_terms(text)
     if not terms:
         return SearchResult(terms=terms)
-    forms = [*terms, *compound_forms(text, terms)]
     moment = time.time() if now is None else now.timestamp()
     namespaces = visible_namespaces(project, scope)
+    forms = [*terms, *compound_forms(text, terms)]
+    forms = (
+        spell_out(store.conn, terms, forms, namespaces) if store.has_fts else [f for f in forms if not is_pattern(f)]
+    )
     # Superseded rows are read too (never returned): they lead to their current heads.
     filters, params = _filters(namespaces, types, True, exclude_ids)
     degraded: str | None = None
@@ -666,7 +787,9 @@ def _stem_head(stem: str) -> str:
 class _FormCounter:
     """How often each of the query's forms occurs in a record, weighted by column, as FTS5 counts
     it for `bm25()`: a word counts for every single-word form it stems the same as, a two-word
-    form (a split such as "pre commit") where its two words stand side by side.
+    form (a split such as "pre commit") where its two words stand side by side, a longer one (a
+    short form spelled out, "end to end") at every run of words that stem as its words do
+    (overlapping runs too, as FTS5 counts a phrase's instances).
 
     Only words that begin like one of the forms' stems (`_stem_head`) are stemmed, so a long body
     costs a split and a set look-up per word.
@@ -676,8 +799,12 @@ class _FormCounter:
         self.single: dict[str, list[int]] = {}
         self.pairs: dict[tuple[str, str], list[int]] = {}
         stems: list[str] = []
+        self.phrases: list[tuple[int, list[str]]] = []
         for index, form in enumerate(forms):
             parts = [porter_stem(part) for part in form.split()]
+            if len(parts) > 2:
+                self.phrases.append((index, parts))
+                continue
             stems += parts
             if len(parts) == 1:
                 self.single.setdefault(parts[0], []).append(index)
@@ -690,6 +817,25 @@ class _FormCounter:
         self.two = frozenset(head for head in self.heads if len(head) == 2)
         self.one = frozenset(head for head in self.heads if len(head) == 1)
         self.cache: dict[str, str] = {}
+        self.any_stem: dict[str, str] = {}
+
+    def _phrase_count(self, tokens: list[str], parts: list[str]) -> int:
+        """How many runs of `tokens` stem as `parts` do. A word's stem keeps its first letter, so
+        only words with the right one are stemmed."""
+        found = 0
+        for start in range(len(tokens) - len(parts) + 1):
+            for offset, part in enumerate(parts):
+                word = tokens[start + offset]
+                if word[:1] != part[:1]:
+                    break
+                current = self.any_stem.get(word)
+                if current is None:
+                    current = self.any_stem[word] = porter_stem(word)
+                if current != part:
+                    break
+            else:
+                found += 1
+        return found
 
     def _stem(self, word: str) -> str:
         known = self.cache.get(word)
@@ -722,6 +868,10 @@ class _FormCounter:
                         for form in self.pairs.get((previous, current), ()):
                             counts[form] = counts.get(form, 0.0) + weight
                 last, previous = index, current
+            for form, parts in self.phrases:
+                found = self._phrase_count(tokens, parts)
+                if found:
+                    counts[form] = counts.get(form, 0.0) + weight * found
         return counts
 
 
