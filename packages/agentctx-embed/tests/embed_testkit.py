@@ -14,6 +14,36 @@ from typing import Any
 
 from agentctx_store import NewRecord, Project, Record, Store, resolve_project
 
+# One project of 25 records on distinct subjects, as a team writes them (the calibration and
+# neighbours tests).
+TOPICS = [
+    ("Use PostgreSQL 16", "All services keep durable state in PostgreSQL 16 behind pgbouncer."),
+    ("Migrations with Alembic", "Schema changes are Alembic revisions, one per pull request."),
+    ("Background jobs on Temporal", "Long work runs as Temporal workflows with retries."),
+    ("Deploy from GitHub Actions", "Merges to main deploy to staging; production is a manual approval."),
+    ("Validate bodies with pydantic", "Request bodies are pydantic models validated at the route boundary."),
+    ("Tests beside the module", "Name test files after the module they test and keep them next to it."),
+    ("Small pull requests", "Keep pull requests under four hundred changed lines."),
+    ("Tenant id in cache keys", "Every cache key includes the tenant id to avoid cross-tenant leaks."),
+    ("Dashboard assets from the package", "Serve the dashboard's static assets from the wheel, never a CDN."),
+    ("Sessions in Redis", "Web sessions live in Redis with a TTL of one day."),
+    ("Structured logging", "Log with structlog; every line carries the request id."),
+    ("Money in cents", "Amounts are integers in minor units; never floats."),
+    ("Feature flags in Unleash", "Read flags through flags.enabled, backed by Unleash."),
+    ("API errors are problem+json", "Error responses follow RFC 7807."),
+    ("Python 3.12 only", "CI runs 3.12; code may use its syntax."),
+    ("Frontend in Vue 3", "The admin UI is Vue 3 with Pinia stores."),
+    ("Emails through SES", "Transactional email goes through Amazon SES with a suppression list."),
+    ("Search with OpenSearch", "Full-text search of orders runs on OpenSearch 2."),
+    ("Secrets in Vault", "Services read secrets from Vault at start; nothing in env files."),
+    ("Time zones in UTC", "Store timestamps in UTC; convert only when rendering."),
+    ("Retries with backoff", "HTTP clients retry idempotent calls three times with jittered backoff."),
+    ("Ruff for lint and format", "ruff check and ruff format run in pre-commit and CI."),
+    ("Type hints everywhere", "pyright runs in strict mode on every package."),
+    ("Containers on distroless", "Images build on distroless python, no shell."),
+    ("Metrics in Prometheus", "Expose /metrics; dashboards live in Grafana."),
+]
+
 # Every word the tests write; words outside it map to the zero [UNK] vector.
 TEST_TEXTS = [
     "decision convention preference discovery bugfix handover profile",

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from agentctx_store import Project, Store, config, consolidate, paths
 from agentctx_store.service_link import PROTOCOL
-from embed_testkit import add, make_project
+from embed_testkit import TOPICS, add, make_project
 
 from agentctx_embed import service
 from agentctx_embed.models import DEFAULT_MODEL, Embedder, choose_model, load
@@ -28,35 +28,8 @@ from agentctx_embed.phase import EmbedPhase
 
 pytestmark = pytest.mark.embed
 
-OURS = [
-    ("Use PostgreSQL 16", "All services keep durable state in PostgreSQL 16 behind pgbouncer."),
-    ("Migrations with Alembic", "Schema changes are Alembic revisions, one per pull request."),
-    ("Background jobs on Temporal", "Long work runs as Temporal workflows with retries."),
-    ("Deploy from GitHub Actions", "Merges to main deploy to staging; production is a manual approval."),
-    ("Validate bodies with pydantic", "Request bodies are pydantic models validated at the route boundary."),
-    ("Tests beside the module", "Name test files after the module they test and keep them next to it."),
-    ("Small pull requests", "Keep pull requests under four hundred changed lines."),
-    ("Tenant id in cache keys", "Every cache key includes the tenant id to avoid cross-tenant leaks."),
-    ("Dashboard assets from the package", "Serve the dashboard's static assets from the wheel, never a CDN."),
-    ("Sessions in Redis", "Web sessions live in Redis with a TTL of one day."),
-    ("Structured logging", "Log with structlog; every line carries the request id."),
-    ("Money in cents", "Amounts are integers in minor units; never floats."),
-    ("Feature flags in Unleash", "Read flags through flags.enabled, backed by Unleash."),
-    ("API errors are problem+json", "Error responses follow RFC 7807."),
-    ("Python 3.12 only", "CI runs 3.12; code may use its syntax."),
-    ("Frontend in Vue 3", "The admin UI is Vue 3 with Pinia stores."),
-    ("Emails through SES", "Transactional email goes through Amazon SES with a suppression list."),
-    ("Search with OpenSearch", "Full-text search of orders runs on OpenSearch 2."),
-    ("Secrets in Vault", "Services read secrets from Vault at start; nothing in env files."),
-    ("Time zones in UTC", "Store timestamps in UTC; convert only when rendering."),
-    ("Retries with backoff", "HTTP clients retry idempotent calls three times with jittered backoff."),
-    ("Ruff for lint and format", "ruff check and ruff format run in pre-commit and CI."),
-    ("Type hints everywhere", "pyright runs in strict mode on every package."),
-    ("Containers on distroless", "Images build on distroless python, no shell."),
-    ("Metrics in Prometheus", "Expose /metrics; dashboards live in Grafana."),
-]
 # The neighbours: other subjects, other lengths, written between our records.
-NEIGHBOURS = {
+NEIGHBTOPICS = {
     "mobile": [
         (
             f"Screen {n}: offline first",
@@ -99,10 +72,10 @@ def shipped(monkeypatch: pytest.MonkeyPatch) -> Embedder:
 def _store(home: Path, ours: Project, others: list[Project], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTCTX_HOME", str(home))
     with Store.open() as store:
-        for number, (title, body) in enumerate(OURS):
+        for number, (title, body) in enumerate(TOPICS):
             add(store, ours, "convention", title, body)
             for other in others:
-                other_title, other_body = NEIGHBOURS[other.name][number]
+                other_title, other_body = NEIGHBTOPICS[other.name][number]
                 add(store, other, "decision", other_title, other_body)
 
 
@@ -138,7 +111,7 @@ def _answers(embedder: Embedder, ours: Project) -> dict[str, Any]:
 @pytest.fixture
 def both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped: Embedder) -> Iterator[tuple[Any, Any]]:
     ours = make_project(tmp_path / "repos", "ours")
-    others = [make_project(tmp_path / "repos", name) for name in NEIGHBOURS]
+    others = [make_project(tmp_path / "repos", name) for name in NEIGHBTOPICS]
     _store(tmp_path / "alone", ours, [], monkeypatch)
     alone = _answers(shipped, ours)
     _store(tmp_path / "shared", ours, others, monkeypatch)
