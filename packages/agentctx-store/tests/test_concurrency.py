@@ -6,10 +6,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentctx_store import Project, Store
+from agentctx_store import NewRecord, Project, Store, search
 
 WRITERS = 8
 RECORDS_EACH = 500
@@ -97,3 +98,37 @@ def test_processes_racing_to_open_a_new_store_migrate_it_once(tmp_path: Path) ->
         assert store.conn.execute("SELECT count(*) FROM records").fetchone()[0] == 6
         store.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('integrity-check')")
         assert [row[1] for row in store.conn.execute("PRAGMA table_info(records_fts)")] == ["title", "body", "ns"]
+
+
+def test_a_search_reads_one_state_while_another_writer_commits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """search() reads the candidates, the visible rows' statistics and the rows holding each
+    word in several queries. A record another process commits between them (here: a second
+    connection, right after the statistics are read) must not mix two states of the store:
+    before, the words' row counts could exceed the rows counted and weigh a word below zero,
+    and a prompt found nothing (the racing-openers test above caught it, 2 runs in 360)."""
+    from agentctx_store import retrieval
+
+    db = tmp_path / "store.db"
+    project = Project(project_id="p-shared", root=str(Path("/tmp/shared")), name="shared")
+    with Store.open(db) as store:
+        for index in range(3):
+            store.add(project, NewRecord(type="decision", title=f"opener {index}", body="raced the migration"))
+        quiet = [(hit.record.record_id, hit.relevance) for hit in search(store, project, "raced migration").hits]
+        assert quiet
+        real = retrieval.namespace_statistics
+        writes = []
+
+        def then_another_writer(conn: Any, namespaces: Any) -> Any:
+            stats = real(conn, namespaces)
+            if not writes:  # once: what another process would commit between two reads
+                with Store.open(db) as other:
+                    for index in range(3):
+                        writes.append(
+                            other.add(project, NewRecord(type="decision", title=f"late {index}", body="raced again"))
+                        )
+            return stats
+
+        monkeypatch.setattr(retrieval, "namespace_statistics", then_another_writer)
+        raced = [(hit.record.record_id, hit.relevance) for hit in search(store, project, "raced migration").hits]
+    assert writes, "the other writer did not run inside the search"
+    assert raced == quiet  # the state the search began with, scored as it was

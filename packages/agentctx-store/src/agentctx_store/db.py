@@ -259,6 +259,28 @@ class Transaction:
             self.conn.execute("ROLLBACK")
 
 
+class Snapshot:
+    """The context manager `snapshot()` returns: one read transaction (`BEGIN`, ended on exit), so
+    a reader's several queries see the store as it was at one moment, not each as it was when it
+    ran, while other processes commit between them. Inside another transaction it joins it."""
+
+    __slots__ = ("conn", "owned")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.owned = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")  # deferred: the first read takes the snapshot, no lock to wait for
+            self.owned = True
+        return self.conn
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.owned and self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")  # it only read
+
+
 class Connected:
     """What the parts of `Store` (`graph.Graph`, `sessions.Sessions`) build on: one connection."""
 
@@ -268,6 +290,10 @@ class Connected:
         """A write transaction: taken at once (`BEGIN IMMEDIATE`), all or nothing. Inside
         another one, it joins the outer transaction."""
         return Transaction(self.conn)
+
+    def snapshot(self) -> Snapshot:
+        """A read transaction: every query inside sees the same state of the store."""
+        return Snapshot(self.conn)
 
     @property
     def has_fts(self) -> bool:

@@ -398,50 +398,56 @@ def search(
     terms = query_terms(text)
     if not terms:
         return SearchResult(terms=terms)
-    moment = time.time() if now is None else now.timestamp()
-    namespaces = visible_namespaces(project, scope)
-    forms = [*terms, *compound_forms(text, terms)]
-    forms = (
-        spell_out(store.conn, terms, forms, namespaces) if store.has_fts else [f for f in forms if not is_pattern(f)]
-    )
-    # Superseded rows are read too (never returned): they lead to their current heads.
-    filters, params = _filters(namespaces, types, True, exclude_ids)
-    degraded: str | None = None
-    stats: NamespaceStatistics | None = None
-    try:
-        if store.has_fts:
-            match = fts_query(forms, namespaces)
-            found = _fts_candidates(store.conn, match, filters, params)
-            stats = namespace_statistics(store.conn, namespaces)
-            scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces, stats)
-        else:
-            degraded = "like-search"
-            scored = _like_candidates(store.conn, terms, filters, params)
-        if not include_superseded:
-            scored = _current_heads(store.conn, scored, namespaces, types, exclude_ids)
-    except sqlite3.Error:
-        return _pinned_only(store, namespaces, limit)
-    if floor is not None and scored:
+    # One snapshot for every read below: the word counts, the row counts and the candidates
+    # must describe the same store, or a record another process writes between two of them
+    # (a count of rows holding a word above the rows counted) can turn a weight negative.
+    with store.snapshot():
+        moment = time.time() if now is None else now.timestamp()
+        namespaces = visible_namespaces(project, scope)
+        forms = [*terms, *compound_forms(text, terms)]
+        forms = (
+            spell_out(store.conn, terms, forms, namespaces)
+            if store.has_fts
+            else [f for f in forms if not is_pattern(f)]
+        )
+        # Superseded rows are read too (never returned): they lead to their current heads.
+        filters, params = _filters(namespaces, types, True, exclude_ids)
+        degraded: str | None = None
+        stats: NamespaceStatistics | None = None
         try:
-            scored = apply_relevance_floor(
-                store.conn,
-                scored,
-                floor,
-                like=degraded is not None,
-                terms=terms,
-                forms=forms,
-                namespaces=namespaces,
-                stats=stats,
-            )
+            if store.has_fts:
+                match = fts_query(forms, namespaces)
+                found = _fts_candidates(store.conn, match, filters, params)
+                stats = namespace_statistics(store.conn, namespaces)
+                scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces, stats)
+            else:
+                degraded = "like-search"
+                scored = _like_candidates(store.conn, terms, filters, params)
+            if not include_superseded:
+                scored = _current_heads(store.conn, scored, namespaces, types, exclude_ids)
         except sqlite3.Error:
             return _pinned_only(store, namespaces, limit)
-    hits = [
-        SearchHit(record=record, relevance=relevance, score=relevance * rerank_factor(record, moment))
-        for record, relevance in scored
-        if include_superseded or record.superseded_at is None
-    ]
-    hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
-    return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms, forms=forms)
+        if floor is not None and scored:
+            try:
+                scored = apply_relevance_floor(
+                    store.conn,
+                    scored,
+                    floor,
+                    like=degraded is not None,
+                    terms=terms,
+                    forms=forms,
+                    namespaces=namespaces,
+                    stats=stats,
+                )
+            except sqlite3.Error:
+                return _pinned_only(store, namespaces, limit)
+        hits = [
+            SearchHit(record=record, relevance=relevance, score=relevance * rerank_factor(record, moment))
+            for record, relevance in scored
+            if include_superseded or record.superseded_at is None
+        ]
+        hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
+        return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms, forms=forms)
 
 
 def _current_heads(
@@ -758,8 +764,9 @@ def bm25_idf(rows: int, holding: int) -> float:
     half a project's records hold still counts a little, where FTS5's own (the same without the
     1, floored at a token 1e-6) drops it: in a project of 40 records its own name, its platform,
     its main framework are such words, and a prompt's best record is often told apart by them
-    (docs/retrieval.md, "Weighing words in a small project")."""
-    return math.log(1 + (rows - holding + 0.5) / (holding + 0.5))
+    (docs/retrieval.md, "Weighing words in a small project"). Never negative, even if `holding`
+    was counted above `rows`."""
+    return math.log(1 + (max(rows - holding, 0) + 0.5) / (holding + 0.5))
 
 
 def _varint_sum(blob: bytes) -> int:
