@@ -261,6 +261,22 @@ class Corpus:
         return " ".join(words)
 
 
+PADDING_PROJECTS, PADDING_RECORDS = 24, 120  # synthetic neighbours of the dev sets, 2,880 records
+
+
+def padding(
+    projects: int = PADDING_PROJECTS, records: int = PADDING_RECORDS, seed: int = 31
+) -> list[tuple[str, NewRecord]]:
+    """Neighbours for a store holding real projects (issue 31: a project's figures must not
+    depend on them): `projects` projects named `padding-<n>`, each with `records` records of
+    developer vocabulary and 40 identifiers of its own; (project name, record) pairs, seeded."""
+    corpus = Corpus(seed)
+    owns = vocabulary(corpus.rng, 40 * projects)
+    return [
+        (f"padding-{index}", corpus.record(owns[index::projects])) for index in range(projects) for _ in range(records)
+    ]
+
+
 @dataclass(kw_only=True)
 class BenchStore:
     """A built store: `home/agentctx.db` (so `AGENTCTX_HOME=home` finds it) and a real project

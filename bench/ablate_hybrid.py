@@ -208,8 +208,10 @@ def prepare(
         prepared.index = build_index(loaded, embedder, text)
         prepared.found = gather(loaded, prepared.index, queries, qvec, now)
         for name in sorted({record["project"] for record in records}):
-            alone = load_into_store([r for r in records if r["project"] == name], scratch / f"alone-{name}.db")
             own = [query for query in queries if query["project"] == name]
+            if not own:  # a neighbour with nothing asked of it (padding) has no figures alone
+                continue
+            alone = load_into_store([r for r in records if r["project"] == name], scratch / f"alone-{name}.db")
             prepared.alone_index.append(build_index(alone, embedder, text))
             prepared.alone.append((alone, own, gather(alone, prepared.alone_index[-1], own, qvec, now)))
     except BaseException:

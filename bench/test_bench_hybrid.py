@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import _corpus
 import _eval
 import ablate_hybrid
 import eval_service
@@ -203,7 +204,22 @@ def test_embedding_text_ablation(
     print(f"\n{set_name} {form}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
 
 
-STORES = ("set alone", "both sets in one store")
+STORES = ("set alone", "both sets and padding in one store")
+
+
+def padding_records() -> list[dict[str, Any]]:
+    """`_corpus.padding()`'s neighbours as eval records (the keyword bench's padding too)."""
+    return [
+        {
+            "id": f"{name}-{number}",
+            "project": name,
+            "type": record.type,
+            "title": record.title,
+            "body": record.body,
+            "valid_from": record.valid_from,
+        }
+        for number, (name, record) in enumerate(_corpus.padding())
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -233,8 +249,8 @@ def test_calibrated_floor(
     """The floor each project calibrates for itself (`hybrid.calibrate`, issue 31) next to the
     constant one: in-sample (production levels) and leave-one-project-out (`_lopo`: the
     calibration levels chosen on the set's other projects, applied to the one left out), in the
-    set's store or one holding both dev sets (`shared`) and with each project alone
-    (`per_project`); the same for the other `ablate_hybrid.CALIBRATION_MODES` (the calibration
+    set's store or one holding both dev sets and `_corpus.padding()`'s 24 projects (`shared`),
+    and with each project alone (`per_project`); the same for the other `ablate_hybrid.CALIBRATION_MODES` (the calibration
     before the project's vocabulary prompts and the lift; the calibrated keyword floor deciding the
     hybrid's keyword pass); plus each project's calibration inputs. The time is calibrating every
     project (the reference texts, in both stores). `model_name`: the shipped MiniLM-L6 int8, or
@@ -247,6 +263,7 @@ def test_calibrated_floor(
         for other in _eval.SETS:
             if other != set_name:
                 records += eval_set(other).records
+        records += padding_records()
     scratch = tmp_path_factory.mktemp(f"calibrated-{set_name}")
     prepared = ablate_hybrid.prepare(records, queries, data.scorer, data.now, minilm, scratch)
     try:

@@ -256,27 +256,17 @@ def held_out_figures(
     return figures(dict.fromkeys(projects, 1.4)), figures(held), held
 
 
-PADDING_PROJECTS, PADDING_RECORDS = 24, 120  # synthetic neighbours (bench/_corpus.py), 2,880 records
-
-
 def test_keyword_neighbours(benchmark, eval_set, bench_mode, tmp_path) -> None:
     """Issue 31: a project's figures do not depend on the other projects in the store. Each dev
     set in its own store (`eval_set`) against one store holding both sets and
-    `PADDING_PROJECTS` synthetic projects of developer vocabulary; keyword path, in-sample and
+    `_corpus.PADDING_PROJECTS` synthetic projects of developer vocabulary; keyword path, in-sample and
     held out (`held_out_figures`), recall@3 and empty precision must agree within 0.02."""
     sets = [eval_set(name) for name in _eval.SETS]
     benchmark.group = "quality held out"
     shared = _eval.load_into_store([record for data in sets for record in data.records], tmp_path / "shared.db")
-    corpus = _corpus.Corpus(31)
-    padding = [
-        (Project(project_id=f"padding-{index}", root=Path("/padding") / str(index), name=f"padding-{index}"), own)
-        for index, own in enumerate(
-            _corpus.vocabulary(corpus.rng, 40 * PADDING_PROJECTS)[i::PADDING_PROJECTS] for i in range(PADDING_PROJECTS)
-        )
-    ]
-    _corpus.bulk_insert(
-        shared.store, [(project, corpus.record(own)) for project, own in padding for _ in range(PADDING_RECORDS)]
-    )
+    padding = _corpus.padding()
+    neighbours = {name: Project(project_id=name, root=Path("/padding") / name, name=name) for name, _record in padding}
+    _corpus.bulk_insert(shared.store, [(neighbours[name], record) for name, record in padding])
 
     def gather() -> dict[str, dict[tuple[str, float], list[dict[str, Any]]]]:
         out: dict[str, dict[tuple[str, float], list[dict[str, Any]]]] = {"alone": {}, "shared": {}}
