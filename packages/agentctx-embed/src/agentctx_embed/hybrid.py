@@ -350,19 +350,23 @@ def candidates(
 
     keyword_order = [hit.record.record_id for hit in keyword.hits]
     relevance_of = {hit.record.record_id: hit.relevance for hit in keyword.hits}
+    record_of = {hit.record.record_id: hit.record for hit in keyword.hits}
     best_relevance = max(relevance_of.values(), default=0.0)
     gate = relevance_gate(store.conn, RELEVANCE_FLOOR, namespaces)  # the keyword scores' own scale
     if len(keyword.terms) <= SHORT_QUERY_TERMS:
         gate *= SHORT_QUERY_FLOOR_SHARE
 
+    judged: dict[str, float] = {}
+
     def evidence(record_id: str) -> float:
         """A record's keyword relevance as evidence: none where it shares only one word with a
-        longer prompt (the keyword path's two-distinct-words rule, `one_word_match`)."""
-        relevance = relevance_of.get(record_id, 0.0)
-        if relevance <= 0:
-            return 0.0
-        record = next(hit.record for hit in keyword.hits if hit.record.record_id == record_id)
-        return 0.0 if one_word_match(store.conn, record, keyword.terms, keyword.forms) else relevance
+        longer prompt (the keyword path's two-distinct-words rule, `one_word_match`). Once per
+        record: the best keyword match is often the fused order's top too."""
+        if record_id not in judged:
+            relevance = relevance_of.get(record_id, 0.0)
+            one_word = relevance > 0 and one_word_match(store.conn, record_of[record_id], keyword.terms, keyword.forms)
+            judged[record_id] = 0.0 if relevance <= 0 or one_word else relevance
+        return judged[record_id]
 
     best_evidence = evidence(max(relevance_of, key=lambda record_id: relevance_of[record_id])) if relevance_of else 0.0
     # a tiny store applies no gate (search.TINY_STORE_RECORDS): its keyword pass stands as is
@@ -406,7 +410,7 @@ def candidates(
         relevance_of=relevance_of,
         best_relevance=best_relevance,
         order=order,
-        records={hit.record.record_id: hit.record for hit in keyword.hits},
+        records=record_of,
         fetch=lambda ids: store.current_records(
             project, [record_id for record_id in ids if record_id not in excluded], scope=scope, types=types
         ),

@@ -404,18 +404,15 @@ def search(
     with store.snapshot():
         moment = time.time() if now is None else now.timestamp()
         namespaces = visible_namespaces(project, scope)
+        fts = store.has_fts  # one look at the schema per search
         forms = [*terms, *compound_forms(text, terms)]
-        forms = (
-            spell_out(store.conn, terms, forms, namespaces)
-            if store.has_fts
-            else [f for f in forms if not is_pattern(f)]
-        )
+        forms = spell_out(store.conn, terms, forms, namespaces) if fts else [f for f in forms if not is_pattern(f)]
         # Superseded rows are read too (never returned): they lead to their current heads.
         filters, params = _filters(namespaces, types, True, exclude_ids)
         degraded: str | None = None
         stats: NamespaceStatistics | None = None
         try:
-            if store.has_fts:
+            if fts:
                 match = fts_query(forms, namespaces)
                 found = _fts_candidates(store.conn, match, filters, params)
                 stats = namespace_statistics(store.conn, namespaces)
@@ -529,7 +526,7 @@ def relevance_gate(
     Args:
         stats: the namespaces' statistics, when the caller has read them (`search` has).
     """
-    count = (stats if stats is not None else namespace_statistics(conn, namespaces)).rows
+    count = stats.rows if stats is not None else visible_rows(conn, namespaces)
     if count < TINY_STORE_RECORDS:
         return 0.0
     scale = min(rare_term_idf(max(count, REFERENCE_RECORDS)), SMALL_STORE_CAP * rare_term_idf(count))
@@ -809,10 +806,10 @@ class _FormCounter:
         self.phrases: list[tuple[int, list[str]]] = []
         for index, form in enumerate(forms):
             parts = [porter_stem(part) for part in form.split()]
+            stems += parts
             if len(parts) > 2:
                 self.phrases.append((index, parts))
                 continue
-            stems += parts
             if len(parts) == 1:
                 self.single.setdefault(parts[0], []).append(index)
             elif len(parts) == 2:
@@ -824,23 +821,13 @@ class _FormCounter:
         self.two = frozenset(head for head in self.heads if len(head) == 2)
         self.one = frozenset(head for head in self.heads if len(head) == 1)
         self.cache: dict[str, str] = {}
-        self.any_stem: dict[str, str] = {}
 
     def _phrase_count(self, tokens: list[str], parts: list[str]) -> int:
-        """How many runs of `tokens` stem as `parts` do. A word's stem keeps its first letter, so
-        only words with the right one are stemmed."""
+        """How many runs of `tokens` stem as `parts` do (`_stem`: the phrases' words are among
+        the forms' stems, so only words that begin like one of them are stemmed)."""
         found = 0
         for start in range(len(tokens) - len(parts) + 1):
-            for offset, part in enumerate(parts):
-                word = tokens[start + offset]
-                if word[:1] != part[:1]:
-                    break
-                current = self.any_stem.get(word)
-                if current is None:
-                    current = self.any_stem[word] = porter_stem(word)
-                if current != part:
-                    break
-            else:
+            if all(self._stem(tokens[start + offset]) == part for offset, part in enumerate(parts)):
                 found += 1
         return found
 
