@@ -53,6 +53,7 @@ MAX_SPLIT_FORMS = 12
 # letters is also written as its first letter, the count of the letters between, and its last
 # ("kubernetes" → k8s, "internationalization" → i18n). At most MAX_NUMERAL_FORMS of them.
 NUMERAL_WORDS = {"2": "to", "4": "for"}
+DIGIT_OF = {word: digit for digit, word in NUMERAL_WORDS.items()}
 NUMERONYM_MIN_CHARS = 10
 MAX_NUMERAL_FORMS = 6
 # A short form such as "e2e" is spelled out (`spell_out`) from the best SPELL_OUT_ROWS rows that
@@ -234,20 +235,22 @@ def numeral_forms(sequence: Sequence[str], terms: Sequence[str]) -> list[str]:
       as `a11y`. The other way (`k8s` → "kubernetes") has no form: the index holds Porter stems,
       which keep neither a word's length nor its last letter.
     """
-    found: list[str] = []
+    found: dict[str, None] = {}  # in order, each once
     for first, middle, last in zip(sequence, sequence[1:], sequence[2:], strict=False):
-        digit = next((digit for digit, word in NUMERAL_WORDS.items() if word == middle), None)
+        digit = DIGIT_OF.get(middle)
         if digit is None or first in STOPWORDS or last in STOPWORDS:
             continue
         if first.isalpha() and last.isalpha() and first.isascii() and last.isascii():
-            found.append(f"{first[0]}{digit}{last[0]}")
+            found[f"{first[0]}{digit}{last[0]}"] = None
+            if len(found) >= MAX_NUMERAL_FORMS:  # a long prompt: no need to read on
+                return list(found)
     for term in terms:
         pattern = _numeral_pattern(term)
         if pattern:
-            found.append(pattern)
+            found[pattern] = None
         elif len(term) >= NUMERONYM_MIN_CHARS and term.isalpha() and term.isascii():
-            found.append(f"{term[0]}{len(term) - 2}{term[-1]}")
-    return list(dict.fromkeys(found))[:MAX_NUMERAL_FORMS]
+            found[f"{term[0]}{len(term) - 2}{term[-1]}"] = None
+    return list(found)[:MAX_NUMERAL_FORMS]
 
 
 def _numeral_pattern(term: str) -> str:
