@@ -118,9 +118,7 @@ ADDED_STOPWORDS = frozenset(_ADDED_WORDS.split())
 def raw_bm25_floor(threshold: float) -> Callable[..., list[Any]]:
     """The floor before the retrieval work: each hit's raw BM25 must reach a constant."""
 
-    def apply(
-        conn: Any, scored: list[Any], floor: float, *, like: bool, terms: Any, forms: Any = None, namespaces: Any = None
-    ) -> list[Any]:
+    def apply(conn: Any, scored: list[Any], floor: float, *, like: bool, terms: Any, **_context: Any) -> list[Any]:
         return [item for item in scored if item[1] >= threshold]
 
     return apply
