@@ -20,7 +20,9 @@ prompts injected into; docs/retrieval.md, "What a prompt injects").
 
 `test_ablation` re-scores the production run with one idea of the pipeline switched off (or
 one setting changed) per row: the "What we tried" table of docs/retrieval.md. It patches
-constants of `agentctx_store.retrieval` in-process and restores them after each row.
+constants of `agentctx_store.retrieval` in-process and restores them after each row;
+`test_every_ablation_row_runs_without_the_dev_sets` runs each row on a small store of
+`_corpus.padding()` records, so a row that no longer fits `search()` fails on a fresh clone too.
 """
 
 from __future__ import annotations
@@ -178,6 +180,41 @@ def test_ablation(benchmark, eval_set, bench_mode, set_name: str, variant: str) 
         queries=len(queries),
         **{key: round(metrics[key], 3) for key in ("recall@3", "MRR@10", "empty_precision")},
     )
+
+
+@pytest.mark.parametrize("variant", list(ABLATIONS))
+def test_every_ablation_row_runs_without_the_dev_sets(tmp_path: Path, variant: str) -> None:
+    """Each row of `test_ablation` patched into a real search on a fresh clone, where the dev
+    sets (and so `test_ablation`) are absent: a stand-in that no longer fits what `search()`
+    calls it with fails here, not only where `../shared` is."""
+    padding = _corpus.padding(projects=2, records=60)
+    records = [
+        {
+            "id": f"{name}-{number}",
+            "project": name,
+            "type": record.type,
+            "title": record.title,
+            "body": record.body,
+            "valid_from": record.valid_from,
+        }
+        for number, (name, record) in enumerate(padding)
+    ]
+    loaded = _eval.load_into_store(records, tmp_path / "small.db")
+    try:
+        queries = [
+            {"qid": f"q{number}", "project": record["project"], "query": f"why {record['title'].lower()}?"}
+            for number, record in enumerate(records[::15])
+        ] + [{"qid": "nothing", "project": records[0]["project"], "query": "which coffee should the team order?"}]
+        changes, floor_on = ABLATIONS[variant]
+        explicit = None if isinstance(floor_on, bool) else float(floor_on)
+        with patched(**changes):
+            rows = _eval.run_queries(
+                loaded, queries, floor_on=bool(floor_on), now=_eval.default_now(records), floor=explicit
+            )
+    finally:
+        loaded.store.close()
+    assert len(rows) == len(queries)
+    assert any(row["ids"] for row in rows), "no query found its own record's title"
 
 
 # -- held out: leave one project out (issue 31) ------------------------------------------------
