@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from agentctx_store import NewRecord, Project, Store, resolve_project
 from agentctx_store.records import normalize_time, validate
@@ -274,6 +275,21 @@ def padding(
     owns = vocabulary(corpus.rng, 40 * projects)
     return [
         (f"padding-{index}", corpus.record(owns[index::projects])) for index in range(projects) for _ in range(records)
+    ]
+
+
+def padding_records(projects: int = PADDING_PROJECTS, records: int = PADDING_RECORDS) -> list[dict[str, Any]]:
+    """`padding()`'s neighbours as eval records (`_eval.load_into_store`)."""
+    return [
+        {
+            "id": f"{name}-{number}",
+            "project": name,
+            "type": record.type,
+            "title": record.title,
+            "body": record.body,
+            "valid_from": record.valid_from,
+        }
+        for number, (name, record) in enumerate(padding(projects, records))
     ]
 
 

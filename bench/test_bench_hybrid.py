@@ -207,21 +207,6 @@ def test_embedding_text_ablation(
 STORES = ("set alone", "both sets and padding in one store")
 
 
-def padding_records() -> list[dict[str, Any]]:
-    """`_corpus.padding()`'s neighbours as eval records (the keyword bench's padding too)."""
-    return [
-        {
-            "id": f"{name}-{number}",
-            "project": name,
-            "type": record.type,
-            "title": record.title,
-            "body": record.body,
-            "valid_from": record.valid_from,
-        }
-        for number, (name, record) in enumerate(_corpus.padding())
-    ]
-
-
 @pytest.fixture(scope="session")
 def second_model() -> Any:
     """paraphrase-MiniLM-L3-v2 (`_second_model`); skips without `AGENTCTX_BENCH_SECOND_MODEL`."""
@@ -263,7 +248,7 @@ def test_calibrated_floor(
         for other in _eval.SETS:
             if other != set_name:
                 records += eval_set(other).records
-        records += padding_records()
+        records += _corpus.padding_records()
     scratch = tmp_path_factory.mktemp(f"calibrated-{set_name}")
     prepared = ablate_hybrid.prepare(records, queries, data.scorer, data.now, minilm, scratch)
     try:

@@ -187,18 +187,7 @@ def test_every_ablation_row_runs_without_the_dev_sets(tmp_path: Path, variant: s
     """Each row of `test_ablation` patched into a real search on a fresh clone, where the dev
     sets (and so `test_ablation`) are absent: a stand-in that no longer fits what `search()`
     calls it with fails here, not only where `../shared` is."""
-    padding = _corpus.padding(projects=2, records=60)
-    records = [
-        {
-            "id": f"{name}-{number}",
-            "project": name,
-            "type": record.type,
-            "title": record.title,
-            "body": record.body,
-            "valid_from": record.valid_from,
-        }
-        for number, (name, record) in enumerate(padding)
-    ]
+    records = _corpus.padding_records(projects=2, records=60)
     loaded = _eval.load_into_store(records, tmp_path / "small.db")
     try:
         queries = [
