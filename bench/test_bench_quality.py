@@ -22,7 +22,7 @@ prompts injected into; docs/retrieval.md, "What a prompt injects").
 one setting changed) per row: the "What we tried" table of docs/retrieval.md. It patches
 constants of `agentctx_store.retrieval` in-process and restores them after each row;
 `test_every_ablation_row_runs_without_the_dev_sets` runs each row on a small store of
-`_corpus.padding()` records, so a row that no longer fits `search()` fails on a fresh clone too.
+`_corpus.padding_records()`, so a row that no longer fits `search()` fails on a fresh clone too.
 """
 
 from __future__ import annotations
@@ -149,6 +149,13 @@ ABLATIONS: dict[str, tuple[dict[str, Any], bool | float]] = {
 }
 
 
+def floor_of(variant: str) -> dict[str, Any]:
+    """`run_queries`' floor arguments for an `ABLATIONS` row: the production floor, none, or the
+    row's explicit one."""
+    floor_on = ABLATIONS[variant][1]
+    return {"floor_on": bool(floor_on), "floor": None if isinstance(floor_on, bool) else float(floor_on)}
+
+
 @contextmanager
 def patched(**values: Any) -> Iterator[None]:
     saved = {name: getattr(search_module, name) for name in values}
@@ -166,14 +173,10 @@ def patched(**values: Any) -> Iterator[None]:
 def test_ablation(benchmark, eval_set, bench_mode, set_name: str, variant: str) -> None:
     data = eval_set(set_name)
     queries = data.queries[: bench_mode.scale(len(data.queries), 20)]  # CI: each row works, cheaply
-    changes, floor_on = ABLATIONS[variant]
-    explicit = None if isinstance(floor_on, bool) else float(floor_on)
     benchmark.group = f"ablation {set_name}"
-    with patched(**changes):
+    with patched(**ABLATIONS[variant][0]):
         rows = benchmark.pedantic(
-            _eval.run_queries,
-            args=(data.loaded, queries),
-            kwargs={"floor_on": bool(floor_on), "now": data.now, "floor": explicit},
+            _eval.run_queries, args=(data.loaded, queries), kwargs={"now": data.now, **floor_of(variant)}
         )
     metrics = data.score(rows, queries=queries)
     benchmark.extra_info.update(
@@ -194,12 +197,8 @@ def test_every_ablation_row_runs_without_the_dev_sets(tmp_path: Path, variant: s
             {"qid": f"q{number}", "project": record["project"], "query": f"why {record['title'].lower()}?"}
             for number, record in enumerate(records[::15])
         ] + [{"qid": "nothing", "project": records[0]["project"], "query": "which coffee should the team order?"}]
-        changes, floor_on = ABLATIONS[variant]
-        explicit = None if isinstance(floor_on, bool) else float(floor_on)
-        with patched(**changes):
-            rows = _eval.run_queries(
-                loaded, queries, floor_on=bool(floor_on), now=_eval.default_now(records), floor=explicit
-            )
+        with patched(**ABLATIONS[variant][0]):
+            rows = _eval.run_queries(loaded, queries, now=_eval.default_now(records), **floor_of(variant))
     finally:
         loaded.store.close()
     assert len(rows) == len(queries)
