@@ -51,7 +51,7 @@ def cached_passages(embedder: Any, texts: list[str]) -> Any:
 
 def build_index(loaded: Any, embedder: Any, text: Any = None) -> Any:
     """The set's current records embedded as `text(record)` makes them (default: production's
-    `agentctx_embed.phase.embedding_text`)."""
+    `agentctx_embed.phase.embedding_text`), or as a `WithTitle` combines two passages."""
     from agentctx_embed.hybrid import VectorIndex
     from agentctx_embed.phase import embedding_text
 
@@ -59,7 +59,10 @@ def build_index(loaded: Any, embedder: Any, text: Any = None) -> Any:
         "SELECT id, project_id, type, title, body, valid_from FROM records WHERE superseded_at IS NULL"
     ).fetchall()
     index = VectorIndex(embedder.dims)
-    vectors = cached_passages(embedder, [(text or embedding_text)(dict(row)) for row in rows])
+    if isinstance(text, WithTitle):
+        vectors = text.vectors(embedder, [dict(row) for row in rows])
+    else:
+        vectors = cached_passages(embedder, [(text or embedding_text)(dict(row)) for row in rows])
     index.put([(row["id"], row["project_id"], row["type"], "") for row in rows], vectors)
     return index
 
@@ -232,11 +235,40 @@ def _plain(record: dict[str, Any]) -> str:
     return f"{record['title']}\n{record['body']}"[:EMBED_CHARS]
 
 
-# What a record's embedded passage is made of (`agentctx_embed.phase.embedding_text`)
-TEXT_FORMS = {
+@dataclasses.dataclass(frozen=True)
+class WithTitle:
+    """A record's vector made of two passages: production's (`embedding_text`) plus `weight` times
+    that of its `[type] title` alone, normalised, so the subject a title names keeps its weight
+    in a long text. `long_only`: only for records whose passage is cut at `EMBED_CHARS` (the others
+    keep production's vector)."""
+
+    weight: float
+    long_only: bool = False
+
+    def vectors(self, embedder: Any, records: list[dict[str, Any]]) -> Any:
+        import numpy as np
+        from agentctx_embed.phase import EMBED_CHARS, embedding_text
+
+        passages = [embedding_text(record) for record in records]
+        full = cached_passages(embedder, passages)
+        titles = cached_passages(embedder, [f"[{record['type']}] {record['title']}" for record in records])
+        if self.long_only:
+            cut = np.array([len(passage) >= EMBED_CHARS for passage in passages], dtype=np.float32)[:, None]
+            titles = titles * cut
+        both = full + self.weight * titles
+        return (both / np.linalg.norm(both, axis=1, keepdims=True)).astype(np.float32)
+
+
+# What a record's embedded passage is made of (`agentctx_embed.phase.embedding_text`), or a
+# `WithTitle` pair of passages
+TEXT_FORMS: dict[str, Any] = {
     "[type] title + body (production)": None,
     "[type] [date] title + body (before)": _with_date,
     "title + body": _plain,
+    "with the title's vector at 0.5": WithTitle(0.5),
+    "with the title's vector at 1.0": WithTitle(1.0),
+    "with the title's vector at 0.5, cut records only": WithTitle(0.5, long_only=True),
+    "with the title's vector at 1.0, cut records only": WithTitle(1.0, long_only=True),
 }
 
 

@@ -15,10 +15,12 @@ scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this fil
   orders are fused (evidence at several vector weights, or reciprocal rank fusion as before):
   recall@3 of the ranking alone and with the floor, and what the hook would inject from it
   (relevant share, mean characters, recall@3 counting title lines), shared and per project.
-- `test_embedding_text_ablation[<set>-<form>]` (group `hybrid embedded text <set>`): what a
+- `test_embedding_text_ablation[<set>-<form>-<model>]` (group `hybrid embedded text <set>`): what a
   record's embedded passage is made of (`ablate_hybrid.TEXT_FORMS`: production's `[type] title`
-  + body, the former one with the record's date, title + body alone), each set embedded again
-  per form: the same figures as the fusion ablation.
+  + body, the former one with the record's date, title + body alone, production's averaged with
+  the title's own vector), each set embedded again per form: the same figures as the fusion
+  ablation, plus each project's calibrated floor in-sample and held out (`*_calibrated`,
+  `*_calibrated_lopo`); the second model only with `AGENTCTX_BENCH_SECOND_MODEL`.
 - `test_hybrid_floor_ablation[<set>-<variant>]` (group `hybrid ablation <set>`): the hybrid
   floor (`agentctx_embed.hybrid.HybridFloor`) with one rule changed per row
   (`ablate_hybrid.variants`; `AGENTCTX_BENCH_HYBRID_GRID=1` adds the parameter sweep), applied to
@@ -179,13 +181,24 @@ def ranking_figures(prepared: Any) -> dict[str, dict[str, float]]:
     }
 
 
+@pytest.mark.parametrize("model_name", ["minilm-l6", "paraphrase-minilm-l3"])
 @pytest.mark.parametrize("form", list(ablate_hybrid.TEXT_FORMS))
 @pytest.mark.parametrize("set_name", _eval.SETS)
 def test_embedding_text_ablation(
-    benchmark, eval_set, minilm, bench_mode, tmp_path_factory, set_name: str, form: str
+    benchmark,
+    eval_set,
+    request: pytest.FixtureRequest,
+    bench_mode,
+    tmp_path_factory,
+    set_name: str,
+    form: str,
+    model_name: str,
 ) -> None:
     """The passage each record is embedded as (`agentctx_embed.phase.embedding_text`), measured
-    by `ranking_figures`. The time is embedding the set and gathering every query's candidates."""
+    by `ranking_figures` (the constant floor), and with each project's calibrated floor in-sample
+    and held out (`ablate_hybrid.score_calibrated`), for the shipped model and the second one
+    (`second_model`). The time is embedding the set and gathering every query's candidates."""
+    embedder = request.getfixturevalue("minilm" if model_name == "minilm-l6" else "second_model")
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
     scratch = tmp_path_factory.mktemp(f"text-{set_name}")
@@ -193,15 +206,19 @@ def test_embedding_text_ablation(
     benchmark.group = f"hybrid embedded text {set_name}"
     prepared = benchmark.pedantic(
         ablate_hybrid.prepare,
-        args=(data.records, queries, data.scorer, data.now, minilm, scratch, text),
+        args=(data.records, queries, data.scorer, data.now, embedder, scratch, text),
         rounds=1,
         iterations=1,
     )
     try:
         benchmark.extra_info.update(ranking_figures(prepared))
+        calibrated = ablate_hybrid.score_calibrated(prepared, ablate_hybrid.calibrations(prepared, embedder))
     finally:
         prepared.close()
-    print(f"\n{set_name} {form}: {benchmark.extra_info['shared']} per project {benchmark.extra_info['per_project']}")
+    for label in ("shared", "per_project"):
+        benchmark.extra_info[f"{label}_calibrated"] = figures(calibrated[label])
+        benchmark.extra_info[f"{label}_calibrated_lopo"] = figures(calibrated[f"{label}_lopo"])
+    print(f"\n{set_name} {form} ({embedder.name}): {benchmark.extra_info}")
 
 
 STORES = ("set alone", "both sets and padding in one store")
