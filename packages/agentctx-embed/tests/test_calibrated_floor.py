@@ -18,7 +18,7 @@ from agentctx_store.prompt_answer import PROMPT_TYPES, Asked, compose, rank
 from embed_testkit import TOPICS, add
 
 from agentctx_embed import hybrid, service
-from agentctx_embed.hybrid import CALIBRATION_PROMPTS, REFERENCE_ANSWER_RATE, Calibration, HybridResult
+from agentctx_embed.hybrid import CALIBRATION_PROMPTS, REFERENCE_ANSWER_RATE, Z_ALONE_MARGIN, Calibration, HybridResult
 from agentctx_embed.models import DEFAULT_MODEL, Embedder, choose_model, load
 from agentctx_embed.tiny import build_tiny_model, words_of
 
@@ -121,7 +121,7 @@ def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, st
     assert saved["reference_z"] == sorted(saved["reference_z"])
     median = quantile(saved["reference_z"], 0.5)
     highest = max(saved["reference_z"])
-    assert saved["thresholds"]["z_alone"] == pytest.approx(highest + 0.25 * (highest - median), abs=1e-2)
+    assert saved["thresholds"]["z_alone"] == pytest.approx(highest + Z_ALONE_MARGIN * (highest - median), abs=1e-2)
     first = saved["at"]
     warm_prompt(warm, project, "which database do we use?")  # same model, same records: measured once
     assert json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))["at"] == first
