@@ -169,7 +169,7 @@ def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> Non
     known = Calibration(model="m", records=100, z=(1.0, 2.0, 3.0), shares=(0.0, 0.0, 1.0))
     assert not known.stale("m", 100) and not known.stale("m", 109)
     assert known.stale("m", 111) and known.stale("m", 89) and known.stale("other", 100)
-    assert known.floor().z_alone == 3.25 and known.floor().weak_keyword_z == 2.0  # 3 + (3 - 2) / 4
+    assert known.floor().z_alone == 3 + Z_ALONE_MARGIN * (3 - 2) and known.floor().weak_keyword_z == 2.0
     small = Calibration(model="m", records=5, z=(0.0,), shares=(0.0,))
     assert small.floor().z_alone == float("inf")  # too few records to tell a z: vectors alone answer nothing
     assert Calibration.from_json(json.loads(json.dumps(known.as_json()))) == known
