@@ -15,7 +15,7 @@ scripts `ablate_hybrid.py` and `eval_service.py`, now helper modules of this fil
   orders are fused (evidence at several vector weights, or reciprocal rank fusion as before):
   recall@3 of the ranking alone and with the floor, and what the hook would inject from it
   (relevant share, mean characters, recall@3 counting title lines), shared and per project.
-- `test_embedding_text_ablation[<set>-<form>-<model>]` (group `hybrid embedded text <set>`): what a
+- `test_embedding_text_ablation[<model>-<set>-<form>]` (group `hybrid embedded text <set>`): what a
   record's embedded passage is made of (`ablate_hybrid.TEXT_FORMS`: production's `[type] title`
   + body, the former one with the record's date, title + body alone, production's averaged with
   the title's own vector), each set embedded again per form: the same figures as the fusion
@@ -181,24 +181,16 @@ def ranking_figures(prepared: Any) -> dict[str, dict[str, float]]:
     }
 
 
-@pytest.mark.parametrize("model_name", ["minilm-l6", "paraphrase-minilm-l3"])
 @pytest.mark.parametrize("form", list(ablate_hybrid.TEXT_FORMS))
 @pytest.mark.parametrize("set_name", _eval.SETS)
 def test_embedding_text_ablation(
-    benchmark,
-    eval_set,
-    request: pytest.FixtureRequest,
-    bench_mode,
-    tmp_path_factory,
-    set_name: str,
-    form: str,
-    model_name: str,
+    benchmark, eval_set, model, bench_mode, tmp_path_factory, set_name: str, form: str
 ) -> None:
     """The passage each record is embedded as (`agentctx_embed.phase.embedding_text`), measured
     by `ranking_figures` (the constant floor), and with each project's calibrated floor in-sample
     and held out (`ablate_hybrid.score_calibrated`), for the shipped model and the second one
-    (`second_model`). The time is embedding the set and gathering every query's candidates."""
-    embedder = request.getfixturevalue("minilm" if model_name == "minilm-l6" else "second_model")
+    (`model`). The time is embedding the set and gathering every query's candidates."""
+    embedder = model
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
     scratch = tmp_path_factory.mktemp(f"text-{set_name}")
@@ -235,18 +227,17 @@ def second_model() -> Any:
     return loaded
 
 
-@pytest.mark.parametrize("model_name", ["minilm-l6", "paraphrase-minilm-l3"])
+@pytest.fixture(params=["minilm-l6", "paraphrase-minilm-l3"])
+def model(request: pytest.FixtureRequest) -> Any:
+    """The shipped MiniLM-L6 int8 (`minilm`), or paraphrase-MiniLM-L3-v2 (`second_model`) with no
+    threshold changed: the two models every figure of the calibrated floor is measured with."""
+    return request.getfixturevalue("minilm" if request.param == "minilm-l6" else "second_model")
+
+
 @pytest.mark.parametrize("store_kind", STORES)
 @pytest.mark.parametrize("set_name", _eval.SETS)
 def test_calibrated_floor(
-    benchmark,
-    eval_set,
-    request: pytest.FixtureRequest,
-    bench_mode,
-    tmp_path_factory,
-    set_name: str,
-    store_kind: str,
-    model_name: str,
+    benchmark, eval_set, model, bench_mode, tmp_path_factory, set_name: str, store_kind: str
 ) -> None:
     """The floor each project calibrates for itself (`hybrid.calibrate`, issue 31) next to the
     constant one: in-sample (production levels) and leave-one-project-out (`_lopo`: the
@@ -255,9 +246,8 @@ def test_calibrated_floor(
     and with each project alone (`per_project`); the same for the other `ablate_hybrid.CALIBRATION_MODES` (the calibration
     before the project's vocabulary prompts and the lift; the calibrated keyword floor deciding the
     hybrid's keyword pass); plus each project's calibration inputs. The time is calibrating every
-    project (the reference texts, in both stores). `model_name`: the shipped MiniLM-L6 int8, or
-    paraphrase-MiniLM-L3-v2 (`_second_model`) with no threshold changed."""
-    minilm = request.getfixturevalue("minilm" if model_name == "minilm-l6" else "second_model")
+    project (the reference texts, in both stores), with each `model`."""
+    minilm = model
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
     records = list(data.records)
