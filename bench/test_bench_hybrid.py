@@ -190,7 +190,6 @@ def test_embedding_text_ablation(
     by `ranking_figures` (the constant floor), and with each project's calibrated floor in-sample
     and held out (`ablate_hybrid.score_calibrated`), for the shipped model and the second one
     (`model`). The time is embedding the set and gathering every query's candidates."""
-    embedder = model
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
     scratch = tmp_path_factory.mktemp(f"text-{set_name}")
@@ -198,19 +197,19 @@ def test_embedding_text_ablation(
     benchmark.group = f"hybrid embedded text {set_name}"
     prepared = benchmark.pedantic(
         ablate_hybrid.prepare,
-        args=(data.records, queries, data.scorer, data.now, embedder, scratch, text),
+        args=(data.records, queries, data.scorer, data.now, model, scratch, text),
         rounds=1,
         iterations=1,
     )
     try:
         benchmark.extra_info.update(ranking_figures(prepared))
-        calibrated = ablate_hybrid.score_calibrated(prepared, ablate_hybrid.calibrations(prepared, embedder))
+        calibrated = ablate_hybrid.score_calibrated(prepared, ablate_hybrid.calibrations(prepared, model))
     finally:
         prepared.close()
     for label in ("shared", "per_project"):
         benchmark.extra_info[f"{label}_calibrated"] = figures(calibrated[label])
         benchmark.extra_info[f"{label}_calibrated_lopo"] = figures(calibrated[f"{label}_lopo"])
-    print(f"\n{set_name} {form} ({embedder.name}): {benchmark.extra_info}")
+    print(f"\n{set_name} {form} ({model.name}): {benchmark.extra_info}")
 
 
 STORES = ("set alone", "both sets and padding in one store")
@@ -247,7 +246,6 @@ def test_calibrated_floor(
     before the project's vocabulary prompts and the lift; the calibrated keyword floor deciding the
     hybrid's keyword pass); plus each project's calibration inputs. The time is calibrating every
     project (the reference texts, in both stores), with each `model`."""
-    minilm = model
     data = eval_set(set_name)
     queries = sample(data.queries, bench_mode.disabled)
     records = list(data.records)
@@ -257,19 +255,19 @@ def test_calibrated_floor(
                 records += eval_set(other).records
         records += _corpus.padding_records()
     scratch = tmp_path_factory.mktemp(f"calibrated-{set_name}")
-    prepared = ablate_hybrid.prepare(records, queries, data.scorer, data.now, minilm, scratch)
+    prepared = ablate_hybrid.prepare(records, queries, data.scorer, data.now, model, scratch)
     try:
         benchmark.group = f"hybrid calibrated floor {set_name}"
-        calibrated = benchmark.pedantic(ablate_hybrid.calibrations, args=(prepared, minilm), rounds=1, iterations=1)
+        calibrated = benchmark.pedantic(ablate_hybrid.calibrations, args=(prepared, model), rounds=1, iterations=1)
         scored = ablate_hybrid.score_calibrated(prepared, calibrated)
         others = {
-            mode: ablate_hybrid.score_calibrated(prepared, ablate_hybrid.calibrations(prepared, minilm, mode))
+            mode: ablate_hybrid.score_calibrated(prepared, ablate_hybrid.calibrations(prepared, model, mode))
             for mode in ablate_hybrid.CALIBRATION_MODES[1:]
         }
         constant = ablate_hybrid.score(prepared, VARIANTS["final"])
     finally:
         prepared.close()
-    info: dict[str, Any] = {"queries": len(queries), "model": minilm.name, "store": store_kind}
+    info: dict[str, Any] = {"queries": len(queries), "model": model.name, "store": store_kind}
     for label in ("shared", "per_project"):
         info[f"{label}_constant"] = figures(constant[label])
         info[f"{label}_calibrated"] = figures(scored[label])
