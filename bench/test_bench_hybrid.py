@@ -79,6 +79,17 @@ def figures(metrics: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def calibrated_figures(scored: dict[str, Any]) -> dict[str, Any]:
+    """`ablate_hybrid.score_calibrated`'s figures, shared store and per project: in-sample
+    (`<label>_calibrated`) and held out (`<label>_calibrated_lopo`, with the levels chosen)."""
+    out: dict[str, Any] = {}
+    for label in ("shared", "per_project"):
+        held = scored[f"{label}_lopo"]
+        out[f"{label}_calibrated"] = figures(scored[label])
+        out[f"{label}_calibrated_lopo"] = figures(held) | {"levels_chosen": held["levels_chosen"]}
+    return out
+
+
 @pytest.mark.parametrize("set_name", _eval.SETS)
 def test_hook_with_service(benchmark, eval_set, minilm, bench_mode, set_name: str) -> None:
     if bench_mode.disabled and set_name != _eval.SETS[0]:
@@ -206,9 +217,7 @@ def test_embedding_text_ablation(
         calibrated = ablate_hybrid.score_calibrated(prepared, ablate_hybrid.calibrations(prepared, model))
     finally:
         prepared.close()
-    for label in ("shared", "per_project"):
-        benchmark.extra_info[f"{label}_calibrated"] = figures(calibrated[label])
-        benchmark.extra_info[f"{label}_calibrated_lopo"] = figures(calibrated[f"{label}_lopo"])
+    benchmark.extra_info.update(calibrated_figures(calibrated))
     print(f"\n{set_name} {form} ({model.name}): {benchmark.extra_info}")
 
 
@@ -268,12 +277,9 @@ def test_calibrated_floor(
     finally:
         prepared.close()
     info: dict[str, Any] = {"queries": len(queries), "model": model.name, "store": store_kind}
+    info |= calibrated_figures(scored)
     for label in ("shared", "per_project"):
         info[f"{label}_constant"] = figures(constant[label])
-        info[f"{label}_calibrated"] = figures(scored[label])
-        info[f"{label}_calibrated_lopo"] = figures(scored[f"{label}_lopo"]) | {
-            "levels_chosen": scored[f"{label}_lopo"]["levels_chosen"]
-        }
         for mode, other in others.items():
             info[f"{label}: {mode}"] = figures(other[label])
             info[f"{label}: {mode}, lopo"] = figures(other[f"{label}_lopo"])
