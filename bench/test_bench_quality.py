@@ -326,6 +326,7 @@ def test_keyword_neighbours(benchmark, eval_set, bench_mode, tmp_path) -> None:
 
 
 CALIBRATION_LEVELS = (0.75, 0.8, 0.85, 0.9, 0.95)  # `agentctx_store.calibration.KEYWORD_LEVEL` candidates
+K1_GRID = (1.2, 1.5, 1.75, 2.0, 2.5)  # `agentctx_store.retrieval.BM25_K1` candidates (1.2 is FTS5's)
 
 
 def test_keyword_floor_calibrated(benchmark, eval_set, bench_mode) -> None:
@@ -334,38 +335,80 @@ def test_keyword_floor_calibrated(benchmark, eval_set, bench_mode) -> None:
     its own store: in-sample (production's level) and held out (the level chosen among
     `CALIBRATION_LEVELS` on the other 11 dev projects, recall@3 + empty precision, applied to
     the one left out; its calibration never sees an eval query). The time is calibrating."""
+    benchmark.group = "quality held out"
+    sets = [eval_set(name) for name in _eval.SETS]
+    found = benchmark.pedantic(calibrated_held_out, args=(sets, bench_mode), rounds=1, iterations=1)
+    del found["cache"]
+    benchmark.extra_info.update(found)
+    print(
+        f"\ncalibrated keyword floor, in-sample: {found['in_sample']}\nheld out: {found['held_out']}"
+        f"\nfloors: {found['floors']}\nlevels: {found['chosen']}"
+    )
+
+
+def test_keyword_bm25_k1_held_out(benchmark, eval_set, bench_mode) -> None:
+    """BM25's k1 in the rescoring (`BM25_K1`), chosen the way acceptance would see it: with the
+    calibrated floor, each dev project's k1 and level chosen together among `K1_GRID` ×
+    `CALIBRATION_LEVELS` on the other 11 (`chosen`), applied to the one left out (`held_out`);
+    next to each k1 alone, held out over the levels (`by_k1`). Each set in its own store."""
+    benchmark.group = "quality held out"
+    sets = [eval_set(name) for name in _eval.SETS]
+    found = benchmark.pedantic(calibrated_held_out, args=(sets, bench_mode, K1_GRID), rounds=1, iterations=1)
+    by_k1 = {k1: calibrated_held_out(sets, bench_mode, (k1,), found["cache"])["held_out"] for k1 in K1_GRID}
+    found["by_k1"] = by_k1
+    del found["cache"]
+    benchmark.extra_info.update(found)
+    print(f"\nk1 and level chosen held out: {found['held_out']}\nchosen: {found['chosen']}")
+    for k1, figures in by_k1.items():
+        print(f"  k1 {k1}, level held out: {figures}")
+
+
+def calibrated_held_out(
+    sets: list[Any], bench_mode: Any, k1_grid: tuple[float, ...] | None = None, cache: dict[Any, Any] | None = None
+) -> dict[str, Any]:
+    """The calibrated keyword floor's figures in-sample (production's k1 and level) and held out:
+    for each project, the (k1, level) pair among `k1_grid` (default: production's k1 alone) ×
+    `CALIBRATION_LEVELS` with the best recall@3 + empty precision on the other 11 projects (ties
+    go to production's), applied to it. `cache` (returned) keeps the calibrations and query rows
+    between calls."""
     from agentctx_store import calibration
 
-    sets = [eval_set(name) for name in _eval.SETS]
-    benchmark.group = "quality held out"
+    production = (search_module.BM25_K1, calibration.KEYWORD_LEVEL)
+    k1_grid = (production[0],) if k1_grid is None else k1_grid
+    cache = {} if cache is None else cache
     types = ("decision", "convention", "preference", "discovery", "bugfix", "profile")
+    projects = sorted({(data.name, query["project"]) for data in sets for query in data.queries})
+    by_name = {data.name: data for data in sets}
 
-    def measure() -> dict[tuple[str, str], tuple[list[float], int]]:
-        out = {}
-        for data in sets:
-            for name in sorted({query["project"] for query in data.queries}):
-                project = data.loaded.projects[name]
-                texts = calibration.reference_texts(data.loaded.store, project, types)
-                levels = sorted(calibration.keyword_level(data.loaded.store, project, t, types=types) for t in texts)
-                out[data.name, name] = (levels, calibration.visible_records(data.loaded.store, project, types))
-        return out
-
-    measured = benchmark.pedantic(measure, rounds=1, iterations=1)
-    cache: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
-
-    def rows(data: Any, name: str, level: float) -> list[dict[str, Any]]:
-        floor = round(calibration.keyword_floor(*measured[data.name, name], level=level), 4)
-        if (data.name, name, floor) not in cache:
-            own = [q for q in data.queries if q["project"] == name][: bench_mode.scale(10_000, 4)]
-            cache[data.name, name, floor] = _eval.run_queries(
-                data.loaded, own, floor_on=True, now=data.now, floor=floor
+    def measured(k1: float, set_name: str, name: str) -> tuple[list[float], int]:
+        if ("calibration", k1, set_name, name) not in cache:
+            loaded = by_name[set_name].loaded
+            project = loaded.projects[name]
+            with patched(BM25_K1=k1):
+                texts = calibration.reference_texts(loaded.store, project, types)
+                levels = sorted(calibration.keyword_level(loaded.store, project, t, types=types) for t in texts)
+            cache["calibration", k1, set_name, name] = (
+                levels,
+                calibration.visible_records(loaded.store, project, types),
             )
-        return cache[data.name, name, floor]
+        return cache["calibration", k1, set_name, name]
 
-    def figures(level_of: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
+    def rows(set_name: str, name: str, choice: tuple[float, float]) -> list[dict[str, Any]]:
+        k1, level = choice
+        floor = round(calibration.keyword_floor(*measured(k1, set_name, name), level=level), 4)
+        if ("rows", k1, set_name, name, floor) not in cache:
+            data = by_name[set_name]
+            own = [q for q in data.queries if q["project"] == name][: bench_mode.scale(10_000, 4)]
+            with patched(BM25_K1=k1):
+                cache["rows", k1, set_name, name, floor] = _eval.run_queries(
+                    data.loaded, own, floor_on=True, now=data.now, floor=floor
+                )
+        return cache["rows", k1, set_name, name, floor]
+
+    def figures(choice_of: dict[tuple[str, str], tuple[float, float]]) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for data in sets:
-            picked = [rows(data, name, level) for (set_name, name), level in level_of.items() if set_name == data.name]
+            picked = [rows(s, name, choice) for (s, name), choice in choice_of.items() if s == data.name]
             result = [row for part in picked for row in part]
             if result:
                 asked = {row["qid"] for row in result}
@@ -373,19 +416,22 @@ def test_keyword_floor_calibrated(benchmark, eval_set, bench_mode) -> None:
                 out[data.name] = {key: round(metrics[key], 3) for key in ("recall@3", "empty_precision")}
         return out
 
-    projects = sorted(measured)
-    held: dict[tuple[str, str], float] = {}
+    choices = [(k1, level) for k1 in k1_grid for level in CALIBRATION_LEVELS]
+    held: dict[tuple[str, str], tuple[float, float]] = {}
     for project in projects:
         others = [p for p in projects if p != project]
 
-        def merit(level: float, others: list[tuple[str, str]] = others) -> float:
-            return sum(v["recall@3"] + v["empty_precision"] for v in figures(dict.fromkeys(others, level)).values())
+        def merit(choice: tuple[float, float], others: list[tuple[str, str]] = others) -> float:
+            return sum(v["recall@3"] + v["empty_precision"] for v in figures(dict.fromkeys(others, choice)).values())
 
-        held[project] = max(
-            CALIBRATION_LEVELS, key=lambda level: (merit(level), -abs(level - calibration.KEYWORD_LEVEL))
-        )
-    in_sample = figures(dict.fromkeys(projects, calibration.KEYWORD_LEVEL))
-    held_out = figures(held)
-    floors = {f"{s}/{p}": round(calibration.keyword_floor(*measured[s, p]), 3) for s, p in projects}
-    benchmark.extra_info.update(in_sample=in_sample, held_out=held_out, floors=floors)
-    print(f"\ncalibrated keyword floor, in-sample: {in_sample}\nheld out: {held_out}\nfloors: {floors}\nlevels: {held}")
+        held[project] = max(choices, key=lambda c: (merit(c), -abs(c[0] - production[0]), -abs(c[1] - production[1])))
+    in_sample = figures(dict.fromkeys(projects, production)) if production[0] in k1_grid else {}
+    return {
+        "in_sample": in_sample,
+        "held_out": figures(held),
+        "floors": {
+            f"{s}/{p}": round(calibration.keyword_floor(*measured(production[0], s, p)), 3) for s, p in projects
+        },
+        "chosen": {f"{s}/{p}": choice for (s, p), choice in held.items()},
+        "cache": cache,
+    }
