@@ -122,6 +122,11 @@ def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, st
     median = quantile(saved["reference_z"], 0.5)
     highest = max(saved["reference_z"])
     assert saved["thresholds"]["z_alone"] == pytest.approx(highest + Z_ALONE_MARGIN * (highest - median), abs=1e-2)
+    # the reference texts' best cosines, and the bound they set on vector evidence alone
+    cosines = saved["reference_cosine"]
+    assert len(cosines) == len(texts) and cosines == sorted(cosines)
+    assert saved["thresholds"]["cosine_alone"] == pytest.approx(hybrid.above_all(cosines), abs=1e-3)
+    assert saved["thresholds"]["cosine_alone"] > max(cosines)
     first = saved["at"]
     warm_prompt(warm, project, "which database do we use?")  # same model, same records: measured once
     assert json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))["at"] == first
@@ -166,13 +171,39 @@ def test_the_keyword_floor_is_measured_again_when_the_store_changes(
 
 
 def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> None:
-    known = Calibration(model="m", records=100, z=(1.0, 2.0, 3.0), shares=(0.0, 0.0, 1.0))
+    known = Calibration(model="m", records=100, z=(1.0, 2.0, 3.0), shares=(0.0, 0.0, 1.0), cosines=(0.1, 0.2, 0.3))
     assert not known.stale("m", 100) and not known.stale("m", 109)
     assert known.stale("m", 111) and known.stale("m", 89) and known.stale("other", 100)
     assert known.floor().z_alone == 3 + Z_ALONE_MARGIN * (3 - 2) and known.floor().weak_keyword_z == 2.0
-    small = Calibration(model="m", records=5, z=(0.0,), shares=(0.0,))
+    assert known.floor().cosine_alone == pytest.approx(0.3 + Z_ALONE_MARGIN * (0.3 - 0.2))
+    small = Calibration(model="m", records=5, z=(0.0,), shares=(0.0,), cosines=(0.1,))
     assert small.floor().z_alone == float("inf")  # too few records to tell a z: vectors alone answer nothing
     assert Calibration.from_json(json.loads(json.dumps(known.as_json()))) == known
+    # one written by a version that kept no reference cosines is measured again
+    older = {key: value for key, value in known.as_json().items() if key != "reference_cosine"}
+    assert Calibration.from_json(older).stale("m", 100)
+
+
+def test_vector_evidence_alone_must_also_be_nearer_than_any_reference_text() -> None:
+    """z says how far the best record stands out from the project's other records; in a project
+    whose records are all alike it stands out on little. Answering on vector evidence alone
+    also takes a best cosine above the reference texts' (`cosine_alone`): text about nothing in
+    the project never came that near."""
+    measured = Calibration(
+        model="m", records=100, z=(1.0, 2.0, 3.0), shares=(0.0, 0.0, 0.0), cosines=(0.20, 0.30, 0.40)
+    )
+    floor = measured.floor()
+    strong = floor.z_alone + 1
+    assert hybrid._answers(floor, keyword_pass=False, share=0.0, z=strong, cosine=floor.cosine_alone + 0.01)
+    assert not hybrid._answers(floor, keyword_pass=False, share=0.0, z=strong, cosine=floor.cosine_alone - 0.01)
+    assert not hybrid._answers(floor, keyword_pass=False, share=0.0, z=floor.z_alone - 0.1, cosine=0.99)
+    # the bound is for vector evidence alone: a keyword pass or both kinds of evidence still answer
+    assert hybrid._answers(floor, keyword_pass=True, share=2.0, z=0.0, cosine=0.0)
+    assert hybrid._answers(floor, keyword_pass=False, share=0.6, z=strong, cosine=0.0)
+    # the same through `apply_floor`'s signals (`_answers_result`), and the constant floor has no bound
+    result = HybridResult(z=strong, keyword_share=0.0, best_cosine=floor.cosine_alone - 0.01)
+    assert not hybrid._answers_result(floor, result)
+    assert hybrid._answers_result(hybrid.DEFAULT_FLOOR, replace(result, z=hybrid.DEFAULT_FLOOR.z_alone))
 
 
 def test_the_z_thresholds_are_lifted_until_few_reference_texts_are_answered() -> None:

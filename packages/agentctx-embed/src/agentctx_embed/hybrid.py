@@ -70,10 +70,15 @@ class HybridFloor:
     Units that travel: keyword evidence as a share of the store's relevance gate (1.0 = the
     keyword floor exactly), vector evidence as `z`, how many standard deviations the best
     cosine stands above the cosines of every visible record (not a raw cosine, whose scale
-    differs from model to model).
+    differs from model to model). The one raw cosine, `cosine_alone`, comes only from a
+    project's calibration with the model in use: how near the reference texts got.
     """
 
-    z_alone: float = 4.0  # vector evidence strong enough on its own (no keyword needed)
+    z_alone: float = 4.0  # vector evidence strong enough on its own (no keyword needed) …
+    # … when the best cosine itself is also at least this near: a calibrated floor's bound from the
+    # reference texts' best cosines (`Calibration.floor`); the constant floor has none (a raw
+    # cosine does not travel across models)
+    cosine_alone: float = -math.inf
     z_with_keyword: float = 3.0  # vector evidence that needs some keyword support …
     keyword_share: float = 0.5  # … a best keyword match of at least half the gate
     weak_keyword_share: float = 1.25  # a keyword pass this close to the gate …
@@ -97,8 +102,11 @@ CALIBRATION_PROMPTS = REFERENCE_PROMPTS
 # (`Calibration.floor`): with a keyword match at half the gate, nine in ten of them; on the best
 # hit itself, three in four; to keep a weak keyword pass, half of them. Vector evidence alone
 # must stand above the highest reference prompt (what one unrelated prompt in 40 reaches) by a
-# quarter of that one's distance from the median (`Z_ALONE_MARGIN`). The keyword shares stay
-# in units of the keyword gate (docs/retrieval.md, "The calibrated floor").
+# quarter of that one's distance from the median (`Z_ALONE_MARGIN`), and its best cosine must
+# clear the reference prompts' best cosines by the same rule (`above_all`: z measures how far a
+# record stands out from the project's others, which in a project of look-alike records is
+# little; the cosine, how near the prompt came, which no unrelated text in 40 did). The keyword
+# shares stay in units of the keyword gate (docs/retrieval.md, "The calibrated floor").
 CALIBRATED_Z = {"z_with_keyword": 0.9, "same_record_z": 0.75, "weak_keyword_z": 0.5}
 Z_ALONE_MARGIN = 0.25
 # The rule both paths share: a floor answers at most a fixed share of the project's reference
@@ -113,19 +121,31 @@ REFERENCE_ANSWER_RATE = 0.2
 LIFT_STEP = 0.1
 MAX_LIFT = 3.0
 Z_FIELDS = ("z_alone", *CALIBRATED_Z)
+THRESHOLD_FIELDS = (*Z_FIELDS, "cosine_alone")
+
+
+def above_all(values: Sequence[float]) -> float:
+    """The highest of `values` plus `Z_ALONE_MARGIN` of its distance from their median: how the
+    vector-alone rule's bounds sit above the reference texts (−inf for none)."""
+    if not values:
+        return -math.inf
+    highest = quantile(values, 1.0)
+    return highest + Z_ALONE_MARGIN * (highest - quantile(values, 0.5))
 
 
 @dataclass(frozen=True, kw_only=True)
 class Calibration:
     """What one project's records give text that is about none of them, with one model: the best
-    vector `z` and keyword share (of the gate) of each reference text (`calibrate`), sorted. The
-    hybrid floor's z thresholds are quantiles of these (`floor`), so they follow the project's
-    size and the model in use instead of constants fit to one model on the dev sets."""
+    vector `z`, best cosine and keyword share (of the gate) of each reference text (`calibrate`),
+    sorted. The hybrid floor's z thresholds are quantiles of these (`floor`), and vector evidence
+    alone must also come nearer than the reference texts' best cosines, so they follow the
+    project's size and the model in use instead of constants fit to one model on the dev sets."""
 
     model: str
     records: int  # the visible current records it was measured on
     z: tuple[float, ...]
     shares: tuple[float, ...]
+    cosines: tuple[float, ...] = ()  # each reference text's best cosine, sorted
     at: str = ""
     lift: float = 0.0  # added to every z threshold so few reference texts are answered (`calibrate`)
     # each reference text's signals as measured (not saved; the benchmark lifts again with them)
@@ -142,16 +162,18 @@ class Calibration:
         informative = self.records >= MIN_POOL and any(value > 0 for value in self.z)
         if not informative:
             return replace(base, z_alone=math.inf, **dict.fromkeys(CALIBRATED_Z, math.inf))
-        highest = self.quantile(1.0)
         return replace(
             base,
-            z_alone=highest + Z_ALONE_MARGIN * (highest - self.quantile(0.5)) + self.lift,
+            z_alone=above_all(self.z) + self.lift,
+            cosine_alone=above_all(self.cosines),
             **{name: self.quantile(level) + self.lift for name, level in CALIBRATED_Z.items()},
         )
 
     def stale(self, model: str, records: int) -> bool:
-        """Measured with another model, or on a store that has since changed size by a tenth."""
-        return model != self.model or abs(records - self.records) > max(2, self.records // 10)
+        """Measured with another model, on a store that has since changed size by a tenth, or by
+        a version that kept no reference cosines."""
+        changed = model != self.model or abs(records - self.records) > max(2, self.records // 10)
+        return changed or len(self.cosines) != len(self.z)
 
     def as_json(self) -> dict[str, Any]:
         thresholds = self.floor()
@@ -162,11 +184,12 @@ class Calibration:
             "prompts": len(self.z),
             "reference_z": [round(value, 3) for value in self.z],
             "reference_keyword_share": [round(value, 3) for value in self.shares],
+            "reference_cosine": [round(value, 4) for value in self.cosines],
             "lift": self.lift,
-            # null: vector evidence cannot answer here (`floor`); JSON has no infinity
+            # null: vector evidence cannot answer here, or no bound (`floor`); JSON has no infinity
             "thresholds": {
-                name: round(value, 3) if math.isfinite(value := getattr(thresholds, name)) else None
-                for name in Z_FIELDS
+                name: round(value, 4) if math.isfinite(value := getattr(thresholds, name)) else None
+                for name in THRESHOLD_FIELDS
             },
         }
 
@@ -177,6 +200,7 @@ class Calibration:
             records=int(data["records"]),
             z=tuple(float(value) for value in data["reference_z"]),
             shares=tuple(float(value) for value in data["reference_keyword_share"]),
+            cosines=tuple(float(value) for value in data.get("reference_cosine", ())),
             at=str(data.get("at") or ""),
             lift=float(data.get("lift", 0.0)),
         )
@@ -210,6 +234,7 @@ def calibrate(
         records=len(rows),
         z=tuple(sorted(float(result.z) for result in signals)),
         shares=tuple(sorted(float(min(result.keyword_share, 99.0)) for result in signals)),
+        cosines=tuple(sorted(float(result.best_cosine) for result in signals)),
         at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
     return replace(measured, lift=lift(measured, signals), references=tuple(signals))
@@ -241,6 +266,7 @@ def _answers_result(floor: HybridFloor, result: HybridResult) -> bool:
         share=result.keyword_share,
         z=result.z,
         top=(result.top_share, result.top_z),
+        cosine=result.best_cosine,
     )
 
 
@@ -425,7 +451,12 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
         result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
         return result
     if floor is not None and not _answers(
-        floor, keyword_pass=base.keyword_pass, share=base.keyword_share, z=base.z, top=(base.top_share, base.top_z)
+        floor,
+        keyword_pass=base.keyword_pass,
+        share=base.keyword_share,
+        z=base.z,
+        top=(base.top_share, base.top_z),
+        cosine=base.best_cosine,
     ):
         return result
     kept = [
@@ -460,11 +491,18 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
 
 
 def _answers(
-    floor: HybridFloor, *, keyword_pass: bool, share: float, z: float, top: tuple[float, float] = (0.0, 0.0)
+    floor: HybridFloor,
+    *,
+    keyword_pass: bool,
+    share: float,
+    z: float,
+    top: tuple[float, float] = (0.0, 0.0),
+    cosine: float = math.inf,
 ) -> bool:
+    """`cosine`: the best cosine (`z`'s); it bounds vector evidence alone (`cosine_alone`)."""
     if keyword_pass and (share >= floor.weak_keyword_share or z >= floor.weak_keyword_z):
         return True
-    if z >= floor.z_alone:
+    if z >= floor.z_alone and cosine >= floor.cosine_alone:
         return True
     if top[0] >= floor.same_record_share and top[1] >= floor.same_record_z:
         return True

@@ -95,7 +95,7 @@ def floor_section(store: Store, project: Project) -> StatusSection:
     and gate are figured over, and the keyword calibration the prompt hook reads: each reference
     text's level and the floor they set, `agentctx_store.calibration`, measured here when missing
     or stale) and the warm path's calibration for this project (the model, the records it was
-    measured on, the reference texts' best z and keyword shares, the z thresholds they set), as
+    measured on, the reference texts' best z, cosines and keyword shares, the thresholds they set), as
     the search service last measured it."""
     from agentctx_store import paths
     from agentctx_store.calibration import refresh_keyword
