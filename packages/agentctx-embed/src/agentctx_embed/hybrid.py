@@ -450,14 +450,7 @@ def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> 
     if base.mode == "keyword":
         result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
         return result
-    if floor is not None and not _answers(
-        floor,
-        keyword_pass=base.keyword_pass,
-        share=base.keyword_share,
-        z=base.z,
-        top=(base.top_share, base.top_z),
-        cosine=base.best_cosine,
-    ):
+    if floor is not None and not _answers_result(floor, base):
         return result
     kept = [
         (record_id, value)
