@@ -57,6 +57,15 @@ class OrtEmbedder:
     def query(self, text: str) -> np.ndarray:
         return self.passages([text])[0]
 
+    def tokens(self, text: str) -> Any:
+        """Its token states (`Embedder.tokens`), for the floor's coverage."""
+        from agentctx_embed.models import TokenStates
+
+        encoding = self.tokenizer.encode(text)
+        ids = np.array([encoding.ids], dtype=np.int64)
+        (states,) = self.session.run([STATES], {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+        return TokenStates.of(text, encoding, np.asarray(states))
+
 
 def load() -> Any | None:
     """The second model, or None when `AGENTCTX_BENCH_SECOND_MODEL` names no model folder."""

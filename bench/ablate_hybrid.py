@@ -74,9 +74,11 @@ def gather(
     qvec: dict[str, Any],
     now: Any,
     keyword_floors: dict[str, float] | None = None,
+    tokens: Any = None,
 ) -> list[Any]:
     """Every query's candidates and signals, once; floors are applied to them afterwards.
-    `keyword_floors`: each eval project's keyword floor (its calibration), default the constant."""
+    `keyword_floors`: each eval project's keyword floor (its calibration), default the constant.
+    `tokens`: the model's token states, for the floor's coverage (`Prepared.tokens`)."""
     from agentctx_embed.hybrid import candidates
     from agentctx_store.retrieval import RELEVANCE_FLOOR
 
@@ -96,6 +98,7 @@ def gather(
                 types=PROMPT_TYPES,
                 now=now,
                 keyword_floor=(keyword_floors or {}).get(query["project"], RELEVANCE_FLOOR),
+                tokens=tokens,
             )
         )
     return found
@@ -186,6 +189,7 @@ class Prepared:
     now: Any = None
     index: Any = None
     alone_index: list[Any] = dataclasses.field(default_factory=list)
+    tokens: Any = None  # the model's token states, each text's once (`hybrid.coverage`)
 
     def close(self) -> None:
         self.loaded.store.close()
@@ -207,16 +211,21 @@ def prepare(
     qvec = {query["qid"]: embedder.query(query["query"]) for query in queries}
     loaded = load_into_store(records, scratch / "eval.db")
     prepared = Prepared(records, queries, scorer, loaded, [], [], qvec=qvec, now=now)
+    if getattr(embedder, "tokens", None) is not None:
+        from agentctx_embed.hybrid import _remembered  # pyright: ignore[reportPrivateUsage]
+
+        prepared.tokens = _remembered(embedder.tokens)
     try:
         prepared.index = build_index(loaded, embedder, text)
-        prepared.found = gather(loaded, prepared.index, queries, qvec, now)
+        prepared.found = gather(loaded, prepared.index, queries, qvec, now, tokens=prepared.tokens)
         for name in sorted({record["project"] for record in records}):
             own = [query for query in queries if query["project"] == name]
             if not own:  # a neighbour with nothing asked of it (padding) has no figures alone
                 continue
             alone = load_into_store([r for r in records if r["project"] == name], scratch / f"alone-{name}.db")
             prepared.alone_index.append(build_index(alone, embedder, text))
-            prepared.alone.append((alone, own, gather(alone, prepared.alone_index[-1], own, qvec, now)))
+            found = gather(alone, prepared.alone_index[-1], own, qvec, now, tokens=prepared.tokens)
+            prepared.alone.append((alone, own, found))
     except BaseException:
         prepared.close()
         raise
@@ -291,9 +300,11 @@ def regather(prepared: Prepared, fusion: str, weight: float) -> Prepared:
     saved = hybrid.FUSION, hybrid.VECTOR_WEIGHT
     hybrid.FUSION, hybrid.VECTOR_WEIGHT = fusion, weight
     try:
-        found = gather(prepared.loaded, prepared.index, prepared.queries, prepared.qvec, prepared.now)
+        found = gather(
+            prepared.loaded, prepared.index, prepared.queries, prepared.qvec, prepared.now, tokens=prepared.tokens
+        )
         alone = [
-            (store, own, gather(store, index, own, prepared.qvec, prepared.now))
+            (store, own, gather(store, index, own, prepared.qvec, prepared.now, tokens=prepared.tokens))
             for (store, own, _found), index in zip(prepared.alone, prepared.alone_index, strict=True)
         ]
     finally:
@@ -401,6 +412,7 @@ def _calibrations(prepared: Prepared, embedder: Any, calibrate: Any, *, keyword:
             model=embedder.name,
             types=PROMPT_TYPES,
             keyword_floor=floor,
+            tokens=prepared.tokens,
         )
 
     def floors(loaded: Any) -> dict[str, float]:
@@ -412,11 +424,19 @@ def _calibrations(prepared: Prepared, embedder: Any, calibrate: Any, *, keyword:
     alone_found: list[list[Any]] = []
     for (store, own, found), index in zip(prepared.alone, prepared.alone_index, strict=True):
         alone |= {name: measure(store, index, name) for name in {query["project"] for query in own}}
-        alone_found.append(gather(store, index, own, prepared.qvec, prepared.now, floors(store)) if keyword else found)
+        alone_found.append(
+            gather(store, index, own, prepared.qvec, prepared.now, floors(store), prepared.tokens) if keyword else found
+        )
     found = prepared.found
     if keyword:  # the queries' keyword pass at their project's calibrated floor
         found = gather(
-            prepared.loaded, prepared.index, prepared.queries, prepared.qvec, prepared.now, floors(prepared.loaded)
+            prepared.loaded,
+            prepared.index,
+            prepared.queries,
+            prepared.qvec,
+            prepared.now,
+            floors(prepared.loaded),
+            prepared.tokens,
         )
     return Calibrated(shared=shared, alone=alone, found=found, alone_found=alone_found)
 

@@ -7,10 +7,12 @@ test model and with the real (bundled) one."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 from agentctx_store import Project, Store, config, paths
 from agentctx_store.calibration import quantile, read_keyword_floor, reference_texts
@@ -19,7 +21,7 @@ from embed_testkit import TOPICS, add
 
 from agentctx_embed import hybrid, service
 from agentctx_embed.hybrid import CALIBRATION_PROMPTS, REFERENCE_ANSWER_RATE, Z_ALONE_MARGIN, Calibration, HybridResult
-from agentctx_embed.models import DEFAULT_MODEL, Embedder, choose_model, load
+from agentctx_embed.models import DEFAULT_MODEL, Embedder, TokenStates, choose_model, load
 from agentctx_embed.tiny import build_tiny_model, words_of
 
 pytestmark = pytest.mark.embed
@@ -171,17 +173,31 @@ def test_the_keyword_floor_is_measured_again_when_the_store_changes(
 
 
 def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> None:
-    known = Calibration(model="m", records=100, z=(1.0, 2.0, 3.0), shares=(0.0, 0.0, 1.0), cosines=(0.1, 0.2, 0.3))
+    known = Calibration(
+        model="m",
+        records=100,
+        z=(1.0, 2.0, 3.0),
+        shares=(0.0, 0.0, 1.0),
+        cosines=(0.1, 0.2, 0.3),
+        coverages=(0.2, 0.3, 0.5),
+    )
     assert not known.stale("m", 100) and not known.stale("m", 109)
     assert known.stale("m", 111) and known.stale("m", 89) and known.stale("other", 100)
     assert known.floor().z_alone == 3 + Z_ALONE_MARGIN * (3 - 2) and known.floor().weak_keyword_z == 2.0
     assert known.floor().cosine_alone == pytest.approx(0.3 + Z_ALONE_MARGIN * (0.3 - 0.2))
+    assert known.floor().coverage_alone == pytest.approx(0.5 + hybrid.COVERAGE_MARGIN * (0.5 - 0.3))
     small = Calibration(model="m", records=5, z=(0.0,), shares=(0.0,), cosines=(0.1,))
     assert small.floor().z_alone == float("inf")  # too few records to tell a z: vectors alone answer nothing
     assert Calibration.from_json(json.loads(json.dumps(known.as_json()))) == known
     # one written by a version that kept no reference cosines is measured again
     older = {key: value for key, value in known.as_json().items() if key != "reference_cosine"}
     assert Calibration.from_json(older).stale("m", 100)
+    # … or no reference coverage (a model with no token states keeps an empty list, and no bound)
+    older = {key: value for key, value in known.as_json().items() if key != "reference_coverage"}
+    assert Calibration.from_json(older).stale("m", 100)
+    tokenless = replace(known, coverages=())
+    assert not Calibration.from_json(json.loads(json.dumps(tokenless.as_json()))).stale("m", 100)
+    assert tokenless.floor().coverage_alone == float("inf")
 
 
 def test_vector_evidence_alone_must_also_be_nearer_than_any_reference_text() -> None:
@@ -234,3 +250,86 @@ def test_the_z_thresholds_are_lifted_until_few_reference_texts_are_answered() ->
     lifted = replace(measured, lift=lift)
     assert Calibration.from_json(json.loads(json.dumps(lifted.as_json()))).lift == lift
     assert lifted.floor().z_with_keyword == pytest.approx(measured.floor().z_with_keyword + lift)
+
+
+def test_vector_evidence_alone_answers_when_the_best_match_covers_the_prompts_words() -> None:
+    """In a project of look-alike records the best match of a question it answers need not stand
+    out (z); it is near by both measures instead: its cosine above the reference texts' and its
+    token coverage of the prompt's words above theirs (`coverage_alone`). Either alone is not
+    enough, and coverage is measured only when nothing cheaper decided."""
+    measured = Calibration(
+        model="m",
+        records=100,
+        z=(1.0, 2.0, 3.0),
+        shares=(0.0, 0.0, 0.0),
+        cosines=(0.20, 0.30, 0.40),
+        coverages=(0.20, 0.30, 0.40),
+    )
+    floor = measured.floor()
+    weak = floor.z_alone - 1  # not standing out from the project's records
+    asked: list[str] = []
+
+    def covered(value: float) -> Callable[[], float]:
+        def measure() -> float:
+            asked.append("coverage")
+            return value
+
+        return measure
+
+    near, far = floor.cosine_alone + 0.01, floor.cosine_alone - 0.01
+    answers = partial(hybrid._answers, floor, keyword_pass=False, share=0.0, z=weak)
+    assert answers(cosine=near, coverage=covered(floor.coverage_alone + 0.01))
+    assert not answers(cosine=near, coverage=covered(floor.coverage_alone - 0.01))
+    assert len(asked) == 2
+    assert not answers(cosine=far, coverage=covered(0.99))  # covered, but the prompt is not near
+    assert len(asked) == 2  # … and then coverage is not even measured
+    # another rule decided: no inference for coverage
+    assert hybrid._answers(floor, keyword_pass=True, share=2.0, z=0.0, cosine=near, coverage=covered(0.0))
+    assert len(asked) == 2
+    # the constant floor has no coverage bound, and never measures it
+    assert not hybrid._answers(hybrid.DEFAULT_FLOOR, keyword_pass=False, share=0.0, z=0.0, coverage=covered(1.0))
+    assert len(asked) == 2
+    # through a result's signals: measured once, when the floor asks
+    result = HybridResult(z=weak, best_cosine=near, measure=covered(floor.coverage_alone + 0.01))
+    assert hybrid._answers_result(floor, result) and hybrid._answers_result(floor, result)
+    assert len(asked) == 3 and result.coverage == floor.coverage_alone + 0.01
+
+
+def test_coverage_weighs_the_prompts_words_by_how_rare_they_are_in_the_project() -> None:
+    dims = 4
+    basis = np.eye(dims, dtype=np.float32)
+    prompt = TokenStates(vectors=basis[[0, 1, 2]], words=("the", "flaky", "migration"))
+    passage = TokenStates(vectors=basis[[1, 3]], words=("flaky", "tests"))
+    # "the" weighs nothing here; "flaky" is matched exactly, "migration" not at all
+    assert hybrid.coverage(prompt, passage, {"flaky": 1.0, "migration": 1.0}) == pytest.approx(0.5)
+    assert hybrid.coverage(prompt, passage, {"flaky": 3.0, "migration": 1.0}) == pytest.approx(0.75)
+    assert hybrid.coverage(prompt, passage, {"flaky": 1.0, "migration": 3.0}) == pytest.approx(0.25)
+    assert hybrid.coverage(prompt, passage, {}) == 0.0  # no word of the prompt weighs anything
+    assert hybrid.coverage(prompt, TokenStates(vectors=np.zeros((0, dims), np.float32), words=()), {"flaky": 1}) == 0.0
+
+
+def test_token_states_follow_the_words_of_the_text(embedder: Embedder) -> None:
+    text = "How do I type-check just one file? Not the BUILD."
+    states = embedder.tokens(text)
+    assert states is not None
+    assert len(states.words) == len(states.vectors) > 0
+    norms = np.linalg.norm(states.vectors, axis=1)
+    # unit length; the tiny model has no vector for a word outside its vocabulary
+    unknown = norms == 0 if embedder.name != DEFAULT_MODEL else np.zeros_like(norms, dtype=bool)
+    assert np.allclose(norms[~unknown], 1.0, atol=1e-4) and not unknown.all()
+    assert {"type", "check", "file", "build"} <= set(states.words)  # lowercased, split as the keyword path splits
+    assert all(word == word.lower() for word in states.words)
+
+
+def test_the_service_measures_coverage_with_the_model_and_keeps_it_with_the_calibration(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    seed(store, project)
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    kept = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
+    assert len(kept["reference_coverage"]) == len(kept["reference_z"]) == len(CALIBRATION_PROMPTS)
+    assert all(0.0 <= value <= 1.0 for value in kept["reference_coverage"])
+    assert kept["thresholds"]["coverage_alone"] == pytest.approx(
+        Calibration.from_json(kept).floor().coverage_alone, abs=1e-4
+    )

@@ -17,7 +17,7 @@ import pytest
 
 from agentctx_store import NewRecord, Project, Store, search
 from agentctx_store.projects import global_project
-from agentctx_store.retrieval import namespace_statistics, relevance_gate, visible_rows
+from agentctx_store.retrieval import namespace_statistics, relevance_gate, visible_rows, word_weights
 
 OURS = [
     (
@@ -118,6 +118,12 @@ def test_results_are_the_same_alone_and_among_many_projects(tmp_path: Path, with
         ours = Project(project_id="p-payments", root=str(tmp_path / "payments"), name="payments")
         namespaces = (ours.project_id, "_global")
         assert relevance_gate(alone_store.conn, 1.4, namespaces) == relevance_gate(shared_store.conn, 1.4, namespaces)
+        # the warm path's word weights (token coverage) too: "cache" fills the neighbours, not ours
+        words = ["the", "cache", "ledger", "kestrel", "payments"]
+        weights = word_weights(alone_store.conn, words, namespaces)
+        assert word_weights(shared_store.conn, words, namespaces) == pytest.approx(weights)
+        assert word_weights(shared_store.conn, words, None) != pytest.approx(weights)  # the whole store would differ
+        assert weights["kestrel"] > weights["cache"] > weights["ledger"] > weights["the"]  # held by 0, 1, 2, 6 rows
     finally:
         alone_store.close()
         shared_store.close()

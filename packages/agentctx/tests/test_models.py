@@ -58,7 +58,14 @@ def test_status_json_shows_the_floor_inputs_and_the_calibration(
     warm = json.loads(cli("status", "--json", "-p", str(project_dir)).out)["relevance_floor"]["warm"]
     assert warm["model"] == "agentctx/tiny-word-model" and warm["records"] == 3
     assert warm["prompts"] == keyword["prompts"] == len(warm["reference_z"])  # the same reference texts
-    assert set(warm["thresholds"]) == {"z_alone", "z_with_keyword", "same_record_z", "weak_keyword_z", "cosine_alone"}
-    assert len(warm["reference_cosine"]) == warm["prompts"]
+    assert set(warm["thresholds"]) == {
+        "z_alone",
+        "z_with_keyword",
+        "same_record_z",
+        "weak_keyword_z",
+        "cosine_alone",
+        "coverage_alone",
+    }
+    assert len(warm["reference_cosine"]) == len(warm["reference_coverage"]) == warm["prompts"]
     assert set(warm["thresholds"].values()) == {None}  # three records: no z to tell, vectors alone answer nothing
     assert "calibrated" in cli("status", "-p", str(project_dir)).out

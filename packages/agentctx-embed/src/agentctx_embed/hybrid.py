@@ -15,8 +15,9 @@ Used by the warm search service (`agentctx_embed.service`) for the prompt hook, 
 4. **Floor** (`HybridFloor`): the query answers when the keyword floor passes, or when the best
    vector match stands out from the project's records (`z`, in standard deviations of the
    similarities to every visible record, a unit that travels across models and store sizes)
-   together with some keyword evidence, or clearly on its own. A hit is kept when it is close
-   to the best by either signal (`tail`). docs/retrieval.md has the ablation.
+   together with some keyword evidence, or clearly on its own, or when the best match is near
+   by both its cosine and its token coverage of the prompt's words (`coverage`). A hit is kept
+   when it is close to the best by either signal (`tail`). docs/retrieval.md has the ablation.
 
 Candidates found by vector alone are fetched through the store (`Store.current_records`) with
 the same filters as the keyword search (current, visible namespaces, types, not excluded): a
@@ -27,7 +28,7 @@ visible namespaces from the store's one rule, `agentctx_store.rows.visible_names
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -47,10 +48,14 @@ from agentctx_store.retrieval import (
     one_word_match,
     relevance_gate,
     search,
+    word_weights,
+    words,
 )
 from agentctx_store.rows import visible_namespaces
 from agentctx_store.store import Store
 
+from agentctx_embed.models import TokenStates
+from agentctx_embed.phase import embedding_text
 from agentctx_embed.vector_index import VectorIndex
 
 CANDIDATES = 60
@@ -79,6 +84,10 @@ class HybridFloor:
     # reference texts' best cosines (`Calibration.floor`); the constant floor has none (a raw
     # cosine does not travel across models)
     cosine_alone: float = -math.inf
+    # … or, as near, the prompt's words covered by that record token by token (`coverage`) at least
+    # this well: a calibrated floor's bound from the reference texts' coverage; none on the constant
+    # floor (inf)
+    coverage_alone: float = math.inf
     z_with_keyword: float = 3.0  # vector evidence that needs some keyword support …
     keyword_share: float = 0.5  # … a best keyword match of at least half the gate
     weak_keyword_share: float = 1.25  # a keyword pass this close to the gate …
@@ -109,6 +118,12 @@ CALIBRATION_PROMPTS = REFERENCE_PROMPTS
 # shares stay in units of the keyword gate (docs/retrieval.md, "The calibrated floor").
 CALIBRATED_Z = {"z_with_keyword": 0.9, "same_record_z": 0.75, "weak_keyword_z": 0.5}
 Z_ALONE_MARGIN = 0.25
+# Vector evidence alone may answer without standing out (z) when the prompt comes near its best
+# match by both measures: the cosine as above, and the token coverage of the prompt's words
+# (`coverage`) above the reference texts' by half its distance from their median. Half, not a
+# quarter: at a quarter one no-answer prompt of the rules set got through with the shipped model
+# (docs/retrieval.md, "Covered word by word").
+COVERAGE_MARGIN = 0.5
 # The rule both paths share: a floor answers at most a fixed share of the project's reference
 # texts. The keyword floor is their `KEYWORD_LEVEL` quantile (one in ten clears it,
 # `agentctx_store.calibration`); here the z thresholds above are raised together, by steps of
@@ -121,16 +136,17 @@ REFERENCE_ANSWER_RATE = 0.2
 LIFT_STEP = 0.1
 MAX_LIFT = 3.0
 Z_FIELDS = ("z_alone", *CALIBRATED_Z)
-THRESHOLD_FIELDS = (*Z_FIELDS, "cosine_alone")
+THRESHOLD_FIELDS = (*Z_FIELDS, "cosine_alone", "coverage_alone")
 
 
-def above_all(values: Sequence[float]) -> float:
-    """The highest of `values` plus `Z_ALONE_MARGIN` of its distance from their median: how the
-    vector-alone rule's bounds sit above the reference texts (−inf for none)."""
+def above_all(values: Sequence[float], margin: float | None = None) -> float:
+    """The highest of `values` plus `margin` (default `Z_ALONE_MARGIN`) of its distance from
+    their median: how the vector-alone rule's bounds sit above the reference texts (−inf for
+    none)."""
     if not values:
         return -math.inf
     highest = quantile(values, 1.0)
-    return highest + Z_ALONE_MARGIN * (highest - quantile(values, 0.5))
+    return highest + (Z_ALONE_MARGIN if margin is None else margin) * (highest - quantile(values, 0.5))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,6 +162,9 @@ class Calibration:
     z: tuple[float, ...]
     shares: tuple[float, ...]
     cosines: tuple[float, ...] = ()  # each reference text's best cosine, sorted
+    # each reference text's token coverage by its best vector match (`coverage`), sorted; () for
+    # a model with no token states, None when measured by a version that did not look
+    coverages: tuple[float, ...] | None = None
     at: str = ""
     lift: float = 0.0  # added to every z threshold so few reference texts are answered (`calibrate`)
     # each reference text's signals as measured (not saved; the benchmark lifts again with them)
@@ -166,14 +185,15 @@ class Calibration:
             base,
             z_alone=above_all(self.z) + self.lift,
             cosine_alone=above_all(self.cosines),
+            coverage_alone=above_all(self.coverages, COVERAGE_MARGIN) if self.coverages else math.inf,
             **{name: self.quantile(level) + self.lift for name, level in CALIBRATED_Z.items()},
         )
 
     def stale(self, model: str, records: int) -> bool:
         """Measured with another model, on a store that has since changed size by a tenth, or by
-        a version that kept no reference cosines."""
+        a version that kept no reference cosines or coverage."""
         changed = model != self.model or abs(records - self.records) > max(2, self.records // 10)
-        return changed or len(self.cosines) != len(self.z)
+        return changed or len(self.cosines) != len(self.z) or self.coverages is None
 
     def as_json(self) -> dict[str, Any]:
         thresholds = self.floor()
@@ -185,6 +205,7 @@ class Calibration:
             "reference_z": [round(value, 3) for value in self.z],
             "reference_keyword_share": [round(value, 3) for value in self.shares],
             "reference_cosine": [round(value, 4) for value in self.cosines],
+            "reference_coverage": None if self.coverages is None else [round(value, 4) for value in self.coverages],
             "lift": self.lift,
             # null: vector evidence cannot answer here, or no bound (`floor`); JSON has no infinity
             "thresholds": {
@@ -201,6 +222,9 @@ class Calibration:
             z=tuple(float(value) for value in data["reference_z"]),
             shares=tuple(float(value) for value in data["reference_keyword_share"]),
             cosines=tuple(float(value) for value in data.get("reference_cosine", ())),
+            coverages=None
+            if data.get("reference_coverage") is None
+            else tuple(float(value) for value in data["reference_coverage"]),
             at=str(data.get("at") or ""),
             lift=float(data.get("lift", 0.0)),
         )
@@ -215,19 +239,31 @@ def calibrate(
     model: str,
     types: Sequence[str] | None = None,
     keyword_floor: float = RELEVANCE_FLOOR,
+    tokens: Callable[[str], TokenStates | None] | None = None,
 ) -> Calibration:
     """Measure what this project's visible records give the reference texts
     (`agentctx_store.calibration.reference_texts`) with `embed` (the model's query side; the
     service caches the prompts' vectors per model); then the lift that keeps the share of them
     the floor answers at most `REFERENCE_ANSWER_RATE`. `keyword_floor`: the keyword floor
     (rare-term matches) deciding the keyword pass, the constant one in production (the
-    benchmark's ablation tries the project's calibrated one)."""
+    benchmark's ablation tries the project's calibrated one). `tokens`: the model's token states
+    (`Embedder.tokens`), for each reference text's `coverage`; none, no coverage bound."""
     signals: list[HybridResult] = []
+    remembered = _remembered(tokens) if tokens is not None else None  # the best matches repeat
     for prompt in reference_texts(store, project, types):
         found = candidates(
-            store, project, prompt, index=index, query_vector=embed(prompt), types=types, keyword_floor=keyword_floor
+            store,
+            project,
+            prompt,
+            index=index,
+            query_vector=embed(prompt),
+            types=types,
+            keyword_floor=keyword_floor,
+            tokens=remembered,
         )
+        found.result.covered()
         signals.append(found.result)
+    measured_coverage = [result.coverage for result in signals if result.coverage is not None]
     rows, _ = index.similarities(embed(CALIBRATION_PROMPTS[0]), visible_namespaces(project), types)
     measured = Calibration(
         model=model,
@@ -235,6 +271,8 @@ def calibrate(
         z=tuple(sorted(float(result.z) for result in signals)),
         shares=tuple(sorted(float(min(result.keyword_share, 99.0)) for result in signals)),
         cosines=tuple(sorted(float(result.best_cosine) for result in signals)),
+        # every reference text's, or none (a model with no token states)
+        coverages=tuple(sorted(measured_coverage)) if len(measured_coverage) == len(signals) else (),
         at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
     return replace(measured, lift=lift(measured, signals), references=tuple(signals))
@@ -267,6 +305,7 @@ def _answers_result(floor: HybridFloor, result: HybridResult) -> bool:
         z=result.z,
         top=(result.top_share, result.top_z),
         cosine=result.best_cosine,
+        coverage=result.covered,
     )
 
 
@@ -283,6 +322,17 @@ class HybridResult:
     z: float = 0.0
     top_share: float = 0.0  # the best fused hit's own keyword share of the gate …
     top_z: float = 0.0  # … and its own cosine's z
+    # how well the best vector match covers the prompt's words (`coverage`), once the floor asks
+    # (`covered`: one more inference for the prompt and one for the record); None: not asked, or
+    # nothing to measure with
+    coverage: float | None = None
+    measure: Callable[[], float | None] | None = field(default=None, repr=False, compare=False)
+
+    def covered(self) -> float:
+        """`coverage`, measured at the first call (0.0 when it cannot be)."""
+        if self.coverage is None and self.measure is not None:
+            self.coverage, self.measure = self.measure(), None
+        return self.coverage if self.coverage is not None else 0.0
 
 
 class Narrowing(TypedDict, total=False):
@@ -303,9 +353,11 @@ def hybrid_search(
     query_vector: np.ndarray | Callable[[], np.ndarray],
     limit: int = 10,
     floor: HybridFloor | None = DEFAULT_FLOOR,
+    tokens: Callable[[str], TokenStates | None] | None = None,
     **narrowing: Unpack[Narrowing],
 ) -> HybridResult:
-    """Rank like `search()`, with vector similarity fused in; `floor=None` returns every candidate."""
+    """Rank like `search()`, with vector similarity fused in; `floor=None` returns every candidate.
+    `tokens`: the model's token states (`Embedder.tokens`), for the floor's `coverage`."""
     found = candidates(
         store,
         project,
@@ -313,6 +365,7 @@ def hybrid_search(
         index=index,
         query_vector=query_vector,
         floor_check=floor is not None,
+        tokens=tokens,
         **narrowing,
     )
     return apply_floor(found, floor, limit=limit)
@@ -346,6 +399,7 @@ def candidates(
     now: datetime | None = None,
     floor_check: bool = True,
     keyword_floor: float = RELEVANCE_FLOOR,
+    tokens: Callable[[str], TokenStates | None] | None = None,
 ) -> Candidates:
     moment = now or datetime.now(UTC)
     # the keyword path's search of this query: without a floor here, with the production one where asked
@@ -419,6 +473,14 @@ def candidates(
         best_cosine=best_cosine,
         z=_z(best_cosine, cosines, pool),
     )
+    if tokens is not None and vector_order:  # measured only if the floor asks (`HybridResult.covered`)
+        best = vector_order[0]
+        result.measure = lambda: _coverage_of(
+            text,
+            record_of.get(best) or store.current_records(project, [best], scope=scope, types=types).get(best),
+            tokens,
+            lambda: word_weights(store.conn, list(dict.fromkeys(words(text.lower()))), namespaces),
+        )
     if FUSION == "rrf":
         fused = rrf([keyword_order, vector_order], k=RRF_K)
     else:
@@ -446,11 +508,11 @@ def candidates(
 def apply_floor(found: Candidates, floor: HybridFloor | None, *, limit: int) -> HybridResult:
     """The hits `floor` lets through (all of them with `floor=None`), at most `limit`."""
     base = found.result
-    result = replace(base, hits=[])  # the signals as they are, the hits chosen below
     if base.mode == "keyword":
-        result.hits = found.fused[:limit] if (floor is None or base.keyword_pass) else []
-        return result
-    if floor is not None and not _answers_result(floor, base):
+        return replace(base, hits=found.fused[:limit] if (floor is None or base.keyword_pass) else [])
+    answers = floor is None or _answers_result(floor, base)
+    result = replace(base, hits=[])  # the signals as they are (with any coverage measured), the hits below
+    if not answers:
         return result
     kept = [
         (record_id, value)
@@ -491,15 +553,66 @@ def _answers(
     z: float,
     top: tuple[float, float] = (0.0, 0.0),
     cosine: float = math.inf,
+    coverage: Callable[[], float] = lambda: 0.0,
 ) -> bool:
-    """`cosine`: the best cosine (`z`'s); it bounds vector evidence alone (`cosine_alone`)."""
+    """`cosine`: the best cosine (`z`'s); it bounds vector evidence alone (`cosine_alone`).
+    `coverage`: the best vector match's `coverage` of the prompt, asked last and only when it
+    can decide (it costs two inferences)."""
     if keyword_pass and (share >= floor.weak_keyword_share or z >= floor.weak_keyword_z):
         return True
     if z >= floor.z_alone and cosine >= floor.cosine_alone:
         return True
     if top[0] >= floor.same_record_share and top[1] >= floor.same_record_z:
         return True
-    return z >= floor.z_with_keyword and share >= floor.keyword_share
+    if z >= floor.z_with_keyword and share >= floor.keyword_share:
+        return True
+    # vector evidence alone, near by both measures though not standing out from a project of look-alikes
+    near = math.isfinite(floor.coverage_alone) and cosine >= floor.cosine_alone
+    return near and coverage() >= floor.coverage_alone
+
+
+def coverage(prompt: TokenStates, passage: TokenStates, weights: Mapping[str, float]) -> float:
+    """How well `passage` covers `prompt`, word piece by word piece (as BERTScore's recall does):
+    each of the prompt's pieces scores its best cosine to any of the passage's, and the mean
+    weighs each piece by its word's weight (`agentctx_store.retrieval.word_weights`: the
+    keyword ranking's IDF over the project's records, so a word most records hold counts for
+    little; 0 for punctuation). 0.0 when no word of the prompt weighs anything."""
+    weight = np.array([weights.get(word, 0.0) for word in prompt.words], dtype=np.float32)
+    total = float(weight.sum())
+    if total <= 0 or not len(passage.words):
+        return 0.0
+    best = (prompt.vectors @ passage.vectors.T).max(axis=1)
+    return float((best * weight).sum() / total)
+
+
+def _coverage_of(
+    text: str,
+    record: Any,
+    tokens: Callable[[str], TokenStates | None],
+    weights: Callable[[], Mapping[str, float]],
+) -> float | None:
+    """`coverage` of the prompt `text` by `record` as it is embedded (`phase.embedding_text`);
+    None when the record is not current and visible, or the model gives no token states."""
+    if record is None:
+        return None
+    prompt = tokens(text)
+    if prompt is None:
+        return None
+    passage = tokens(embedding_text({"type": record.type, "title": record.title, "body": record.body}))
+    return None if passage is None else coverage(prompt, passage, weights())
+
+
+def _remembered(tokens: Callable[[str], TokenStates | None]) -> Callable[[str], TokenStates | None]:
+    """`tokens` with each text's states kept for the caller's while (a calibration's 40 reference
+    texts often share their best match)."""
+    known: dict[str, TokenStates | None] = {}
+
+    def remembered(text: str) -> TokenStates | None:
+        if text not in known:
+            known[text] = tokens(text)
+        return known[text]
+
+    return remembered
 
 
 def _keeps(

@@ -116,6 +116,41 @@ class Embedder:
         prefix = BGE_QUERY_PREFIX if "bge-" in self.name.lower() and "-en" in self.name.lower() else ""
         return self.passages([prefix + text])[0]
 
+    def tokens(self, text: str) -> TokenStates | None:
+        """The model's state for each word piece of `text` (unit length, special tokens left out)
+        and the word each piece belongs to, lowercased: what `hybrid.coverage` compares token by
+        token. One inference, as for a vector; None for a model fastembed gives no token states
+        for (its graph ends in a pooled vector)."""
+        inner = getattr(self.model, "model", None)
+        tokenizer = getattr(inner, "tokenizer", None)
+        if inner is None or tokenizer is None or not hasattr(inner, "onnx_embed"):
+            return None
+        return TokenStates.of(text, tokenizer.encode(text), np.asarray(inner.onnx_embed([text]).model_output))
+
+
+@dataclass(frozen=True)
+class TokenStates:
+    """A text's word pieces as the model sees them in context (`Embedder.tokens`)."""
+
+    vectors: np.ndarray  # pieces × dims, unit length
+    words: tuple[str, ...]  # the lowercased word each piece belongs to
+
+    @classmethod
+    def of(cls, text: str, encoding: Any, states: np.ndarray) -> TokenStates | None:
+        """From a `tokenizers` encoding of `text` and the model's output for it (1 × pieces × dims);
+        None when that output is not one state per piece."""
+        if states.ndim != 3 or states.shape[1] != len(encoding.ids):
+            return None
+        pieces: list[int] = []
+        words: list[str] = []
+        for index, (special, word) in enumerate(zip(encoding.special_tokens_mask, encoding.word_ids, strict=True)):
+            if special or word is None:
+                continue
+            start, end = encoding.word_to_chars(word)
+            pieces.append(index)
+            words.append(text[start:end].lower())
+        return cls(vectors=_unit(states[0, pieces].astype(np.float32)), words=tuple(words))
+
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -170,6 +170,7 @@ class Service:
                     embed=self._reference_vector,
                     model=self.embedder.name,
                     types=PROMPT_TYPES,
+                    tokens=self.embedder.tokens,
                 )
                 _write_calibration(project.project_id, known)
         self._calibrations[project.project_id] = known
@@ -427,6 +428,7 @@ class Service:
                     query_vector=job.vector,
                     limit=asked.wanted,
                     floor=floor,
+                    tokens=self.embedder.tokens,
                     types=PROMPT_TYPES,
                     exclude_ids=asked.already,
                 )
@@ -466,6 +468,7 @@ class Service:
                 scope=scope,
                 exclude_ids=strings(request.get("exclude")),
                 floor=floor,
+                tokens=self.embedder.tokens,
             )
         return {
             "ok": True,

@@ -739,11 +739,8 @@ def visible_bm25(
     counter = _FormCounter(forms)
     frequencies = [counter.count(record.title, record.body) for _, record, _ in candidates]
     present = sorted({form for counts in frequencies for form in counts})
-    holding: dict[int, int] = {}
-    if present:
-        counted = ", ".join("(SELECT count(*) FROM records_fts WHERE records_fts MATCH ?)" for _ in present)
-        values = conn.execute(f"SELECT {counted}", [fts_query([forms[i]], namespaces) for i in present]).fetchone()
-        holding = dict(zip(present, (int(value) for value in values), strict=True))
+    held = rows_holding(conn, [forms[i] for i in present], namespaces)
+    holding = {i: held[forms[i]] for i in present}
     mean_length = stats.tokens / stats.rows
     idf_of = bm25_idf if idf_of is None else idf_of
     idf = {form: idf_of(stats.rows, count) for form, count in holding.items()}
@@ -756,6 +753,25 @@ def visible_bm25(
         rescored.append((record, score))
     rescored.sort(key=lambda item: -item[1])
     return rescored
+
+
+def rows_holding(conn: sqlite3.Connection, forms: Sequence[str], namespaces: Sequence[str]) -> dict[str, int]:
+    """How many rows of the visible namespaces hold each form (as FTS5 matches it: stemmed, a
+    phrase's words side by side), in one statement."""
+    distinct = list(dict.fromkeys(forms))
+    if not distinct:
+        return {}
+    counted = ", ".join("(SELECT count(*) FROM records_fts WHERE records_fts MATCH ?)" for _ in distinct)
+    values = conn.execute(f"SELECT {counted}", [fts_query([form], namespaces) for form in distinct]).fetchone()
+    return dict(zip(distinct, (int(value) for value in values), strict=True))
+
+
+def word_weights(conn: sqlite3.Connection, words: Sequence[str], namespaces: Sequence[str]) -> dict[str, float]:
+    """Each word's IDF over the rows a query can return (`bm25_idf`; stop words too, which most
+    rows hold): how much it tells one of the project's records from the others, the weight the
+    keyword ranking gives it. For the warm path's token coverage (`agentctx_embed.hybrid.coverage`)."""
+    rows = namespace_statistics(conn, namespaces).rows
+    return {word: bm25_idf(rows, count) for word, count in rows_holding(conn, words, namespaces).items()}
 
 
 def bm25_idf(rows: int, holding: int) -> float:
