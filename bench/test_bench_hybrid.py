@@ -297,3 +297,46 @@ def test_calibrated_floor(
     for key, value in info.items():
         print(f"\n{set_name} [{store_kind}] {key}: {value}")
     assert scored["shared"]["superseded_returned"] == 0
+
+
+def test_coverage_cost(benchmark, minilm) -> None:
+    """What the floor's token coverage costs when it is asked (`hybrid.coverage`: the prompt's
+    token states and the best record's first `COVERAGE_CHARS` characters'), as a ratio to
+    embedding the prompt's vector, both in this run with the same loaded model.
+    `extra_info`: `coverage_ms`, `query_vector_ms` (medians of 15) and their ratio."""
+    import statistics
+    import time
+
+    from agentctx_embed.hybrid import COVERAGE_CHARS, coverage
+    from agentctx_embed.models import TokenStates
+
+    prompt = "should the rendered invoice cache key carry the invoice version, and for how long is it kept?"
+    record = ("[decision] Cache rendered invoices for an hour\n" + "The cache key holds the invoice version. " * 60)[
+        :COVERAGE_CHARS
+    ]
+    weights = dict.fromkeys(prompt.replace("?", " ").replace(",", " ").split(), 1.0)
+
+    def covered() -> float:
+        asked, passage = minilm.tokens(prompt), minilm.tokens(record)
+        assert isinstance(asked, TokenStates) and isinstance(passage, TokenStates)
+        return coverage(asked, passage, weights)
+
+    def median_ms(action: Any) -> float:
+        action()
+        times = []
+        for _ in range(15):
+            start = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1000
+
+    vector_ms = median_ms(lambda: minilm.query(prompt))
+    coverage_ms = median_ms(covered)
+    benchmark.extra_info.update(
+        coverage_ms=round(coverage_ms, 1),
+        query_vector_ms=round(vector_ms, 1),
+        ratio=round(coverage_ms / vector_ms, 1),
+    )
+    print("coverage cost:", benchmark.extra_info)
+    assert 0 < covered() <= 1.0
+    benchmark(covered)

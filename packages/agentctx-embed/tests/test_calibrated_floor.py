@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -333,3 +334,20 @@ def test_the_service_measures_coverage_with_the_model_and_keeps_it_with_the_cali
     assert kept["thresholds"]["coverage_alone"] == pytest.approx(
         Calibration.from_json(kept).floor().coverage_alone, abs=1e-4
     )
+
+
+def test_coverage_reads_the_start_of_a_long_record_only() -> None:
+    """The prompt hook gives the service 150 ms for its answer; an inference costs about linearly
+    in its length, so the record is compared by its first `COVERAGE_CHARS` characters as embedded."""
+    asked: list[str] = []
+
+    def tokens(text: str) -> TokenStates:
+        asked.append(text)
+        return TokenStates(vectors=np.eye(2, dtype=np.float32)[:1], words=("cache",))
+
+    long = SimpleNamespace(type="decision", title="Cache invoices", body="cache " * 2000)
+    assert hybrid._coverage_of("cache?", long, tokens, lambda: {"cache": 1.0}) == pytest.approx(1.0)
+    assert asked[0] == "cache?" and len(asked[1]) == hybrid.COVERAGE_CHARS
+    assert asked[1].startswith("[decision] Cache invoices\ncache cache")
+    # a record no longer current and visible (the store's fetch gave nothing) is no evidence
+    assert hybrid._coverage_of("cache?", None, tokens, lambda: {"cache": 1.0}) is None
