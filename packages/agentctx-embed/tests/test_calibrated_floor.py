@@ -12,6 +12,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -130,6 +131,12 @@ def test_the_calibration_is_kept_per_project_and_shown(warm: service.Service, st
     assert len(cosines) == len(texts) and cosines == sorted(cosines)
     assert saved["thresholds"]["cosine_alone"] == pytest.approx(hybrid.above_all(cosines), abs=1e-3)
     assert saved["thresholds"]["cosine_alone"] > max(cosines)
+    # their token coverage by their best vector match, with the model's own token states
+    coverages = saved["reference_coverage"]
+    assert len(coverages) == len(texts) and coverages == sorted(coverages)
+    assert all(0.0 <= value <= 1.0 for value in coverages)
+    expected = hybrid.above_all(coverages, hybrid.COVERAGE_MARGIN)
+    assert saved["thresholds"]["coverage_alone"] == pytest.approx(expected, abs=1e-3)
     first = saved["at"]
     warm_prompt(warm, project, "which database do we use?")  # same model, same records: measured once
     assert json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))["at"] == first
@@ -173,15 +180,14 @@ def test_the_keyword_floor_is_measured_again_when_the_store_changes(
     assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS) + 5
 
 
+def measured(**values: Any) -> Calibration:
+    """A calibration of 100 records whose three reference texts had `values` (z 1, 2, 3 and no
+    keyword evidence unless given)."""
+    return Calibration(**({"model": "m", "records": 100, "z": (1.0, 2.0, 3.0), "shares": (0.0, 0.0, 0.0)} | values))
+
+
 def test_a_calibration_goes_stale_with_another_model_or_a_changed_store() -> None:
-    known = Calibration(
-        model="m",
-        records=100,
-        z=(1.0, 2.0, 3.0),
-        shares=(0.0, 0.0, 1.0),
-        cosines=(0.1, 0.2, 0.3),
-        coverages=(0.2, 0.3, 0.5),
-    )
+    known = measured(shares=(0.0, 0.0, 1.0), cosines=(0.1, 0.2, 0.3), coverages=(0.2, 0.3, 0.5))
     assert not known.stale("m", 100) and not known.stale("m", 109)
     assert known.stale("m", 111) and known.stale("m", 89) and known.stale("other", 100)
     assert known.floor().z_alone == 3 + Z_ALONE_MARGIN * (3 - 2) and known.floor().weak_keyword_z == 2.0
@@ -206,10 +212,7 @@ def test_vector_evidence_alone_must_also_be_nearer_than_any_reference_text() -> 
     whose records are all alike it stands out on little. Answering on vector evidence alone
     also takes a best cosine above the reference texts' (`cosine_alone`): text about nothing in
     the project never came that near."""
-    measured = Calibration(
-        model="m", records=100, z=(1.0, 2.0, 3.0), shares=(0.0, 0.0, 0.0), cosines=(0.20, 0.30, 0.40)
-    )
-    floor = measured.floor()
+    floor = measured(cosines=(0.20, 0.30, 0.40)).floor()
     strong = floor.z_alone + 1
     assert hybrid._answers(floor, keyword_pass=False, share=0.0, z=strong, cosine=floor.cosine_alone + 0.01)
     assert not hybrid._answers(floor, keyword_pass=False, share=0.0, z=strong, cosine=floor.cosine_alone - 0.01)
@@ -258,15 +261,7 @@ def test_vector_evidence_alone_answers_when_the_best_match_covers_the_prompts_wo
     out (z); it is near by both measures instead: its cosine above the reference texts' and its
     token coverage of the prompt's words above theirs (`coverage_alone`). Either alone is not
     enough, and coverage is measured only when nothing cheaper decided."""
-    measured = Calibration(
-        model="m",
-        records=100,
-        z=(1.0, 2.0, 3.0),
-        shares=(0.0, 0.0, 0.0),
-        cosines=(0.20, 0.30, 0.40),
-        coverages=(0.20, 0.30, 0.40),
-    )
-    floor = measured.floor()
+    floor = measured(cosines=(0.20, 0.30, 0.40), coverages=(0.20, 0.30, 0.40)).floor()
     weak = floor.z_alone - 1  # not standing out from the project's records
     asked: list[str] = []
 
@@ -320,20 +315,6 @@ def test_token_states_follow_the_words_of_the_text(embedder: Embedder) -> None:
     assert np.allclose(norms[~unknown], 1.0, atol=1e-4) and not unknown.all()
     assert {"type", "check", "file", "build"} <= set(states.words)  # lowercased, split as the keyword path splits
     assert all(word == word.lower() for word in states.words)
-
-
-def test_the_service_measures_coverage_with_the_model_and_keeps_it_with_the_calibration(
-    warm: service.Service, store: Store, project: Project
-) -> None:
-    seed(store, project)
-    warm.sync_all()
-    warm_prompt(warm, project, "which database do we use?")
-    kept = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
-    assert len(kept["reference_coverage"]) == len(kept["reference_z"]) == len(CALIBRATION_PROMPTS)
-    assert all(0.0 <= value <= 1.0 for value in kept["reference_coverage"])
-    assert kept["thresholds"]["coverage_alone"] == pytest.approx(
-        Calibration.from_json(kept).floor().coverage_alone, abs=1e-4
-    )
 
 
 def test_coverage_reads_the_start_of_a_long_record_only() -> None:

@@ -224,3 +224,22 @@ def fts5_idf(rows: int, holding: int) -> float:
     """FTS5's own IDF (fts5_aux.c): no 1 inside the log, never below a token 1e-6."""
     value = math.log((rows - holding + 0.5) / (holding + 0.5))
     return value if value > 0 else 1e-6
+
+
+def test_stop_word_weights_are_counted_once_until_the_rows_change_by_a_tenth(store: Store, project: Project) -> None:
+    """`word_weights` counts a stop word once per database and namespaces (most rows hold one: a
+    walk through most of the index), again when the visible rows have changed by a tenth; every
+    other word is counted at each call."""
+    for number in range(20):
+        body = f"the ledger note {number}" if number % 2 else f"a plain note {number}"
+        store.add(project, NewRecord(type="decision", title=f"Note {number}", body=body))
+    namespaces = [project.project_id]
+    first = word_weights(store.conn, ["the", "ledger"], namespaces)
+    store.add(project, NewRecord(type="decision", title="More", body="the ledger again, and the ledger"))
+    second = word_weights(store.conn, ["the", "ledger"], namespaces)
+    assert second["the"] == first["the"]  # 21 rows: within a tenth, remembered
+    assert second["ledger"] < first["ledger"]  # counted again: one more row holds it
+    for number in range(3):
+        store.add(project, NewRecord(type="decision", title=f"Extra {number}", body="the end"))
+    third = word_weights(store.conn, ["the"], namespaces)
+    assert third["the"] < second["the"]  # 24 rows: counted again, more rows hold it
