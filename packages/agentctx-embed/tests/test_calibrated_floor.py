@@ -317,18 +317,25 @@ def test_token_states_follow_the_words_of_the_text(embedder: Embedder) -> None:
     assert all(word == word.lower() for word in states.words)
 
 
-def test_coverage_reads_the_start_of_a_long_record_only() -> None:
-    """The prompt hook gives the service 150 ms for its answer; an inference costs about linearly
-    in its length, so the record is compared by its first `COVERAGE_CHARS` characters as embedded."""
+def test_coverage_reads_a_long_record_where_the_prompt_talks_about_it() -> None:
+    """The prompt hook gives the service 150 ms for its answer and an inference costs about
+    linearly in its length, so a long record is compared by at most `COVERAGE_CHARS` of its
+    embedded text: its type and title, and the stretch of its body holding most of the prompt's
+    weight."""
     asked: list[str] = []
 
     def tokens(text: str) -> TokenStates:
         asked.append(text)
-        return TokenStates(vectors=np.eye(2, dtype=np.float32)[:1], words=("cache",))
+        return TokenStates(vectors=np.eye(2, dtype=np.float32)[:1], words=("ledger",))
 
-    long = SimpleNamespace(type="decision", title="Cache invoices", body="cache " * 2000)
-    assert hybrid._coverage_of("cache?", long, tokens, lambda: {"cache": 1.0}) == pytest.approx(1.0)
-    assert asked[0] == "cache?" and len(asked[1]) == hybrid.COVERAGE_CHARS
-    assert asked[1].startswith("[decision] Cache invoices\ncache cache")
+    body = "cache " * 120 + "the ledger is reconciled nightly " + "cache " * 300  # the phrase within the embedded 1,200
+    long = SimpleNamespace(type="decision", title="Cache invoices", body=body)
+    weights = {"ledger": 2.0, "nightly": 1.0, "the": 0.01}
+    assert hybrid._coverage_of("ledger?", long, tokens, lambda: weights) == pytest.approx(1.0)
+    assert asked[0] == "ledger?" and len(asked[1]) <= hybrid.COVERAGE_CHARS
+    assert asked[1].startswith("[decision] Cache invoices\n") and "the ledger is reconciled nightly" in asked[1]
+    # nothing of the prompt in it: the start; a short record: all of it
+    assert hybrid.passage_for(f"[decision] Cache invoices\n{body}", {}).startswith("[decision] Cache invoices\ncache")
+    assert hybrid.passage_for("[convention] Short\nA short body.", weights) == "[convention] Short\nA short body."
     # a record no longer current and visible (the store's fetch gave nothing) is no evidence
-    assert hybrid._coverage_of("cache?", None, tokens, lambda: {"cache": 1.0}) is None
+    assert hybrid._coverage_of("ledger?", None, tokens, lambda: weights) is None

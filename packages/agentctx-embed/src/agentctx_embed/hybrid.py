@@ -596,16 +596,40 @@ def _coverage_of(
     tokens: Callable[[str], TokenStates | None],
     weights: Callable[[], Mapping[str, float]],
 ) -> float | None:
-    """`coverage` of the prompt `text` by `record` as it is embedded (`phase.embedding_text`);
-    None when the record is not current and visible, or the model gives no token states."""
+    """`coverage` of the prompt `text` by `record` as it is embedded (`phase.embedding_text`), at
+    most `COVERAGE_CHARS` of it (`passage_for`); None when the record is not current and
+    visible, or the model gives no token states."""
     if record is None:
         return None
     prompt = tokens(text)
     if prompt is None:
         return None
+    weighed = weights()
     embedded = embedding_text({"type": record.type, "title": record.title, "body": record.body})
-    passage = tokens(embedded[:COVERAGE_CHARS])
-    return None if passage is None else coverage(prompt, passage, weights())
+    passage = tokens(passage_for(embedded, weighed))
+    return None if passage is None else coverage(prompt, passage, weighed)
+
+
+def passage_for(embedded: str, weights: Mapping[str, float]) -> str:
+    """At most `COVERAGE_CHARS` of a record's embedded text: all of it when it fits; else its
+    first line (type and title) and the stretch of the rest that holds the most of the prompt's
+    weight (its words by `weights`, each once; windows half a window apart, the earliest of
+    equals), so a long record is read where the prompt talks about it."""
+    if len(embedded) <= COVERAGE_CHARS:
+        return embedded
+    head, _, rest = embedded.partition("\n")
+    head = head[: COVERAGE_CHARS // 2]
+    size = COVERAGE_CHARS - len(head) - 1
+    best, best_weight = rest[:size], -1.0
+    for start in range(0, max(1, len(rest) - size // 2), size // 2):
+        if start:  # from the next word on
+            space = rest.find(" ", start)
+            start = space + 1 if 0 <= space < start + size // 2 else start
+        window = rest[start : start + size]
+        weight = sum(weights.get(word, 0.0) for word in set(words(window.lower())))
+        if weight > best_weight:
+            best, best_weight = window, weight
+    return f"{head}\n{best}"
 
 
 def _remembered(tokens: Callable[[str], TokenStates | None]) -> Callable[[str], TokenStates | None]:
