@@ -212,9 +212,9 @@ def prepare(
     loaded = load_into_store(records, scratch / "eval.db")
     prepared = Prepared(records, queries, scorer, loaded, [], [], qvec=qvec, now=now)
     if getattr(embedder, "tokens", None) is not None:
-        from agentctx_embed.hybrid import _remembered  # pyright: ignore[reportPrivateUsage]
+        from agentctx_embed.hybrid import remembered
 
-        prepared.tokens = _remembered(embedder.tokens)
+        prepared.tokens = remembered(embedder.tokens)
     try:
         prepared.index = build_index(loaded, embedder, text)
         prepared.found = gather(loaded, prepared.index, queries, qvec, now, tokens=prepared.tokens)

@@ -301,7 +301,7 @@ def test_calibrated_floor(
 
 def test_coverage_cost(benchmark, minilm) -> None:
     """What the floor's token coverage costs when it is asked (`hybrid.coverage`: the prompt's
-    token states and the best record's first `COVERAGE_CHARS` characters'), as a ratio to
+    token states and a record's `COVERAGE_CHARS` characters'), as a ratio to
     embedding the prompt's vector, both in this run with the same loaded model.
     `extra_info`: `coverage_ms`, `query_vector_ms` (medians of 15) and their ratio."""
     import statistics

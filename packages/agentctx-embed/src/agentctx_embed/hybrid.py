@@ -35,7 +35,7 @@ from functools import partial
 from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
-from agentctx_store.calibration import REFERENCE_PROMPTS, quantile, reference_texts
+from agentctx_store.calibration import REFERENCE_PROMPTS, changed_size, quantile, reference_texts
 from agentctx_store.digest.ranking import rrf
 from agentctx_store.projects import Project
 from agentctx_store.retrieval import (
@@ -124,8 +124,9 @@ Z_ALONE_MARGIN = 0.25
 # quarter: at a quarter one no-answer prompt of the rules set got through with the shipped model
 # (docs/retrieval.md, "Covered word by word").
 COVERAGE_MARGIN = 0.5
-# The record's text compared token by token: its type, title and the start of its body, as
-# embedded. An inference costs about linearly in its length (one thread of this machine: 600
+# How much of the record's embedded text is compared token by token (`passage_for`: all of a
+# short one; of a long one its type and title and the stretch of its body holding most of the
+# prompt's weight). An inference costs about linearly in its length (one thread of this machine: 600
 # characters, ~136 word pieces, 46 ms; the 1,200 embedded, 102 ms), and the prompt hook gives the
 # service 150 ms for its whole answer.
 COVERAGE_CHARS = 600
@@ -197,7 +198,7 @@ class Calibration:
     def stale(self, model: str, records: int) -> bool:
         """Measured with another model, on a store that has since changed size by a tenth, or by
         a version that kept no reference cosines or coverage."""
-        changed = model != self.model or abs(records - self.records) > max(2, self.records // 10)
+        changed = model != self.model or changed_size(self.records, records)
         return changed or len(self.cosines) != len(self.z) or self.coverages is None
 
     def as_json(self) -> dict[str, Any]:
@@ -254,7 +255,7 @@ def calibrate(
     benchmark's ablation tries the project's calibrated one). `tokens`: the model's token states
     (`Embedder.tokens`), for each reference text's `coverage`; none, no coverage bound."""
     signals: list[HybridResult] = []
-    remembered = _remembered(tokens) if tokens is not None else None  # the best matches repeat
+    states = remembered(tokens) if tokens is not None else None  # the best matches repeat
     for prompt in reference_texts(store, project, types):
         found = candidates(
             store,
@@ -264,7 +265,7 @@ def calibrate(
             query_vector=embed(prompt),
             types=types,
             keyword_floor=keyword_floor,
-            tokens=remembered,
+            tokens=states,
         )
         found.result.covered()
         signals.append(found.result)
@@ -484,7 +485,7 @@ def candidates(
             text,
             record_of.get(best) or store.current_records(project, [best], scope=scope, types=types).get(best),
             tokens,
-            lambda: word_weights(store.conn, list(dict.fromkeys(words(text.lower()))), namespaces),
+            lambda: word_weights(store.conn, list(words(text.lower())), namespaces),
         )
     if FUSION == "rrf":
         fused = rrf([keyword_order, vector_order], k=RRF_K)
@@ -632,17 +633,17 @@ def passage_for(embedded: str, weights: Mapping[str, float]) -> str:
     return f"{head}\n{best}"
 
 
-def _remembered(tokens: Callable[[str], TokenStates | None]) -> Callable[[str], TokenStates | None]:
+def remembered(tokens: Callable[[str], TokenStates | None]) -> Callable[[str], TokenStates | None]:
     """`tokens` with each text's states kept for the caller's while (a calibration's 40 reference
     texts often share their best match)."""
     known: dict[str, TokenStates | None] = {}
 
-    def remembered(text: str) -> TokenStates | None:
+    def once(text: str) -> TokenStates | None:
         if text not in known:
             known[text] = tokens(text)
         return known[text]
 
-    return remembered
+    return once
 
 
 def _keeps(

@@ -182,6 +182,13 @@ def calibrate_keyword(
     }
 
 
+def changed_size(measured: int, records: int) -> bool:
+    """Whether a project measured at `measured` records has changed size by more than a tenth
+    (at least 2) now that it has `records`: when what was measured over its records (a
+    calibration, the stop words' weights) is measured again."""
+    return abs(records - measured) > max(2, measured // 10)
+
+
 def stale(saved: dict[str, Any] | None, records: int) -> bool:
     """No calibration, or one measured on a project that has since changed size by a tenth."""
     if saved is None:
@@ -189,7 +196,7 @@ def stale(saved: dict[str, Any] | None, records: int) -> bool:
     measured = saved.get("records")
     if not isinstance(measured, int):
         return True
-    return abs(records - measured) > max(2, measured // 10)
+    return changed_size(measured, records)
 
 
 def refresh_keyword(store: Store, project: Project, *, types: Sequence[str] | None = None) -> dict[str, Any]:

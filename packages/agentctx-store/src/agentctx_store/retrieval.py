@@ -779,11 +779,13 @@ def word_weights(conn: sqlite3.Connection, words: Sequence[str], namespaces: Seq
     keyword ranking gives it. For the warm path's token coverage (`agentctx_embed.hybrid.coverage`).
     Stop words are counted once per database and namespaces, and again when the visible rows
     have changed by more than a tenth (`_COMMON_WEIGHTS`). `namespaces` None: the whole store."""
+    from agentctx_store.calibration import changed_size
+
     rows = namespace_statistics(conn, namespaces).rows
     database = conn.execute("PRAGMA database_list").fetchone()
     key = (str(database[2] if database else ""), ("*",) if namespaces is None else tuple(sorted(namespaces)))
     counted_at, common = _COMMON_WEIGHTS.get(key, (rows, {}))
-    if abs(rows - counted_at) > max(2, counted_at // 10):
+    if changed_size(counted_at, rows):
         counted_at, common = rows, {}
     asked = list(dict.fromkeys(words))
     fresh = {
