@@ -331,11 +331,41 @@ def test_coverage_reads_a_long_record_where_the_prompt_talks_about_it() -> None:
     body = "cache " * 120 + "the ledger is reconciled nightly " + "cache " * 300  # the phrase within the embedded 1,200
     long = SimpleNamespace(type="decision", title="Cache invoices", body=body)
     weights = {"ledger": 2.0, "nightly": 1.0, "the": 0.01}
-    assert hybrid._coverage_of("ledger?", long, tokens, lambda: weights) == pytest.approx(1.0)
+    assert hybrid._coverage_of("ledger?", long, tokens, lambda asked: weights) == pytest.approx(1.0)
     assert asked[0] == "ledger?" and len(asked[1]) <= hybrid.COVERAGE_CHARS
     assert asked[1].startswith("[decision] Cache invoices\n") and "the ledger is reconciled nightly" in asked[1]
     # nothing of the prompt in it: the start; a short record: all of it
     assert hybrid.passage_for(f"[decision] Cache invoices\n{body}", {}).startswith("[decision] Cache invoices\ncache")
     assert hybrid.passage_for("[convention] Short\nA short body.", weights) == "[convention] Short\nA short body."
     # a record no longer current and visible (the store's fetch gave nothing) is no evidence
-    assert hybrid._coverage_of("ledger?", None, tokens, lambda: weights) is None
+    assert hybrid._coverage_of("ledger?", None, tokens, lambda asked: weights) is None
+
+
+def test_coverage_of_a_long_prompt_weighs_only_the_words_the_model_read(
+    embedder: Embedder, store: Store, project: Project
+) -> None:
+    """A prompt of 10,000 characters of distinct words (the most the hook passes on) asks the
+    store for the weights of the words within the model's window, not one count per word of the
+    prompt (SQLite allows at most 2,000 in one statement)."""
+    seed(store, project)
+    index = hybrid.VectorIndex(embedder.dims)
+    rows = store.conn.execute("SELECT id, project_id, type, title, body FROM records").fetchall()
+    index.put(
+        [(row[0], row[1], row[2], "") for row in rows],
+        embedder.passages([f"[{row[2]}] {row[3]}\n{row[4]}" for row in rows]),
+    )
+    prompt = " ".join(f"word{number}x" for number in range(1500))[:10_000] + " which database do we use?"
+    asked: list[int] = []
+    real = hybrid.word_weights
+
+    def counting(conn: Any, words: Any, namespaces: Any) -> dict[str, float]:
+        asked.append(len(words))
+        return real(conn, words, namespaces)
+
+    found = hybrid.candidates(
+        store, project, prompt, index=index, query_vector=embedder.query(prompt), tokens=embedder.tokens
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hybrid, "word_weights", counting)
+        assert 0.0 <= found.result.covered() <= 1.0
+    assert asked and 0 < asked[0] <= 512

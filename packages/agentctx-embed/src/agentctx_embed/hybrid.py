@@ -485,7 +485,7 @@ def candidates(
             text,
             record_of.get(best) or store.current_records(project, [best], scope=scope, types=types).get(best),
             tokens,
-            lambda: word_weights(store.conn, list(words(text.lower())), namespaces),
+            lambda asked: word_weights(store.conn, asked, namespaces),
         )
     if FUSION == "rrf":
         fused = rrf([keyword_order, vector_order], k=RRF_K)
@@ -595,17 +595,18 @@ def _coverage_of(
     text: str,
     record: Any,
     tokens: Callable[[str], TokenStates | None],
-    weights: Callable[[], Mapping[str, float]],
+    weights: Callable[[list[str]], Mapping[str, float]],
 ) -> float | None:
     """`coverage` of the prompt `text` by `record` as it is embedded (`phase.embedding_text`), at
     most `COVERAGE_CHARS` of it (`passage_for`); None when the record is not current and
-    visible, or the model gives no token states."""
+    visible, or the model gives no token states. `weights` is asked for the words the model read
+    (at most its window of pieces, however long the prompt: one count each)."""
     if record is None:
         return None
     prompt = tokens(text)
     if prompt is None:
         return None
-    weighed = weights()
+    weighed = weights(list(dict.fromkeys(words(" ".join(prompt.words)))))
     embedded = embedding_text({"type": record.type, "title": record.title, "body": record.body})
     passage = tokens(passage_for(embedded, weighed))
     return None if passage is None else coverage(prompt, passage, weighed)
