@@ -54,6 +54,15 @@ def test_removed_rows_are_never_returned_and_versions_are_tracked() -> None:
     assert "r01" not in index.live_ids() and len(index.live_ids()) == 10
     rows, _ = index.similarities(vectors[1], ["own", "other"], None)
     assert 1 not in rows.tolist() and 4 not in rows.tolist()
+    # counted as `similarities` returns them (what a calibration's size is checked against)
+    for namespaces, types in (
+        (["own", "other"], None),
+        (["own"], ["decision"]),
+        (["other"], ["handover"]),
+        (["x"], None),
+    ):
+        assert index.count(namespaces, types) == len(index.similarities(vectors[0], namespaces, types)[0])
+    assert index.count(["own", "other"], None) == 10
     # an edited record comes back in its old row, with its new vector and version
     index.put([("r01", "own", "decision", "v1-edited")], vectors[5:6])
     assert index.is_current("r01", "v1-edited") and len(index) == 11

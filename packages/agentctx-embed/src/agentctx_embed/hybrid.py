@@ -270,10 +270,9 @@ def calibrate(
         found.result.covered()
         signals.append(found.result)
     measured_coverage = [result.coverage for result in signals if result.coverage is not None]
-    rows, _ = index.similarities(embed(CALIBRATION_PROMPTS[0]), visible_namespaces(project), types)
     measured = Calibration(
         model=model,
-        records=len(rows),
+        records=index.count(visible_namespaces(project), types),
         z=tuple(sorted(float(result.z) for result in signals)),
         shares=tuple(sorted(float(min(result.keyword_share, 99.0)) for result in signals)),
         cosines=tuple(sorted(float(result.best_cosine) for result in signals)),

@@ -153,16 +153,14 @@ class Service:
         from agentctx_store.calibration import refresh_keyword
         from agentctx_store.prompt_answer import PROMPT_TYPES
 
-        rows, _ = self.index.similarities(
-            np.zeros(self.embedder.dims, dtype=np.float32), visible_namespaces(project), PROMPT_TYPES
-        )
+        visible = self.index.count(visible_namespaces(project), PROMPT_TYPES)  # on every prompt: no product
         known = self._calibrations.get(project.project_id)
         first = known is None  # first prompt of this project here: its keyword floor too
         known = known or _read_calibration(project.project_id)
-        if first or known is None or known.stale(self.embedder.name, len(rows)):
+        if first or known is None or known.stale(self.embedder.name, visible):
             # the keyword path's floor, by the same rule on the same texts, for the hook to read
             refresh_keyword(store, project, types=PROMPT_TYPES)
-            if known is None or known.stale(self.embedder.name, len(rows)):
+            if known is None or known.stale(self.embedder.name, visible):
                 known = calibrate(
                     store,
                     project,

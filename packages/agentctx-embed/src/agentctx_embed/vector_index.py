@@ -193,15 +193,7 @@ class VectorIndex:
         then the mask, built through lookup tables of the codes."""
         with self.lock:
             size = len(self.ids)
-            allowed = np.zeros(len(self._codes) + 1, dtype=bool)
-            allowed[[self._codes[n] for n in namespaces if n in self._codes]] = True
-            mask = allowed[self.namespace[:size]]
-            if types is not None:
-                allowed[:] = False
-                allowed[[self._codes[t] for t in types if t in self._codes]] = True
-                mask &= allowed[self.kind[:size]]
-            mask &= self.alive[:size]
-            rows = np.flatnonzero(mask)
+            rows = self._visible(size, namespaces, types)
             if not len(rows):
                 return rows, np.zeros(0, dtype=np.float32)
             query = np.asarray(query, dtype=np.float32)
@@ -212,6 +204,24 @@ class VectorIndex:
                 product = np.concatenate([product, fresh])
             cosines = product[rows]
         return rows, cosines
+
+    def count(self, namespaces: Sequence[str], types: Sequence[str] | None) -> int:
+        """How many live rows these namespaces and types hold (`similarities`' rows, without
+        the product: what a calibration's size is checked against on every prompt)."""
+        with self.lock:
+            return len(self._visible(len(self.ids), namespaces, types))
+
+    def _visible(self, size: int, namespaces: Sequence[str], types: Sequence[str] | None) -> np.ndarray:
+        """The live rows of these namespaces and types, in row order (under `lock`)."""
+        allowed = np.zeros(len(self._codes) + 1, dtype=bool)
+        allowed[[self._codes[n] for n in namespaces if n in self._codes]] = True
+        mask = allowed[self.namespace[:size]]
+        if types is not None:
+            allowed[:] = False
+            allowed[[self._codes[t] for t in types if t in self._codes]] = True
+            mask &= allowed[self.kind[:size]]
+        mask &= self.alive[:size]
+        return np.flatnonzero(mask)
 
     def ids_of(self, rows: np.ndarray) -> list[str]:
         return [self.ids[row] for row in rows.tolist()]
