@@ -7,6 +7,7 @@ test model and with the real (bundled) one."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
@@ -291,6 +292,78 @@ def test_vector_evidence_alone_answers_when_the_best_match_covers_the_prompts_wo
     assert len(asked) == 3 and result.coverage == floor.coverage_alone + 0.01
 
 
+def slowed(embedder: Embedder, monkeypatch: pytest.MonkeyPatch, per_piece_s: float) -> list[str]:
+    """Make `embedder.tokens` take `per_piece_s` per word piece (on top of its own time), so an
+    inference's cost is known; the texts it was asked for are listed in the list returned."""
+    asked: list[str] = []
+    real = embedder.tokens
+
+    def tokens(text: str) -> TokenStates | None:
+        asked.append(text)
+        time.sleep(per_piece_s * embedder.pieces(text))
+        return real(text)
+
+    monkeypatch.setattr(embedder, "tokens", tokens)
+    return asked
+
+
+def test_no_inference_for_coverage_starts_that_would_end_past_the_deadline(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm answer must reach the hook before it stops waiting (150 ms from its start), or
+    the hook takes the keyword path and the warm answer is lost. `tokens_within` starts an
+    inference only when, at the recent cost per word piece (`PieceCost`, which every inference
+    it runs adds to), it would end before the deadline."""
+    short, same = "flaky tests", "retry budget"
+    long = " ".join(["which database migration tool do we use for flaky tests here"] * 12)
+    assert 0 < embedder.pieces(short) < embedder.pieces(long) // 20
+    asked = slowed(embedder, monkeypatch, 0.004)
+    # past the deadline: nothing starts
+    assert service.tokens_within(embedder, time.monotonic() - 0.001)(short) is None
+    assert asked == []
+    # time enough for every inference
+    tokens = service.tokens_within(embedder, time.monotonic() + 60)
+    assert tokens(short) is not None and tokens(long) is not None
+    assert asked == [short, long]
+    asked.clear()
+    # the first one (~4 ms a piece) leaves time for one as long, not for one twenty times as long
+    cost = service.PieceCost()
+    tokens = service.tokens_within(embedder, time.monotonic() + 0.004 * embedder.pieces(short) * 10, cost)
+    assert tokens(short) is not None
+    assert tokens(long) is None
+    assert tokens(same) is not None
+    assert asked == [short, same]
+    # what the last ones cost carries over to the next prompt: this machine is slow now
+    cost.add(1.0, 1)
+    cost.add(1.0, 1)
+    assert service.tokens_within(embedder, time.monotonic() + 0.5, cost)(short) is None
+    assert asked == [short, same]
+
+
+def test_the_service_leaves_coverage_out_rather_than_answer_late(
+    warm: service.Service, store: Store, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through a warm prompt: with a floor that asks the coverage (every other rule off), the
+    prompt and the best match are read token by token when the hook's budget leaves time for
+    it; when it leaves none after `ANSWER_RESERVE_S`, the answer still comes, decided without."""
+    seed(store, project)
+    warm.sync_all()
+    off = float("inf")
+    asking = hybrid.HybridFloor(
+        z_alone=off, cosine_alone=-1.0, coverage_alone=2.0, z_with_keyword=off,
+        weak_keyword_share=off, weak_keyword_z=off, same_record_share=off,
+    )  # fmt: skip
+    monkeypatch.setattr(warm, "floor_for", lambda _store, _project: asking)
+    asked = slowed(warm.embedder, monkeypatch, 0.0)
+    prompt = "which database migration tool do we use?"
+    assert warm_prompt(warm, project, prompt)["ids"] == []  # coverage 2.0 is never reached
+    assert len(asked) == 2 and asked[0] == prompt
+    asked.clear()
+    monkeypatch.setattr(service, "ANSWER_RESERVE_S", 600_000 / 1000)  # the whole budget kept for what follows
+    assert warm_prompt(warm, project, prompt)["ids"] == []
+    assert asked == []
+
+
 def test_coverage_weighs_the_prompts_words_by_how_rare_they_are_in_the_project() -> None:
     dims = 4
     basis = np.eye(dims, dtype=np.float32)
@@ -318,7 +391,7 @@ def test_token_states_follow_the_words_of_the_text(embedder: Embedder) -> None:
 
 
 def test_coverage_reads_a_long_record_where_the_prompt_talks_about_it() -> None:
-    """The prompt hook gives the service 150 ms for its answer and an inference costs about
+    """The prompt hook gives the service 150 ms for its answer and an inference costs more than
     linearly in its length, so a long record is compared by at most `COVERAGE_CHARS` of its
     embedded text: its type and title, and the stretch of its body holding most of the prompt's
     weight."""

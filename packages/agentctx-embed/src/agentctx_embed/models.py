@@ -116,6 +116,13 @@ class Embedder:
         prefix = BGE_QUERY_PREFIX if "bge-" in self.name.lower() and "-en" in self.name.lower() else ""
         return self.passages([prefix + text])[0]
 
+    def pieces(self, text: str) -> int:
+        """How many word pieces the model reads of `text` (its window at most; 0 for a model
+        without a tokenizer fastembed exposes): what an inference of it costs, roughly in
+        proportion (`service.tokens_within`)."""
+        tokenizer = getattr(getattr(self.model, "model", None), "tokenizer", None)
+        return 0 if tokenizer is None else len(tokenizer.encode(text).ids)
+
     def tokens(self, text: str) -> TokenStates | None:
         """The model's state for each word piece of `text` (unit length, special tokens left out)
         and the word each piece belongs to, lowercased: what `hybrid.coverage` compares token by

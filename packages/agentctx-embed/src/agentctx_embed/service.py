@@ -23,6 +23,7 @@ in memory only: `pending_embedding` stays set, so consolidation still stores the
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 import json
@@ -47,7 +48,7 @@ from agentctx_store.rows import visible_namespaces
 from agentctx_store.service_link import PROTOCOL, lock_note, socket_path, socket_problem, try_lock
 
 from agentctx_embed.hybrid import DEFAULT_FLOOR, Calibration, HybridFloor, calibrate, hybrid_search
-from agentctx_embed.models import Embedder, ModelUnavailable, choose_model, load
+from agentctx_embed.models import Embedder, ModelUnavailable, TokenStates, choose_model, load
 from agentctx_embed.phase import TEXT_FORM, embedding_text
 from agentctx_embed.vector_index import VectorIndex, quantize
 from agentctx_embed.warm_query import Expired, QueryWorker, ScanAhead
@@ -65,6 +66,9 @@ EMBED_CHUNK = 32
 SYNC_INTERVAL_S = 30.0  # full pending scan (edits) even without a notification
 INLINE_EMBED_MAX = 16
 PROJECT_TTL_S = 10.0  # new records a query embeds itself before answering
+# Of the prompt hook's budget, kept for what follows the floor (composing, accounting, the reply):
+# the floor's token coverage is measured only if it fits before that (`tokens_within`)
+ANSWER_RESERVE_S = 0.020
 
 
 def version() -> str:
@@ -142,6 +146,7 @@ class Service:
         self.queries = QueryWorker(embedder.query, self.index)
         self._calibrations: dict[str, Calibration] = {}
         self._reference_vectors: dict[str, np.ndarray] = {}
+        self.piece_cost = PieceCost()  # token states' recent cost, for the prompt hook's deadline
 
     # the relevance floor, calibrated per project --------------------------------------------
 
@@ -426,7 +431,7 @@ class Service:
                     query_vector=job.vector,
                     limit=asked.wanted,
                     floor=floor,
-                    tokens=self.embedder.tokens,
+                    tokens=tokens_within(self.embedder, started + budget_s - ANSWER_RESERVE_S, self.piece_cost),
                     types=PROMPT_TYPES,
                     exclude_ids=asked.already,
                 )
@@ -475,6 +480,54 @@ class Service:
             "degraded": result.degraded,
             "hits": [[hit.record.record_id, hit.score, hit.relevance] for hit in result.hits],
         }
+
+
+class PieceCost:
+    """What a token-state inference costs on this machine now, per word piece: the median of
+    the last `window` ones the floor's coverage ran (`tokens_within`), prompts' and records'
+    alike. Per piece, not per text: a record's 400 characters are ~2-6 times a prompt's pieces,
+    and the cost per piece stays within about a third across those lengths (one thread here:
+    40 pieces 13 ms, 116 pieces 44-50 ms, 154 pieces 53-84 ms; bench/README.md)."""
+
+    def __init__(self, window: int = 16) -> None:
+        self._rates: collections.deque[float] = collections.deque(maxlen=window)
+        self._lock = threading.Lock()
+
+    def expect(self, pieces: int) -> float | None:
+        """Seconds an inference of `pieces` word pieces is expected to take; None before any."""
+        with self._lock:
+            rates = sorted(self._rates)
+        return rates[len(rates) // 2] * pieces if rates else None
+
+    def add(self, seconds: float, pieces: int) -> None:
+        with self._lock:
+            self._rates.append(seconds / max(1, pieces))
+
+
+def tokens_within(
+    embedder: Embedder, deadline: float, cost: PieceCost | None = None
+) -> Callable[[str], TokenStates | None]:
+    """`embedder.tokens`, only while an inference is expected to end before `deadline` (a
+    `time.monotonic()` value), else None, so the floor decides without the token coverage
+    rather than the whole answer arriving after the hook stopped waiting for it
+    (docs/retrieval.md, "Covered word by word"). What it is expected to take is `cost`'s recent
+    cost per word piece (`Embedder.pieces`) times the text's pieces; every inference run adds
+    its own. Nothing is started once the deadline has passed."""
+    cost = cost or PieceCost()
+
+    def tokens(text: str) -> TokenStates | None:
+        now = time.monotonic()
+        if now >= deadline:
+            return None
+        pieces = embedder.pieces(text)
+        expected = cost.expect(pieces)
+        if expected is not None and now + expected > deadline:
+            return None
+        states = embedder.tokens(text)
+        cost.add(time.monotonic() - now, pieces)
+        return states
+
+    return tokens
 
 
 def _read_calibration(project_id: str) -> Calibration | None:
