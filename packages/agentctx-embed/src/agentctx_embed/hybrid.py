@@ -126,10 +126,13 @@ Z_ALONE_MARGIN = 0.25
 COVERAGE_MARGIN = 0.5
 # How much of the record's embedded text is compared token by token (`passage_for`: all of a
 # short one; of a long one its type and title and the stretch of its body holding most of the
-# prompt's weight). An inference costs about linearly in its length (one thread of this machine: 600
-# characters, ~136 word pieces, 46 ms; the 1,200 embedded, 102 ms), and the prompt hook gives the
-# service 150 ms for its whole answer.
-COVERAGE_CHARS = 600
+# prompt's weight). An inference costs more than linearly in its length (one thread of this
+# machine: 400 characters of English, ~105 word pieces, ~40 ms; 600, ~154, 53-84 ms; the 1,200
+# embedded, 118-164 ms), and the prompt hook gives the service 150 ms for its whole answer: the
+# service leaves the coverage out when it would not fit (`service.tokens_within`). 400, not
+# 600: as many dev prompts answered per prompt (rules one more, ADR the same; 300: rules one
+# fewer), at two thirds of the inference (docs/retrieval.md, "Covered word by word").
+COVERAGE_CHARS = 400
 # The rule both paths share: a floor answers at most a fixed share of the project's reference
 # texts. The keyword floor is their `KEYWORD_LEVEL` quantile (one in ten clears it,
 # `agentctx_store.calibration`); here the z thresholds above are raised together, by steps of
