@@ -139,3 +139,90 @@ def hook_with_service(
     report["per_project"]["served"] = alone_served
     report["per_project"]["injection"] = injection_figures(alone_injected)
     return report
+
+
+def hook_processes_with_service(
+    records: list[dict[str, Any]], queries: list[dict[str, Any]], scratch: Path, scorer: Any
+) -> dict[str, Any]:
+    """As a user's machine runs it: `agentctx serve` in its own process (the shipped settings:
+    one onnxruntime thread, `service.load_model`), and every query through its own
+    `agentctx hook UserPromptSubmit` process with the shipped deadline (150 ms from the hook's
+    start), a fresh session per query, one data dir for the set. Each project is asked one
+    `search` first and waited for, so its calibration (seconds, once per project) is not what
+    is timed. The set's metrics, which path served each prompt, and what was injected."""
+    import subprocess
+    import sys
+
+    from agentctx_hooks.state import file_name
+
+    home, roots = scratch / "home", scratch / "projects"
+    env = {
+        **os.environ,
+        "AGENTCTX_HOME": str(home),
+        "TMPDIR": str(scratch),
+        "AGENTCTX_HOOKS_NO_SPAWN": "1",
+        "AGENTCTX_EMBED_MODEL": REAL_MODEL_NAME,
+        "AGENTCTX_EMBED_MODEL_DIR": str(MINILM),
+    }
+    for name in ("AGENTCTX_WARM_DEADLINE_MS", "AGENTCTX_NO_SERVICE", "CLAUDE_PROJECT_DIR"):
+        env.pop(name, None)
+    agentctx = Path(sys.executable).with_name("agentctx")
+    ask = (
+        "import json, sys\nfrom agentctx_store.service_link import exchange\n"
+        "print(exchange(sys.stdin.buffer.read(), timeout=600).decode())\n"
+    )
+
+    def exchange(request: dict[str, Any]) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", ask], input=json.dumps(request).encode(), capture_output=True, env=env, check=True
+        )
+        return json.loads(done.stdout)
+
+    for name in {record["project"] for record in records}:
+        (roots / name).mkdir(parents=True, exist_ok=True)
+    loaded = load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots / name))
+    current = loaded.store.conn.execute("SELECT count(*) FROM records WHERE superseded_at IS NULL").fetchone()[0]
+    loaded.store.close()
+    service = subprocess.Popen([str(agentctx), "serve"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    served = {"warm": 0, "keyword": 0}
+    rows: list[dict[str, Any]] = []
+    injected: list[Any] = []
+    times: list[float] = []
+    try:
+        assert service.stdout is not None and service.stdout.readline().startswith(b"agentctx service ready")
+        deadline = time.monotonic() + 900
+        while exchange({"v": 1, "op": "ping"}).get("vectors", 0) < current:
+            assert time.monotonic() < deadline, "the service did not embed the set in 15 minutes"
+            time.sleep(1)
+        for name in sorted({query["project"] for query in queries}):
+            exchange({"v": 1, "op": "search", "cwd": str(roots / name), "query": "calibrate", "limit": 1})
+        for query in queries:
+            session = f"eval-{query['qid']}"
+            payload = {"session_id": session, "cwd": str(roots / query["project"]), "prompt": query["query"]}
+            started = time.perf_counter()
+            out = subprocess.run(
+                [str(agentctx), "hook", "UserPromptSubmit"],
+                input=json.dumps(payload).encode(),
+                capture_output=True,
+                env=env,
+                check=True,
+            ).stdout
+            times.append((time.perf_counter() - started) * 1000)
+            text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+            ids = _injected_ids(text, loaded.eval_id)
+            injected.append((query, text, injected_blocks(text, loaded.eval_id)))
+            rows.append({"qid": query["qid"], "ids": ids, "scores": [1.0 / (rank + 1) for rank in range(len(ids))]})
+            state_file = home / "state" / f"{file_name(session)}.json"  # the data dir's, not this process's
+            if state_file.exists():
+                served[json.loads(state_file.read_text(encoding="utf-8"))["served"]["last"]] += 1
+    finally:
+        service.terminate()
+        service.wait(60)
+        if service.stdout is not None:
+            service.stdout.close()
+    report = scorer.evaluate(queries, rows, records, None, 10)
+    report["served"] = served
+    report["injection"] = injection_figures(injected)
+    times.sort()
+    report["hook_ms"] = {"median": round(times[len(times) // 2], 1), "p90": round(times[int(len(times) * 0.9)], 1)}
+    return report

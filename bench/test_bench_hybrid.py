@@ -119,6 +119,30 @@ def test_hook_with_service(benchmark, eval_set, minilm, bench_mode, set_name: st
     assert shared["served"]["warm"] > 0, "the warm service answered no prompt"
 
 
+@pytest.mark.parametrize("set_name", _eval.SETS)
+def test_hook_processes_with_service(benchmark, eval_set, minilm, bench_mode, set_name: str) -> None:
+    """`test_hook_with_service` as a user's machine runs it (`eval_service.hook_processes_with_service`):
+    the service and each hook in processes of their own, the shipped deadline, the service's
+    shipped settings. Which path served each prompt says how often the warm answer came in time
+    on this machine; the figures are what a client gets here. The set's projects in one data dir."""
+    if bench_mode.disabled:
+        pytest.skip("--benchmark-disable: a process per query; test_hook_with_service keeps the path working")
+    data = eval_set(set_name)
+    benchmark.group = f"hybrid service {set_name}"
+    with tempfile.TemporaryDirectory(prefix="agentctx-hp-", dir=SHORT_TMP) as scratch:
+        report = benchmark.pedantic(
+            eval_service.hook_processes_with_service,
+            args=(data.records, data.queries, Path(scratch), data.scorer),
+            rounds=1,
+            iterations=1,
+        )
+    found = {**figures(report), "hook_ms": report["hook_ms"]}
+    benchmark.extra_info.update(found)
+    print(f"\n{set_name} processes (hook, service up, shipped deadline): {found}")
+    assert report["superseded_returned"] == 0, "a superseded record reached the prompt"
+    assert report["served"]["warm"] > 0, "the warm service answered no prompt"
+
+
 _PREPARED: dict[tuple[str, bool], ablate_hybrid.Prepared] = {}
 
 

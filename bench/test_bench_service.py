@@ -239,6 +239,105 @@ def test_prompt_hook_warm_and_cold(setup: Setup, benchmark: Any) -> None:
     print(_summary(benchmark.extra_info))
 
 
+# What a hook spends before its request reaches the service (whole-process hook with the service
+# up minus the service's own answer: 22.7 - 6.2 ms at 10K, 42.8 - 27.5 ms at 100K, bench/README.md)
+HOOK_START_MS = 20
+
+
+def test_service_answer_when_coverage_is_asked(setup: Setup, benchmark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service's own answer when the floor asks for the token coverage (`hybrid.coverage`:
+    the prompt's token states, a record's `COVERAGE_CHARS` and the prompt words' weights over
+    the project's records), in-process on the store the hosted service also serves (one
+    onnxruntime thread, as `service.load_model` loads it). Coverage is asked only where no
+    cheaper rule decided and the best cosine is near (docs/retrieval.md, "Covered word by
+    word"); here a floor with every other rule off asks it on each prompt. Three ways, in one
+    run, interleaved: that floor without the coverage bound (the answer without it); coverage
+    asked with no deadline (what it costs); coverage asked with the budget a hook gives
+    (`DEADLINE_S` less `HOOK_START_MS`), where `service.tokens_within` leaves it out when it
+    would not fit. `extra_info`: the medians, how many answers came within that budget each way
+    and how many of them had the coverage measured. The synthetic records' words split into
+    many word pieces, so a record costs more here than an English one of its length
+    (`-k coverage_cost` times one)."""
+    import math
+    from dataclasses import replace
+
+    from agentctx_embed import service
+    from agentctx_embed.hybrid import HybridFloor
+    from agentctx_hooks.warm import DEADLINE_S
+
+    for name in ("AGENTCTX_HOME", "AGENTCTX_EMBED_MODEL", "AGENTCTX_EMBED_MODEL_DIR"):
+        monkeypatch.setenv(name, setup.env[name])
+    running = service.Service(str(setup.home), service.load_model())
+    inferences = [0]
+    tokens = running.embedder.tokens
+
+    def counted(text: str) -> Any:
+        inferences[0] += 1
+        return tokens(text)
+
+    monkeypatch.setattr(running.embedder, "tokens", counted)
+    budget_ms = round(DEADLINE_S * 1000) - HOOK_START_MS
+    try:
+        running.load_stored_vectors()
+        prompts = [setup.prompts[index % len(setup.prompts)] for index in range(min(QUERIES, RUNS * 2))]
+
+        def answer(prompt: str, budget: int = 10_000) -> tuple[float, int]:
+            request = {
+                "v": 1,
+                "op": "prompt",
+                "cwd": str(setup.project),
+                "prompt": prompt,
+                "session_id": "",
+                "exclude": [],
+                "pending": [0, [], 0],
+                "budget_ms": budget,
+            }
+            before, started = inferences[0], time.perf_counter()
+            reply = running.prompt(request)
+            elapsed = (time.perf_counter() - started) * 1000
+            assert reply.get("ok") or budget < 10_000, reply
+            return (elapsed if reply.get("ok") else math.inf), inferences[0] - before
+
+        off = math.inf
+        asked = HybridFloor(
+            z_alone=off,
+            cosine_alone=-1.0,
+            coverage_alone=2.0,
+            z_with_keyword=off,
+            weak_keyword_share=off,
+            weak_keyword_z=off,
+            same_record_share=off,
+        )
+        floors = {"no_coverage": replace(asked, coverage_alone=off), "coverage_asked": asked}
+        for prompt in prompts[:3]:  # warm-up: the project's calibration, the stop words' counts
+            answer(prompt)
+        timings: dict[str, list[float]] = {"no_coverage": [], "coverage_asked": [], "coverage_within_budget": []}
+        measured = 0
+        for prompt in prompts:  # interleaved, as the hook timings above
+            for name, floor in floors.items():
+                running.floor_for = lambda _store, _project, floor=floor: floor  # type: ignore[method-assign]
+                timings[name].append(answer(prompt)[0])
+            elapsed, used = answer(prompt, budget_ms)
+            timings["coverage_within_budget"].append(elapsed)
+            measured += used == 2 and elapsed <= budget_ms
+        medians = {name: round(median(values), 1) for name, values in timings.items()}
+        benchmark.pedantic(answer, args=(prompts[0],), rounds=min(RUNS, 10), iterations=1)
+    finally:
+        running.close_store()
+        running.queries.close()
+    benchmark.extra_info.update(
+        {
+            "records": setup.size,
+            "answer_median_ms": medians,
+            "budget_ms": budget_ms,
+            "answers": len(prompts),
+            "within_budget": {name: sum(value <= budget_ms for value in values) for name, values in timings.items()},
+            "within_budget_with_coverage": measured,
+        }
+    )
+    print(f"\n{setup.size} records, service answer: {json.dumps(benchmark.extra_info)}")
+
+
 def _rss_after_fresh_records(setup: Setup, vectors: int) -> tuple[int, int]:
     """Write `FRESH` records with long bodies, tell the service, wait until it has embedded them
     (passages in batches: what the onnxruntime memory arena used to keep), and read its RSS."""
