@@ -486,8 +486,9 @@ class PieceCost:
     """What a token-state inference costs on this machine now, per word piece: the median of
     the last `window` ones the floor's coverage ran (`tokens_within`), prompts' and records'
     alike. Per piece, not per text: a record's 400 characters are ~2-6 times a prompt's pieces,
-    and the cost per piece stays within about a third across those lengths (one thread here:
-    40 pieces 13 ms, 116 pieces 44-50 ms, 154 pieces 53-84 ms; bench/README.md)."""
+    and the cost per piece moves much less than the length does (one thread here, English:
+    40 pieces 13 ms, 116 pieces 44-50 ms, 154 pieces 53-84 ms; docs/retrieval.md, "Covered word
+    by word")."""
 
     def __init__(self, window: int = 16) -> None:
         self._rates: collections.deque[float] = collections.deque(maxlen=window)
