@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,38 @@ def _injected_ids(text: str, eval_id: dict[str, str]) -> list[str]:
         ids.append(eval_id.get(record_id, record_id))
         start = text.find('<agentctx-record id="', start)
     return ids
+
+
+def _load(records: list[dict[str, Any]], home: Path, roots: Path) -> tuple[Any, int]:
+    """The set in `home`'s store, each eval project at its own folder under `roots` (closed
+    again: the service and the hooks open it); and how many current records it holds."""
+    for name in {record["project"] for record in records}:
+        (roots / name).mkdir(parents=True, exist_ok=True)
+    loaded = load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots / name))
+    current = loaded.store.conn.execute("SELECT count(*) FROM records WHERE superseded_at IS NULL").fetchone()[0]
+    loaded.store.close()
+    return loaded, current
+
+
+@dataclass
+class _Outcomes:
+    """Each query's injection as the set's scorer reads it (`rows`) and as
+    `_eval.injection_figures` measures it (`injected`), and which path served it (`served`)."""
+
+    eval_id: dict[str, str]
+    rows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    served: dict[str, int] = field(default_factory=lambda: {"warm": 0, "keyword": 0})
+    injected: list[Any] = field(default_factory=list[Any])  # (query, text, blocks)
+
+    def add(self, query: dict[str, Any], out: str | bytes, state_file: Path) -> None:
+        """The hook's stdout for `query`, and its session's state file in the data dir (none for
+        a prompt the hook ignores, a slash command)."""
+        text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+        ids = _injected_ids(text, self.eval_id)
+        self.injected.append((query, text, injected_blocks(text, self.eval_id)))
+        self.rows.append({"qid": query["qid"], "ids": ids, "scores": [1.0 / (rank + 1) for rank in range(len(ids))]})
+        if state_file.exists():
+            self.served[json.loads(state_file.read_text(encoding="utf-8"))["served"]["last"]] += 1
 
 
 def _run_home(
@@ -70,31 +103,19 @@ def _run_home(
         AGENTCTX_EMBED_MODEL=REAL_MODEL_NAME,
         AGENTCTX_EMBED_MODEL_DIR=str(MINILM),
     )
-    served = {"warm": 0, "keyword": 0}
-    injected: list[Any] = []  # (query, text, blocks) for `_eval.injection_figures`
     running = None
     try:
-        for name in {record["project"] for record in records}:
-            (roots / name).mkdir(parents=True, exist_ok=True)
-        loaded = load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots / name))
-        current = loaded.store.conn.execute("SELECT count(*) FROM records WHERE superseded_at IS NULL").fetchone()[0]
-        loaded.store.close()
+        loaded, current = _load(records, home, roots)
+        outcomes = _Outcomes(loaded.eval_id)
         running = start(str(home), loader=lambda: embedder)
         assert running is not None, "another service holds this data dir"
         while len(running.service.index) < current:
             time.sleep(0.2)
-        rows = []
         for query in queries:
             session = f"eval-{query['qid']}"
             payload = {"session_id": session, "cwd": str(roots / query["project"]), "prompt": query["query"]}
             out = run("UserPromptSubmit", json.dumps(payload).encode())
-            text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
-            ids = _injected_ids(text, loaded.eval_id)
-            injected.append((query, text, injected_blocks(text, loaded.eval_id)))
-            rows.append({"qid": query["qid"], "ids": ids, "scores": [1.0 / (rank + 1) for rank in range(len(ids))]})
-            state_file = Path(state_path(session))  # per-session state lives in the data dir (issue 13)
-            if state_file.exists():  # none for a prompt the hook ignores (a slash command)
-                served[json.loads(state_file.read_text(encoding="utf-8"))["served"]["last"]] += 1
+            outcomes.add(query, out, Path(state_path(session)))  # per-session state lives in the data dir (issue 13)
     finally:
         if running is not None:
             running.close()
@@ -103,7 +124,7 @@ def _run_home(
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    return rows, served, injected
+    return outcomes.rows, outcomes.served, outcomes.injected
 
 
 def hook_with_service(
@@ -178,15 +199,9 @@ def hook_processes_with_service(
         )
         return json.loads(done.stdout)
 
-    for name in {record["project"] for record in records}:
-        (roots / name).mkdir(parents=True, exist_ok=True)
-    loaded = load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots / name))
-    current = loaded.store.conn.execute("SELECT count(*) FROM records WHERE superseded_at IS NULL").fetchone()[0]
-    loaded.store.close()
+    loaded, current = _load(records, home, roots)
+    outcomes = _Outcomes(loaded.eval_id)
     service = subprocess.Popen([str(agentctx), "serve"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    served = {"warm": 0, "keyword": 0}
-    rows: list[dict[str, Any]] = []
-    injected: list[Any] = []
     times: list[float] = []
     try:
         assert service.stdout is not None and service.stdout.readline().startswith(b"agentctx service ready")
@@ -208,21 +223,15 @@ def hook_processes_with_service(
                 check=True,
             ).stdout
             times.append((time.perf_counter() - started) * 1000)
-            text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
-            ids = _injected_ids(text, loaded.eval_id)
-            injected.append((query, text, injected_blocks(text, loaded.eval_id)))
-            rows.append({"qid": query["qid"], "ids": ids, "scores": [1.0 / (rank + 1) for rank in range(len(ids))]})
-            state_file = home / "state" / f"{file_name(session)}.json"  # the data dir's, not this process's
-            if state_file.exists():
-                served[json.loads(state_file.read_text(encoding="utf-8"))["served"]["last"]] += 1
+            outcomes.add(query, out, home / "state" / f"{file_name(session)}.json")  # the data dir's, not ours
     finally:
         service.terminate()
         service.wait(60)
         if service.stdout is not None:
             service.stdout.close()
-    report = scorer.evaluate(queries, rows, records, None, 10)
-    report["served"] = served
-    report["injection"] = injection_figures(injected)
+    report = scorer.evaluate(queries, outcomes.rows, records, None, 10)
+    report["served"] = outcomes.served
+    report["injection"] = injection_figures(outcomes.injected)
     times.sort()
     report["hook_ms"] = {"median": round(times[len(times) // 2], 1), "p90": round(times[int(len(times) * 0.9)], 1)}
     return report
