@@ -204,11 +204,11 @@ def test_rescoring_equals_fts5_bm25_where_both_apply(store: Store, project: Proj
     ]
     real = retrieval.visible_bm25
 
-    def unscored(conn, candidates, forms, namespaces, stats=None, idf_of=None):
+    def unscored(conn, candidates, forms, namespaces, stats=None, idf_of=None, held=None):
         return [(record, relevance) for _, record, relevance in candidates]
 
-    def with_fts5_idf(conn, candidates, forms, namespaces, stats=None, idf_of=None):
-        return real(conn, candidates, forms, namespaces, stats, fts5_idf)
+    def with_fts5_idf(conn, candidates, forms, namespaces, stats=None, idf_of=None, held=None):
+        return real(conn, candidates, forms, namespaces, stats, fts5_idf, held)
 
     monkeypatch.setattr(retrieval, "visible_bm25", unscored)
     plain = [search(store, project, prompt, floor=None).hits for prompt in prompts]

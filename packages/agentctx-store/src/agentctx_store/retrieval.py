@@ -34,7 +34,7 @@ from agentctx_store.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from datetime import datetime
     from typing import Any
 
@@ -63,6 +63,16 @@ SPELLED_PHRASES = 3
 CANDIDATES = 60
 # FTS5 matches ranked before the join to `records` (see `_fts_candidates`).
 PRESELECT = 2 * CANDIDATES
+# A row holding none of a prompt's forms but those at least this share of the visible rows hold
+# is not a candidate (`distinctive_forms`): FTS5 reads the positions and size of every row it
+# ranks, and a word 20,000 of 100K rows hold made that ~60 ms a prompt on this machine, to rank
+# rows that hold nothing else. Such a form weighs at most a quarter of a rare-term match (IDF ≤
+# ln 21 against ≥ 10 at 50K rows) and still counts, as before, in the score of every row that
+# holds a rarer form too. Only where that share is at least COMMON_FORM_ROWS rows (20,000
+# visible rows): below, counting every form costs more than it saves, and a store of the dev
+# sets' size ranks as before (docs/retrieval.md, "Common words in a big store").
+COMMON_FORM_SHARE = 0.05
+COMMON_FORM_ROWS = 1000
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 # The relevance floor, in units of "one match of a term that only one record has" (its BM25 IDF
@@ -416,10 +426,13 @@ def search(
         stats: NamespaceStatistics | None = None
         try:
             if fts:
-                match = fts_query(forms, namespaces)
-                found = _fts_candidates(store.conn, match, filters, params)
                 stats = namespace_statistics(store.conn, namespaces)
-                scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces, stats)
+                big = stats.rows * COMMON_FORM_SHARE >= COMMON_FORM_ROWS
+                held = rows_holding(store.conn, forms, namespaces) if big else None
+                distinctive = distinctive_forms(forms, held, stats.rows)
+                required = fts_query(distinctive, namespaces) if distinctive else None
+                found = _fts_candidates(store.conn, fts_query(forms, namespaces), filters, params, required=required)
+                scored = visible_bm25(store.conn, found[: max(limit, RESCORED)], forms, namespaces, stats, held=held)
             else:
                 degraded = "like-search"
                 scored = _like_candidates(store.conn, terms, filters, params)
@@ -448,6 +461,17 @@ def search(
         ]
         hits.sort(key=lambda hit: (-hit.score, hit.record.record_id))
         return SearchResult(hits=hits[:limit], degraded=degraded, terms=terms, forms=forms)
+
+
+def distinctive_forms(forms: Sequence[str], held: Mapping[str, int] | None, rows: int) -> list[str]:
+    """The forms a candidate must hold one of: those some but fewer than `COMMON_FORM_SHARE` of
+    the `rows` visible rows hold (`held`: each form's count over them). Empty when every form
+    may make a candidate: not counted (`held` None), none so common, or none rarer."""
+    if held is None:
+        return []
+    common = COMMON_FORM_SHARE * rows
+    kept = [form for form in forms if 0 < held.get(form, 0) < common]
+    return kept if any(held.get(form, 0) >= common for form in forms) else []
 
 
 def _current_heads(
@@ -627,7 +651,7 @@ _R_COLUMNS = ", ".join("r." + column.strip() for column in RECORD_COLUMNS.split(
 
 
 def _fts_candidates(
-    conn: sqlite3.Connection, match: str, filters: str, params: list[Any]
+    conn: sqlite3.Connection, match: str, filters: str, params: list[Any], *, required: str | None = None
 ) -> list[tuple[int, Record, float]]:
     """The best `CANDIDATES` matches that pass `filters`, by relevance (ties: oldest row first).
 
@@ -635,19 +659,27 @@ def _fts_candidates(
     and filtered: joining every match (thousands for common words) before the sort costs more
     than the ranking itself. When the filters leave fewer than `CANDIDATES` of those, the full
     join runs instead, so the result is always the same as ranking every filtered match.
+
+    `required`: a second MATCH expression every candidate must also match (`distinctive_forms`).
+    It is checked before FTS5 scores a row (`+rowid`: a filter on the rows `match` finds, not a
+    look-up per row), so rows that fail it cost no score, and those that pass keep the score
+    and order `match` gives them.
     """
     weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"  # the `ns` column never scores
+    held_to = "" if required is None else " AND +rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)"
+    matches = [match] if required is None else [match, required]
     ranked = f"""SELECT rowid, -bm25(records_fts, {weights}) AS relevance FROM records_fts
-                 WHERE records_fts MATCH ? ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
+                 WHERE records_fts MATCH ?{held_to} ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
     sql = f"""SELECT {_R_COLUMNS}, f.rowid AS rid, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
               WHERE {filters} ORDER BY f.relevance DESC, f.rowid LIMIT {CANDIDATES}"""
-    rows = conn.execute(sql, [match, *params]).fetchall()
+    rows = conn.execute(sql, [*matches, *params]).fetchall()
     if len(rows) < CANDIDATES:
+        held_to = held_to.replace("+rowid", "+records_fts.rowid")
         sql = f"""SELECT {_R_COLUMNS}, r.rowid AS rid, -bm25(records_fts, {weights}) AS relevance
                   FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
-                  WHERE records_fts MATCH ? AND {filters}
+                  WHERE records_fts MATCH ?{held_to} AND {filters}
                   ORDER BY relevance DESC, r.rowid LIMIT {CANDIDATES}"""  # by alias: bm25 runs once per row
-        rows = conn.execute(sql, [match, *params]).fetchall()
+        rows = conn.execute(sql, [*matches, *params]).fetchall()
     return [(int(row["rid"]), row_to_record(row), float(row["relevance"])) for row in rows]
 
 
@@ -708,6 +740,7 @@ def visible_bm25(
     namespaces: Sequence[str],
     stats: NamespaceStatistics | None = None,
     idf_of: Callable[[int, int], float] | None = None,
+    held: Mapping[str, int] | None = None,
 ) -> list[tuple[Record, float]]:
     """The candidates' BM25 over the rows the query can return, not over every project, with
     search's IDF (`bm25_idf`).
@@ -725,6 +758,8 @@ def visible_bm25(
         stats: the namespaces' statistics, when the caller has read them.
         idf_of: the IDF of a form held by so many of so many rows; default `bm25_idf` (tests
             pass FTS5's own to check the counting against `bm25()`).
+        held: how many visible rows hold each form, when the caller has counted them all
+            (`rows_holding`; `search` has in a big store).
     """
     if stats is None:
         stats = namespace_statistics(conn, namespaces)
@@ -739,7 +774,8 @@ def visible_bm25(
     counter = _FormCounter(forms)
     frequencies = [counter.count(record.title, record.body) for _, record, _ in candidates]
     present = sorted({form for counts in frequencies for form in counts})
-    held = rows_holding(conn, [forms[i] for i in present], namespaces)
+    if held is None:
+        held = rows_holding(conn, [forms[i] for i in present], namespaces)
     holding = {i: held[forms[i]] for i in present}
     mean_length = stats.tokens / stats.rows
     idf_of = bm25_idf if idf_of is None else idf_of
