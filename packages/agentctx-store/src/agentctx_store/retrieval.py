@@ -9,7 +9,9 @@ docs/retrieval.md):
      ways developers write one word meet;
   2. FTS5 BM25, title weighted over body, only this project's and `_global` rows; the best
      candidates scored again with words weighed over those rows alone (`visible_bm25`),
-     whatever other projects the store holds, and an IDF that never drops a word to zero;
+     whatever other projects the store holds, and an IDF that never drops a word to zero; in a
+     big store, a row holding only the prompt's common forms is not a candidate
+     (`distinctive_forms`);
   3. superseded matches hand their relevance to the current head of their chain;
   4. a floor decided per query on the best match (rare-term units, short-query and
      two-distinct-words rules), then a tail cut;
