@@ -24,30 +24,28 @@ PROMPT = "how do we deploy the service through the pipeline or rollback when a l
 
 
 def _fill(store: Store, project: Project, distinctive: int) -> tuple[set[str], set[str]]:
-    common, ledger = set(), set()
-    for number in range(COMMON_ONLY):
-        record = store.add(
-            project,
-            NewRecord(
-                type="convention",
-                title=f"Deploy service pipeline rollback {number}",
-                body=f"Deploy the service through the pipeline; rollback the service if pipeline step {number} fails.",
-            ),
+    def add(kind: str, title: str, body: str) -> str:
+        return store.add(project, NewRecord(type=kind, title=title, body=body)).record_id
+
+    common = {
+        add(
+            "convention",
+            f"Deploy service pipeline rollback {number}",
+            f"Deploy the service through the pipeline; rollback the service if pipeline step {number} fails.",
         )
-        common.add(record.record_id)
+        for number in range(COMMON_ONLY)
+    }
     for number in range(FILLER):
-        store.add(project, NewRecord(type="discovery", title=f"Cache invoices {number}", body="Invoices stay cached."))
-    for number in range(distinctive):
-        deploy = " Deploy the service after it." if number % 2 else ""
-        record = store.add(
-            project,
-            NewRecord(
-                type="decision",
-                title=f"Ledger rule {number}",
-                body=f"Ledger rows are append-only, correction {number} reverses an entry.{deploy}",
-            ),
+        add("discovery", f"Cache invoices {number}", "Invoices stay cached.")
+    ledger = {
+        add(
+            "decision",
+            f"Ledger rule {number}",
+            f"Ledger rows are append-only, correction {number} reverses an entry."
+            + (" Deploy the service after it." if number % 2 else ""),
         )
-        ledger.add(record.record_id)
+        for number in range(distinctive)
+    }
     return common, ledger
 
 
