@@ -65,12 +65,11 @@ def test_rows_holding_only_common_words_are_not_candidates_and_the_rest_keep_the
     store: Store, project: Project, monkeypatch: pytest.MonkeyPatch, distinctive: int
 ) -> None:
     common, ledger = _fill(store, project, distinctive)
-    prompt = PROMPT
-    before = _hits(store, project, prompt)  # the store is below the bound: every row a candidate
+    before = _hits(store, project, PROMPT)  # the store is below the bound: every row a candidate
     assert {record_id for record_id, _ in before} & common  # rows holding only common words were candidates
 
     _big(monkeypatch)
-    after = _hits(store, project, prompt)
+    after = _hits(store, project, PROMPT)
     assert after, "rows holding the rare word are still found"
     assert {record_id for record_id, _ in after} <= ledger  # no row holding only common words
     kept = [(record_id, relevance) for record_id, relevance in before if record_id in ledger]

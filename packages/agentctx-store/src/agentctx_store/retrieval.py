@@ -668,18 +668,20 @@ def _fts_candidates(
     and order `match` gives them.
     """
     weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0"  # the `ns` column never scores
-    held_to = "" if required is None else " AND +rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)"
     matches = [match] if required is None else [match, required]
+
+    def held_to(rowid: str) -> str:
+        return "" if required is None else f" AND +{rowid} IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)"
+
     ranked = f"""SELECT rowid, -bm25(records_fts, {weights}) AS relevance FROM records_fts
-                 WHERE records_fts MATCH ?{held_to} ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
+                 WHERE records_fts MATCH ?{held_to("rowid")} ORDER BY relevance DESC, rowid LIMIT {PRESELECT}"""
     sql = f"""SELECT {_R_COLUMNS}, f.rowid AS rid, f.relevance AS relevance FROM ({ranked}) AS f JOIN records r ON r.rowid = f.rowid
               WHERE {filters} ORDER BY f.relevance DESC, f.rowid LIMIT {CANDIDATES}"""
     rows = conn.execute(sql, [*matches, *params]).fetchall()
     if len(rows) < CANDIDATES:
-        held_to = held_to.replace("+rowid", "+records_fts.rowid")
         sql = f"""SELECT {_R_COLUMNS}, r.rowid AS rid, -bm25(records_fts, {weights}) AS relevance
                   FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
-                  WHERE records_fts MATCH ?{held_to} AND {filters}
+                  WHERE records_fts MATCH ?{held_to("records_fts.rowid")} AND {filters}
                   ORDER BY relevance DESC, r.rowid LIMIT {CANDIDATES}"""  # by alias: bm25 runs once per row
         rows = conn.execute(sql, [*matches, *params]).fetchall()
     return [(int(row["rid"]), row_to_record(row), float(row["relevance"])) for row in rows]
