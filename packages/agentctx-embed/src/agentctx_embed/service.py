@@ -154,8 +154,8 @@ class Service:
         """The hybrid floor for this project: its z thresholds from what the project's records
         give the reference texts with this model (`hybrid.calibrate`), measured once and again
         when the model or the project's size changes; kept in `paths.calibration_path`. The
-        keyword path's floor is refreshed at the same moments (`calibration.refresh_keyword`)."""
-        from agentctx_store.calibration import refresh_keyword
+        keyword path's floor is refreshed at the same moments (`calibration.refresh_prompt_floor`)."""
+        from agentctx_store.calibration import refresh_prompt_floor
         from agentctx_store.prompt_answer import PROMPT_TYPES
 
         visible = self.index.count(visible_namespaces(project), PROMPT_TYPES)  # on every prompt: no product
@@ -164,7 +164,7 @@ class Service:
         known = known or _read_calibration(project.project_id)
         if first or known is None or known.stale(self.embedder.name, visible):
             # the keyword path's floor, by the same rule on the same texts, for the hook to read
-            refresh_keyword(store, project, types=PROMPT_TYPES)
+            refresh_prompt_floor(store, project)
             if known is None or known.stale(self.embedder.name, visible):
                 known = calibrate(
                     store,

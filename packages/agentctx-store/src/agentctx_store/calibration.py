@@ -7,8 +7,8 @@ best cosine stands out (z) with the model in use; the keyword path (`calibrate_k
 measures the keyword floor each one would clear (`keyword_level`, in rare-term matches). Each
 path's threshold is a quantile of its own measurements, by one rule (`quantile`).
 
-The keyword measurement is computed off the prompt path (consolidation, the warm search service,
-`agentctx status`) and kept in `paths.keyword_calibration_path`; the prompt hook only reads that
+The keyword measurement is computed off the prompt path (`refresh_prompt_floor`: consolidation,
+`learn` and the imports, the warm search service, `agentctx status`) and kept in `paths.keyword_calibration_path`; the prompt hook only reads that
 small file (`read_keyword_floor`: bounded, validated) and falls back to `RELEVANCE_FLOOR`.
 Standard library and the store's fast core only: the hook imports this module.
 """
@@ -211,6 +211,16 @@ def refresh_keyword(store: Store, project: Project, *, types: Sequence[str] | No
     fresh = calibrate_keyword(store, project, types=types, at=utc_now())
     write_keyword_calibration(project.project_id, fresh)
     return fresh
+
+
+def refresh_prompt_floor(store: Store, project: Project) -> dict[str, Any]:
+    """`refresh_keyword` for the record types a prompt is answered from: what every writer that
+    changes a project's records in bulk calls once it has written (consolidation, `learn`,
+    `import`, `team import`), and what the warm service and `status` call, so a project's own
+    floor is in force from its first prompt, not only once a consolidation has run."""
+    from agentctx_store.prompt_answer import PROMPT_TYPES
+
+    return refresh_keyword(store, project, types=PROMPT_TYPES)
 
 
 def write_keyword_calibration(project_id: str, data: dict[str, Any]) -> None:

@@ -30,14 +30,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentctx_store import digest, drift, oplog, paths
-from agentctx_store.calibration import refresh_keyword
+from agentctx_store.calibration import refresh_prompt_floor
 from agentctx_store.consolidate import duplicates, profile, scoring
 from agentctx_store.consolidate.checkpoints import checkpoint
 from agentctx_store.consolidate.merges import MergeJudge, apply_merges
 from agentctx_store.digest import ranking
 from agentctx_store.errors import AgentctxError
 from agentctx_store.projects import Project
-from agentctx_store.prompt_answer import PROMPT_TYPES
 from agentctx_store.records import utc_now
 from agentctx_store.rows import visible_namespaces
 from agentctx_store.store import Store
@@ -264,7 +263,7 @@ def run(
                 checkpoint("digest")
                 tokens[project.project_id] = digest.write(project.project_id, text, kind="full").tokens
                 # the keyword floor the prompt hook reads, measured here, off the prompt path
-                refresh_keyword(store, project, types=PROMPT_TYPES)
+                refresh_prompt_floor(store, project)
             profile.export(store, int(settings.get("reinforce_threshold", 3)))
             timed_out = time.monotonic() > deadline or bool(outcome and outcome.pending)
             result = RunReport(

@@ -98,8 +98,7 @@ def floor_section(store: Store, project: Project) -> StatusSection:
     measured on, the reference texts' best z, cosines and keyword shares, the thresholds they set), as
     the search service last measured it."""
     from agentctx_store import paths
-    from agentctx_store.calibration import refresh_keyword
-    from agentctx_store.prompt_answer import PROMPT_TYPES
+    from agentctx_store.calibration import refresh_prompt_floor
     from agentctx_store.retrieval import RELEVANCE_FLOOR, relevance_gate, visible_rows
     from agentctx_store.rows import visible_namespaces
 
@@ -112,7 +111,7 @@ def floor_section(store: Store, project: Project) -> StatusSection:
     )
     indexed = visible_rows(store.conn, namespaces)  # superseded too: what BM25 weighs words over
     # the keyword floor the prompt hook reads, measured now if missing or stale (a few dozen searches)
-    measured = refresh_keyword(store, project, types=PROMPT_TYPES)
+    measured = refresh_prompt_floor(store, project)
     floor = float(measured["floor"])
     keyword = {
         "floor_rare_term_matches": floor,

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 from agentctx_store import AgentctxError, Project, Store
+from agentctx_store.calibration import refresh_prompt_floor
 from agentctx_store.projects import repo_root
 from agentctx_store.sharing import team, team_state
 
@@ -127,6 +128,7 @@ def import_cmd(project: Path | None = ProjectOption, json: bool = JsonOption) ->
     try:
         with open_store() as store:
             report = team.import_team(store, target, root, is_secret=is_secret)  # rewrites the file with the new ids
+            refresh_prompt_floor(store, target)
     except (OSError, sqlite3.Error) as exc:
         if not _out_of_space(exc):
             raise

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import typer
+from agentctx_store.calibration import refresh_prompt_floor
 from agentctx_store.errors import ValidationError
 from agentctx_store.sharing import transfer
 
@@ -104,6 +105,7 @@ def import_cmd(
                 store.dirty.clear()
         else:
             report = transfer.import_items(store, target, items, new_ids=new_ids)
+            refresh_prompt_floor(store, target)
     summary = {"created": len(report.created), "updated": len(report.updated), "unchanged": len(report.unchanged)}
     if json:
         print_json(summary | {"dry_run": dry_run, "created_ids": report.created, "updated_ids": report.updated})
