@@ -633,3 +633,23 @@ def test_a_prompt_whose_hook_gave_up_is_not_answered_late(service: Any, project:
 def _injections(store: Store, session: str) -> int:
     row = store.conn.execute("SELECT coalesce(sum(injections), 0) FROM sessions WHERE session_id = ?", (session,))
     return int(row.fetchone()[0])
+
+
+def test_a_grown_project_is_measured_again_in_the_background(
+    service: Any, project: Any, tiny_env: dict[str, str], run_hook: RunHook
+) -> None:
+    """The real service: a project that grew by more than a tenth answers on its last calibration
+    and is measured again by the service's own background thread, without a prompt waiting."""
+    from agentctx_store import paths
+
+    root, _ids = project
+    run(run_hook, tiny_env, root, "first", KEYWORD_PROMPT)  # measured at the first prompt
+    path = Path(paths.calibration_path(resolve_project(root).project_id))
+    assert json.loads(path.read_text(encoding="utf-8"))["records"] == len(RULES)
+    with Store.open() as store:
+        for number in range(len(RULES) // 5 + 1):
+            store.add(resolve_project(root), NewRecord(type="convention", title=f"Extra rule {number}", body="Extra."))
+    run(run_hook, tiny_env, root, "second", KEYWORD_PROMPT)
+    assert state_of("second")["served"]["last"] == "warm"
+    grown = len(RULES) + len(RULES) // 5 + 1
+    assert _wait_for(lambda: json.loads(path.read_text(encoding="utf-8"))["records"] == grown, 30)

@@ -178,7 +178,57 @@ def test_the_keyword_floor_is_measured_again_when_the_store_changes(
         add(store, project, "convention", f"Extra rule {number}", f"Extra body number {number}.")
     warm.sync_all()
     warm_prompt(warm, project, "which database do we use?")
+    warm.calibrate_pending()  # the service's background thread, after its embedding pass
     assert json.loads(keyword.read_text(encoding="utf-8"))["records"] == len(TOPICS) + 5
+
+
+def test_a_stale_calibration_is_measured_again_off_the_prompt_path(
+    warm: service.Service, store: Store, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project that grew by a tenth is measured again by the background thread; until then
+    its prompts answer on its last calibration, at once, instead of waiting seconds for it
+    (and holding every other request back) as they did."""
+    seed(store, project)
+    warm.sync_all()
+    warm_prompt(warm, project, "which database do we use?")
+    path = Path(paths.calibration_path(project.project_id))
+    first = json.loads(path.read_text(encoding="utf-8"))
+    for number in range(5):
+        add(store, project, "convention", f"Extra rule {number}", f"Extra body number {number}.")
+    warm.sync_all()
+    measured: list[str] = []
+    real = hybrid.calibrate
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        measured.append(project.project_id)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "calibrate", counting)
+    warm.wake.clear()
+    assert warm_prompt(warm, project, "which database do we use?")["ok"]
+    assert measured == [] and warm.wake.is_set()  # answered on the last one; the background is woken
+    assert json.loads(path.read_text(encoding="utf-8"))["records"] == first["records"]
+    assert warm.calibrate_pending() == 1 and len(measured) == 1
+    assert json.loads(path.read_text(encoding="utf-8"))["records"] == len(TOPICS) + 5
+    assert warm.calibrate_pending() == 0  # nothing left to measure
+    warm_prompt(warm, project, "which database do we use?")
+    assert warm.calibrate_pending() == 0 and len(measured) == 1  # current again: not queued
+
+
+def test_a_project_never_measured_with_this_model_is_measured_at_its_first_prompt(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    """Nothing of this model's to answer with: the first prompt measures it (on a connection of
+    its own), and the answer already uses it."""
+    seed(store, project)
+    warm.sync_all()
+    path = Path(paths.calibration_path(project.project_id))
+    assert not path.exists()
+    warm_prompt(warm, project, "which database do we use?")
+    assert json.loads(path.read_text(encoding="utf-8"))["model"] == warm.embedder.name
+    assert warm.calibrate_pending() == 0  # measured at once, keyword floor included: nothing queued
+    assert json.loads(path.read_text(encoding="utf-8"))["records"] == len(TOPICS)
+    assert Path(paths.keyword_calibration_path(project.project_id)).is_file()
 
 
 def measured(**values: Any) -> Calibration:
@@ -353,7 +403,7 @@ def test_the_service_leaves_coverage_out_rather_than_answer_late(
         z_alone=off, cosine_alone=-1.0, coverage_alone=2.0, z_with_keyword=off,
         weak_keyword_share=off, weak_keyword_z=off, same_record_share=off,
     )  # fmt: skip
-    monkeypatch.setattr(warm, "floor_for", lambda _store, _project: asking)
+    monkeypatch.setattr(warm, "floor_for", lambda _project: asking)
     asked = slowed(warm.embedder, monkeypatch, 0.0)
     prompt = "which database migration tool do we use?"
     assert warm_prompt(warm, project, prompt)["ids"] == []  # coverage 2.0 is never reached

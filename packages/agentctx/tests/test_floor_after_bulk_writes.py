@@ -56,7 +56,13 @@ def test_learn_measures_the_floor_and_again_when_the_project_grew(
 
 def test_import_measures_the_floor(cli, project_dir: Path, tmp_path: Path) -> None:
     lines = [
-        {"id": f"p-{n:03d}", "project": "p", "type": "decision", "title": f"Use {subject}", "body": f"We use {subject}."}
+        {
+            "id": f"p-{n:03d}",
+            "project": "p",
+            "type": "decision",
+            "title": f"Use {subject}",
+            "body": f"We use {subject}.",
+        }
         for n, subject in enumerate(SUBJECTS[:22])
     ]
     file = tmp_path / "records.jsonl"

@@ -33,7 +33,7 @@ def test_status_json_shows_the_floor_inputs_and_the_calibration(
 ) -> None:
     from agentctx_embed import service
     from agentctx_embed.models import choose_model, load
-    from agentctx_store import Store, config, paths, resolve_project
+    from agentctx_store import config, paths, resolve_project
 
     for n in range(3):
         record("decision", f"Background jobs rule {n}", f"Jobs run on temporal workflows, rule {n}.")
@@ -50,8 +50,7 @@ def test_status_json_shows_the_floor_inputs_and_the_calibration(
     served = service.Service(paths.home(), embedder)
     try:
         served.sync_all()
-        with Store.open() as store:
-            served.floor_for(store, resolve_project(project_dir))
+        served.floor_for(resolve_project(project_dir))
     finally:
         served.queries.close()
         served.close_store()

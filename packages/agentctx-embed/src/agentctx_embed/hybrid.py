@@ -201,8 +201,12 @@ class Calibration:
     def stale(self, model: str, records: int) -> bool:
         """Measured with another model, on a store that has since changed size by a tenth, or by
         a version that kept no reference cosines or coverage."""
-        changed = model != self.model or changed_size(self.records, records)
-        return changed or len(self.cosines) != len(self.z) or self.coverages is None
+        return not self.fits(model) or changed_size(self.records, records)
+
+    def fits(self, model: str) -> bool:
+        """Measured with this model, by a version that kept the reference cosines and coverage:
+        usable as it is, if perhaps on a project that has since grown."""
+        return model == self.model and len(self.cosines) == len(self.z) and self.coverages is not None
 
     def as_json(self) -> dict[str, Any]:
         thresholds = self.floor()

@@ -145,26 +145,50 @@ class Service:
         # query must not wait for a background batch of passages (seconds on one thread)
         self.queries = QueryWorker(embedder.query, self.index)
         self._calibrations: dict[str, Calibration] = {}
+        self._pending: dict[str, Any] = {}  # projects whose calibration the background thread measures again
+        self._asked: dict[str, Any] = {}  # every project asked here, by id (its calibration is kept current)
+        self.calibration_lock = threading.Lock()
         self._reference_vectors: dict[str, np.ndarray] = {}
         self.piece_cost = PieceCost()  # token states' recent cost, for the prompt hook's deadline
 
     # the relevance floor, calibrated per project --------------------------------------------
 
-    def floor_for(self, store: Any, project: Any) -> HybridFloor:
+    def floor_for(self, project: Any) -> HybridFloor:
         """The hybrid floor for this project: its z thresholds from what the project's records
-        give the reference texts with this model (`hybrid.calibrate`), measured once and again
-        when the model or the project's size changes; kept in `paths.calibration_path`. The
-        keyword path's floor is refreshed at the same moments (`calibration.refresh_prompt_floor`)."""
-        from agentctx_store.calibration import refresh_prompt_floor
+        give the reference texts with this model (`hybrid.calibrate`), kept in
+        `paths.calibration_path`. Measured here only when there is nothing of this model's to
+        answer with (once per project and model: seconds, on a connection of its own, so other
+        requests are not held); when the project has changed by a tenth, and at its first
+        prompt here (for the keyword floor, `calibration.refresh_prompt_floor`), the background
+        thread measures it again (`calibrate_pending`) while prompts keep the last one."""
         from agentctx_store.prompt_answer import PROMPT_TYPES
 
         visible = self.index.count(visible_namespaces(project), PROMPT_TYPES)  # on every prompt: no product
+        self._asked[project.project_id] = project
         known = self._calibrations.get(project.project_id)
-        first = known is None  # first prompt of this project here: its keyword floor too
+        first = known is None  # first prompt of this project here
         known = known or _read_calibration(project.project_id)
-        if first or known is None or known.stale(self.embedder.name, visible):
+        if known is None or not known.fits(self.embedder.name):
+            known = self._measure(project)
+        else:
+            self._calibrations[project.project_id] = known
+            if first or known.stale(self.embedder.name, visible):
+                self._pending[project.project_id] = project
+                self.wake.set()
+        return known.floor(DEFAULT_FLOOR)
+
+    def _measure(self, project: Any) -> Calibration:
+        """Both of the project's floors, measured where missing or stale, one project at a time
+        (a request and the background thread never measure the same one twice over)."""
+        from agentctx_store.calibration import refresh_prompt_floor
+        from agentctx_store.prompt_answer import PROMPT_TYPES
+
+        with self.calibration_lock, self.open_store() as store:
+            self._pending.pop(project.project_id, None)
             # the keyword path's floor, by the same rule on the same texts, for the hook to read
             refresh_prompt_floor(store, project)
+            known = self._calibrations.get(project.project_id) or _read_calibration(project.project_id)
+            visible = self.index.count(visible_namespaces(project), PROMPT_TYPES)
             if known is None or known.stale(self.embedder.name, visible):
                 known = calibrate(
                     store,
@@ -176,8 +200,29 @@ class Service:
                     tokens=self.embedder.tokens,
                 )
                 _write_calibration(project.project_id, known)
-        self._calibrations[project.project_id] = known
-        return known.floor(DEFAULT_FLOOR)
+            self._calibrations[project.project_id] = known
+            return known
+
+    def calibrate_pending(self) -> int:
+        """Measure the projects `floor_for` queued, and every project asked here whose records
+        have since changed by a tenth (the background thread, after its embedding pass, so the
+        vectors it counts are current); how many it measured."""
+        from agentctx_store.prompt_answer import PROMPT_TYPES
+
+        for project_id, known in list(self._calibrations.items()):
+            project = self._asked.get(project_id)
+            if project is not None and known.stale(
+                self.embedder.name, self.index.count(visible_namespaces(project), PROMPT_TYPES)
+            ):
+                self._pending[project_id] = project
+        done = 0
+        while self._pending and not self.stop.is_set():
+            project_id = next(iter(self._pending))
+            project = self._pending.pop(project_id, None)
+            if project is not None:
+                self._measure(project)
+                done += 1
+        return done
 
     def _reference_vector(self, prompt: str) -> np.ndarray:
         if prompt not in self._reference_vectors:
@@ -314,6 +359,7 @@ class Service:
         count = self._embed_rows(rows)
         if rows:
             self.high_rowid = max(self.high_rowid, max(row["rowid"] for row in rows))
+            self.wake.set()  # the background pass then checks whether a project grew past its calibration
         return count
 
     def sync_all(self) -> int:
@@ -347,6 +393,10 @@ class Service:
                 self.sync_all()
             except Exception:
                 logger.exception("background embedding failed; retrying later")
+            try:
+                self.calibrate_pending()
+            except Exception:
+                logger.exception("background calibration failed; retrying at the next prompt")
             self.wake.wait(SYNC_INTERVAL_S)
             self.wake.clear()
 
@@ -418,11 +468,11 @@ class Service:
         job = self.queries.submit(asked.query, namespaces=visible_namespaces(project), types=PROMPT_TYPES, expired=late)
         recorded = True
         try:
+            floor = self.floor_for(project)
             with self._serving_store() as store:
                 if late():  # waited for the store behind other requests: no work for nobody
                     raise Expired
                 self.sync_new(store)  # records written since the last look are embedded first
-                floor = self.floor_for(store, project)
                 result = hybrid_search(
                     store,
                     project,
@@ -457,9 +507,9 @@ class Service:
         types = request.get("types") or None
         scope = request.get("scope") or None
         job = self.queries.submit(text, namespaces=visible_namespaces(project, scope), types=types)
+        floor = self.floor_for(project) if request.get("floor", True) else None
         with self._serving_store() as store:
             self.sync_new(store)
-            floor = self.floor_for(store, project) if request.get("floor", True) else None
             result = hybrid_search(
                 store,
                 project,
