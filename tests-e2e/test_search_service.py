@@ -90,9 +90,9 @@ def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return root, ids
 
 
-def start_service(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+def start_service(env: dict[str, str], *extra: str, cwd: Path | None = None) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [str(AGENTCTX), "serve", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [str(AGENTCTX), "serve", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd
     )
     line = _read_line(proc, 120)
     assert line.startswith("agentctx service ready"), (line, proc.stderr.read() if proc.poll() is not None else "")
@@ -653,3 +653,20 @@ def test_a_grown_project_is_measured_again_in_the_background(
     assert state_of("second")["served"]["last"] == "warm"
     grown = len(RULES) + len(RULES) // 5 + 1
     assert _wait_for(lambda: json.loads(path.read_text(encoding="utf-8"))["records"] == grown, 30)
+
+
+def test_the_project_it_starts_in_is_measured_before_any_prompt(tiny_env: dict[str, str], project: Any) -> None:
+    """`agentctx serve` (as the MCP server that hosts it) started in a project measures that
+    project's floors in the background, so the session's first prompt is answered warm."""
+    from agentctx_store import paths
+
+    root, _ids = project
+    path = Path(paths.calibration_path(resolve_project(root).project_id))
+    assert not path.exists()
+    proc = start_service(tiny_env, cwd=root)
+    try:
+        assert _wait_for(path.exists, 30)
+        assert json.loads(path.read_text(encoding="utf-8"))["records"] == len(RULES)
+    finally:
+        proc.terminate()
+        reap(proc)

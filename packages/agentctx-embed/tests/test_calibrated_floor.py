@@ -492,3 +492,23 @@ def test_coverage_of_a_long_prompt_weighs_only_the_words_the_model_read(
         patch.setattr(hybrid, "word_weights", counting)
         assert 0.0 <= found.result.covered() <= 1.0
     assert asked and 0 < asked[0] <= 512
+
+
+def test_the_project_the_service_starts_in_is_measured_before_its_first_prompt(
+    warm: service.Service, store: Store, project: Project, tmp_path: Path
+) -> None:
+    """The MCP server that hosts the service runs in the project the client opened: that project
+    is measured by the background thread after its first embedding pass, so the session's first
+    prompt is answered warm; a directory whose project holds no records of its own is not."""
+    seed(store, project)
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    assert not warm.expect(str(empty))
+    assert warm.expect(str(project.root))
+    warm.sync_all()
+    assert warm.calibrate_pending() == 1
+    saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
+    assert saved["records"] == len(TOPICS)
+    assert Path(paths.keyword_calibration_path(project.project_id)).is_file()
+    saved_path = Path(paths.calibration_path(project.project_id))
+    assert [path.name for path in saved_path.parent.glob("*.json")] == [saved_path.name]  # none for `elsewhere`

@@ -203,6 +203,28 @@ class Service:
             self._calibrations[project.project_id] = known
             return known
 
+    def expect(self, cwd: str) -> bool:
+        """Queue the project of `cwd` (the directory the service was started in: the MCP server
+        that hosts it runs in the project the client opened) for the background thread to
+        measure after its first embedding pass, so the session's first prompt need not wait for
+        it; only a project with current records of its own. Whether it was queued."""
+        try:
+            project = self._project(cwd)
+            with self.open_store() as store:
+                held = store.conn.execute(
+                    "SELECT 1 FROM records WHERE project_id = ? AND superseded_at IS NULL LIMIT 1",
+                    (project.project_id,),
+                ).fetchone()
+        except Exception as exc:  # a directory it cannot resolve: measured at its first prompt instead
+            logger.info("not measuring the starting directory's project ahead: %s", exc)
+            return False
+        if held is None:
+            return False
+        self._asked[project.project_id] = project
+        self._pending[project.project_id] = project
+        self.wake.set()
+        return True
+
     def calibrate_pending(self) -> int:
         """Measure the projects `floor_for` queued, and every project asked here whose records
         have since changed by a tenth (the background thread, after its embedding pass, so the
@@ -897,6 +919,7 @@ def start(home: str, *, loader: Callable[[], Embedder] | None = None, lock_fd: i
         with service.open_store() as store:
             service.high_rowid = 0
             service.sync_new(store, limit=0)  # only notes where new records start
+        service.expect(os.getcwd())
         return Running(service, election)
     except BaseException:
         election.release()
