@@ -512,3 +512,24 @@ def test_the_project_the_service_starts_in_is_measured_before_its_first_prompt(
     assert Path(paths.keyword_calibration_path(project.project_id)).is_file()
     saved_path = Path(paths.calibration_path(project.project_id))
     assert [path.name for path in saved_path.parent.glob("*.json")] == [saved_path.name]  # none for `elsewhere`
+
+
+def test_a_project_not_all_embedded_yet_takes_the_keyword_path_and_is_not_measured(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    """A service that has not embedded all of a project's records yet (`learn` or an import
+    wrote them in bulk, and the background pass is still at it) answers neither a prompt nor a
+    search for it: a vector ranking of part of the project, against a pool of part of it,
+    answered worse than the keyword path. Nor does it measure the project's floor on part of it."""
+    seed(store, project)
+    reply = warm.prompt({"cwd": str(project.root), "prompt": "which database do we use?", "budget_ms": 600_000})
+    assert "not embedded yet" in str(reply.get("error")) and not reply.get("ok")
+    found = warm.search({"cwd": str(project.root), "query": "which database do we use?", "limit": 3})
+    assert "not embedded yet" in str(found.get("error"))
+    assert not Path(paths.calibration_path(project.project_id)).exists()
+    assert warm.wake.is_set()  # the background pass is asked to get on with it, and then to measure it
+    warm.sync_all()
+    assert warm.calibrate_pending() == 1
+    saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
+    assert saved["records"] == len(TOPICS)
+    assert warm_prompt(warm, project, "which database do we use?")["ok"]

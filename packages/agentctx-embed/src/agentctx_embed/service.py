@@ -173,9 +173,14 @@ class Service:
         else:
             self._calibrations[project.project_id] = known
             if first or known.stale(self.embedder.name, visible):
-                self._pending[project.project_id] = project
-                self.wake.set()
+                self._queue(project)
         return known.floor(DEFAULT_FLOOR)
+
+    def _queue(self, project: Any) -> None:
+        """Have the background thread measure `project` after its next embedding pass."""
+        self._asked[project.project_id] = project
+        self._pending[project.project_id] = project
+        self.wake.set()
 
     def _measure(self, project: Any) -> Calibration:
         """Both of the project's floors, measured where missing or stale, one project at a time
@@ -220,10 +225,19 @@ class Service:
             return False
         if held is None:
             return False
-        self._asked[project.project_id] = project
-        self._pending[project.project_id] = project
-        self.wake.set()
+        self._queue(project)
         return True
+
+    def _unembedded(self, store: Any, namespaces: Sequence[str], types: Sequence[str] | None) -> int:
+        """How many of the current records a query in `namespaces` may see have no vector here
+        yet (a bulk write, or a service still embedding what `learn` or an import wrote: the
+        background pass embeds them, newest first). A vector ranking of part of a project, and
+        a floor that weighs its best cosine against part of the pool, answered worse than the
+        keyword path on the dev sets (docs/retrieval.md, "The calibrated floor"), so a request
+        then says so and the caller takes the keyword path."""
+        from agentctx_store.calibration import visible_count
+
+        return max(0, visible_count(store, namespaces, types) - self.index.count(namespaces, types))
 
     def calibrate_pending(self) -> int:
         """Measure the projects `floor_for` queued, and every project asked here whose records
@@ -490,11 +504,18 @@ class Service:
         job = self.queries.submit(asked.query, namespaces=visible_namespaces(project), types=PROMPT_TYPES, expired=late)
         recorded = True
         try:
-            floor = self.floor_for(project)
             with self._serving_store() as store:
                 if late():  # waited for the store behind other requests: no work for nobody
                     raise Expired
                 self.sync_new(store)  # records written since the last look are embedded first
+                missing = self._unembedded(store, visible_namespaces(project), PROMPT_TYPES)
+            if missing:  # measured by the background thread once it has embedded them
+                self._queue(project)
+                return {"error": f"{missing} of this project's records are not embedded yet: keyword path"}
+            floor = self.floor_for(project)
+            with self._serving_store() as store:
+                if late():
+                    raise Expired
                 result = hybrid_search(
                     store,
                     project,
@@ -529,9 +550,14 @@ class Service:
         types = request.get("types") or None
         scope = request.get("scope") or None
         job = self.queries.submit(text, namespaces=visible_namespaces(project, scope), types=types)
-        floor = self.floor_for(project) if request.get("floor", True) else None
         with self._serving_store() as store:
             self.sync_new(store)
+            missing = self._unembedded(store, visible_namespaces(project, scope), types)
+        if missing:
+            self._queue(project)
+            return {"error": f"{missing} of this project's records are not embedded yet: keyword search"}
+        floor = self.floor_for(project) if request.get("floor", True) else None
+        with self._serving_store() as store:
             result = hybrid_search(
                 store,
                 project,

@@ -142,9 +142,16 @@ def keyword_level(store: Store, project: Project, text: str, *, types: Sequence[
 
 def visible_records(store: Store, project: Project, types: Sequence[str] | None = None) -> int:
     """The current records a prompt in `project` may see (its own and `_global`)."""
-    from agentctx_store.rows import record_filters, visible_namespaces
+    from agentctx_store.rows import visible_namespaces
 
-    clauses, params = record_filters(visible_namespaces(project), types, include_superseded=False, exclude_ids=())
+    return visible_count(store, visible_namespaces(project), types)
+
+
+def visible_count(store: Store, namespaces: Sequence[str], types: Sequence[str] | None = None) -> int:
+    """The current records of `namespaces` (and `types`): one count over the records index."""
+    from agentctx_store.rows import record_filters
+
+    clauses, params = record_filters(namespaces, types, include_superseded=False, exclude_ids=())
     return int(store.conn.execute(f"SELECT count(*) FROM records WHERE {' AND '.join(clauses)}", params).fetchone()[0])
 
 
