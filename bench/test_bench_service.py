@@ -279,6 +279,7 @@ def test_service_answer_when_coverage_is_asked(setup: Setup, benchmark: Any, mon
     budget_ms = round(DEADLINE_S * 1000) - HOOK_START_MS
     try:
         running.load_stored_vectors()
+        running.sync_all()  # the records written since consolidation (the RSS test's fresh ones)
         prompts = [setup.prompts[index % len(setup.prompts)] for index in range(min(QUERIES, RUNS * 2))]
 
         def answer(prompt: str, budget: int = 10_000) -> tuple[float, int]:

@@ -533,3 +533,10 @@ def test_a_project_not_all_embedded_yet_takes_the_keyword_path_and_is_not_measur
     saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
     assert saved["records"] == len(TOPICS)
     assert warm_prompt(warm, project, "which database do we use?")["ok"]
+    # another connection writes more than a prompt embeds inline: counted again, not remembered
+    for number in range(service.INLINE_EMBED_MAX + 4):
+        add(store, project, "convention", f"Bulk rule {number}", f"Bulk body number {number}.")
+    reply = warm.prompt({"cwd": str(project.root), "prompt": "which database do we use?", "budget_ms": 600_000})
+    assert "not embedded yet" in str(reply.get("error"))
+    warm.sync_all()
+    assert warm_prompt(warm, project, "which database do we use?")["ok"]

@@ -147,6 +147,7 @@ class Service:
         self._calibrations: dict[str, Calibration] = {}
         self._pending: dict[str, Any] = {}  # projects whose calibration the background thread measures again
         self._asked: dict[str, Any] = {}  # every project asked here, by id (its calibration is kept current)
+        self._counted: dict[tuple[Any, ...], tuple[int, int]] = {}  # `_unembedded`'s counts, by data_version
         self.calibration_lock = threading.Lock()
         self._reference_vectors: dict[str, np.ndarray] = {}
         self.piece_cost = PieceCost()  # token states' recent cost, for the prompt hook's deadline
@@ -237,7 +238,16 @@ class Service:
         then says so and the caller takes the keyword path."""
         from agentctx_store.calibration import visible_count
 
-        return max(0, visible_count(store, namespaces, types) - self.index.count(namespaces, types))
+        # the count changes only with a commit: the store's `data_version` changes with every one
+        # another connection makes, and this one writes no records (2 ms at 100K records, saved)
+        key = (id(store), tuple(namespaces), tuple(types or ()))
+        version = store.conn.execute("PRAGMA data_version").fetchone()[0]
+        counted = self._counted.get(key)
+        if counted is None or counted[0] != version:
+            if len(self._counted) > 256:
+                self._counted.clear()
+            counted = self._counted[key] = (version, visible_count(store, namespaces, types))
+        return max(0, counted[1] - self.index.count(namespaces, types))
 
     def calibrate_pending(self) -> int:
         """Measure the projects `floor_for` queued, and every project asked here whose records
@@ -323,6 +333,7 @@ class Service:
                 yield store
             except sqlite3.DatabaseError:
                 self._open = None
+                self._counted.clear()
                 with contextlib.suppress(sqlite3.Error):
                     store.conn.close()
                 raise
@@ -361,6 +372,7 @@ class Service:
                 with contextlib.suppress(Exception):
                     self._open.close()
                 self._open = None
+                self._counted.clear()
 
     def _embed_rows(self, rows: Sequence[Any]) -> int:
         if not rows:
