@@ -670,3 +670,29 @@ def test_the_project_it_starts_in_is_measured_before_any_prompt(tiny_env: dict[s
     finally:
         proc.terminate()
         reap(proc)
+
+
+def test_a_project_imported_while_it_runs_is_measured_without_a_prompt(
+    service: Any, tiny_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`agentctx import` into a new project while the service runs: the service embeds the
+    records it is told about and then measures the project, before any prompt asks for it."""
+    from agentctx_store import paths
+
+    root = tmp_path / "imported"
+    (root / ".git").mkdir(parents=True)
+    lines = [
+        {"type": "convention", "title": f"{word.capitalize()} rule", "body": f"We always {word} the payloads."}
+        for word in ("validate", "compress", "sign", "encrypt", "log", "cache", "retry", "batch", "trace", "hash") * 2
+    ]
+    file = tmp_path / "records.jsonl"
+    file.write_text(
+        "".join(json.dumps({**line, "title": f"{line['title']} {n}"}) + "\n" for n, line in enumerate(lines))
+    )
+    done = subprocess.run(
+        [str(AGENTCTX), "import", str(file), "-p", str(root)], capture_output=True, text=True, env=tiny_env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    path = Path(paths.calibration_path(resolve_project(root).project_id))
+    assert _wait_for(path.exists, 30)
+    assert json.loads(path.read_text(encoding="utf-8"))["records"] == len(lines)

@@ -540,3 +540,20 @@ def test_a_project_not_all_embedded_yet_takes_the_keyword_path_and_is_not_measur
     assert "not embedded yet" in str(reply.get("error"))
     warm.sync_all()
     assert warm_prompt(warm, project, "which database do we use?")["ok"]
+
+
+def test_a_project_written_while_the_service_runs_is_measured_after_its_embedding(
+    warm: service.Service, store: Store, project: Project
+) -> None:
+    """`learn` or an import writes a project while the service runs: once the background pass
+    has embedded its records, the project is measured without waiting for its first prompt; a
+    project whose calibration is current is not measured again."""
+    seed(store, project)
+    warm.sync_all()
+    assert warm.calibrate_pending() == 1
+    saved = json.loads(Path(paths.calibration_path(project.project_id)).read_text(encoding="utf-8"))
+    assert saved["records"] == len(TOPICS) and saved["model"] == warm.embedder.name
+    assert Path(paths.keyword_calibration_path(project.project_id)).is_file()
+    add(store, project, "convention", "One more rule", "One more body.")  # not a tenth more
+    warm.sync_all()
+    assert warm.calibrate_pending() == 0

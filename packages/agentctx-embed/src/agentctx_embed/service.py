@@ -147,6 +147,7 @@ class Service:
         self._calibrations: dict[str, Calibration] = {}
         self._pending: dict[str, Any] = {}  # projects whose calibration the background thread measures again
         self._asked: dict[str, Any] = {}  # every project asked here, by id (its calibration is kept current)
+        self._embedded: set[str] = set()  # projects with records embedded since the last background pass
         self._counted: dict[tuple[Any, ...], tuple[int, int]] = {}  # `_unembedded`'s counts, by data_version
         self.calibration_lock = threading.Lock()
         self._reference_vectors: dict[str, np.ndarray] = {}
@@ -250,15 +251,24 @@ class Service:
         return max(0, counted[1] - self.index.count(namespaces, types))
 
     def calibrate_pending(self) -> int:
-        """Measure the projects `floor_for` queued, and every project asked here whose records
-        have since changed by a tenth (the background thread, after its embedding pass, so the
-        vectors it counts are current); how many it measured."""
+        """Measure the projects `floor_for` queued, every project asked here whose records have
+        since changed by a tenth, and every project whose records were embedded here and that has
+        no calibration of this model or a stale one (`learn` or an import wrote it while the
+        service ran); the background thread, after its embedding pass, so the vectors it counts
+        are current. How many it measured."""
+        from agentctx_store.projects import GLOBAL_PROJECT_ID
         from agentctx_store.prompt_answer import PROMPT_TYPES
 
-        for project_id, known in list(self._calibrations.items()):
+        with self.embed_lock:  # `_embed_rows` adds to the set under it, from requests too
+            embedded, self._embedded = self._embedded, set()
+        for project_id in embedded - {GLOBAL_PROJECT_ID} - set(self._asked):
+            self._asked[project_id] = self._project_of(project_id)
+        for project_id in embedded | set(self._calibrations):
             project = self._asked.get(project_id)
-            if project is not None and known.stale(
-                self.embedder.name, self.index.count(visible_namespaces(project), PROMPT_TYPES)
+            known = self._calibrations.get(project_id) or _read_calibration(project_id)
+            if project is not None and (
+                known is None
+                or known.stale(self.embedder.name, self.index.count(visible_namespaces(project), PROMPT_TYPES))
             ):
                 self._pending[project_id] = project
         done = 0
@@ -269,6 +279,15 @@ class Service:
                 self._measure(project)
                 done += 1
         return done
+
+    def _project_of(self, project_id: str) -> Any:
+        """The project of this id, as the store last saw it (its folder and name, where known)."""
+        from agentctx_store import Project
+
+        with self.open_store() as store:
+            row = store.conn.execute("SELECT name, root FROM projects WHERE project_id = ?", (project_id,)).fetchone()
+        name, root = (row[0] or project_id, row[1] or "") if row is not None else (project_id, "")
+        return Project(project_id=project_id, root=root, name=name)
 
     def _reference_vector(self, prompt: str) -> np.ndarray:
         if prompt not in self._reference_vectors:
@@ -383,6 +402,7 @@ class Service:
                 chunk = todo[start : start + EMBED_CHUNK]
                 vectors = self.embedder.passages([embedding_text(dict(row)) for row in chunk])
                 self.index.put([(row["id"], row["project_id"], row["type"], row["version"]) for row in chunk], vectors)
+                self._embedded.update(row["project_id"] for row in chunk)  # measured after the pass
         return len(todo)
 
     _SELECT = (
