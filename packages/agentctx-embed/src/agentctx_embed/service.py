@@ -13,7 +13,11 @@ every current record and the hybrid ranking, and answers over a private Unix dom
   the store of its own data dir.
 * Requests (`agentctx_store.service_link` is the client): `ping`, `prompt` (the composed
   injection, exactly as the keyword path composes it), `search` (ranked ids), `written` (embed
-  new records now).
+  new records now). A prompt or a search is answered only when every record it may see has a
+  vector here (else the caller takes the keyword path at once). A project with no calibration
+  of this model is measured by the request that needs it, on a connection of its own; a stale
+  one, and one whose records were just embedded, by the background thread
+  (`calibrate_pending`); never on part of a project.
 
 The store is read and written through the stdlib `sqlite3` (the same `Store`, search and
 accounting as the keyword path); stored vectors come from a child process
