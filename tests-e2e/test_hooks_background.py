@@ -78,3 +78,28 @@ def test_session_end_returns_and_consolidates_in_the_background(
     _wait_for(lambda: f"agentctx consolidate --project {payload['cwd']}:" in hooks_log())
     assert f"agentctx consolidate --project {payload['cwd']}: exit 0" in hooks_log(), hooks_log()
     assert not list(Path(state.state_dir()).glob("consolidate-*.lock"))
+
+
+def test_a_prompt_in_a_project_with_no_floor_measures_it_in_the_background(
+    tmp_path: Path, run_hook: RunHook, hooks_log: Callable[[], str]
+) -> None:
+    """A store filled through the API (no `learn`, import or consolidation): the first prompt on
+    the keyword path starts `agentctx calibrate` detached, which writes the project's floor."""
+    import json
+
+    from agentctx_store import NewRecord, Store, paths, resolve_project
+
+    root = tmp_path / "filled"
+    (root / ".git").mkdir(parents=True)
+    project = resolve_project(root)
+    with Store.open() as store:
+        for number in range(24):
+            store.add(project, NewRecord(type="convention", title=f"Rule {number}", body=f"Body of rule {number}."))
+    path = Path(paths.keyword_calibration_path(project.project_id))
+    assert not path.exists()
+    payload = {"session_id": "floor-1", "cwd": str(root), "prompt": "which rule covers the body?"}
+    result = run_hook("UserPromptSubmit", payload, AGENTCTX_HOOKS_NO_SPAWN="0", AGENTCTX_NO_SERVICE="1")
+    assert result.code == 0
+    _wait_for(lambda: "agentctx calibrate --project" in hooks_log() and " exit " in hooks_log())
+    assert json.loads(path.read_text(encoding="utf-8"))["records"] == 24
+    assert not (Path(state.state_dir()) / f"calibrate-{project.project_id}.lock").exists()

@@ -106,3 +106,18 @@ def test_a_calibration_written_off_the_prompt_path_is_what_the_hook_reads(
     assert low <= measured["floor"] <= high
     assert (ask(hook, payload, project_dir) is not None) == (level >= measured["floor"])
     assert not log_lines() or "keyword calibration" not in "\n".join(log_lines())
+
+
+def test_a_project_with_no_floor_of_its_own_has_it_measured_detached(
+    hook: Hook, project: Project, project_dir: Path, payload: Callable[..., dict[str, Any]], level: float
+) -> None:
+    """No calibration (a store filled without `learn`, an import, a consolidation or the warm
+    service): the prompt answers on the constant floor and starts `agentctx calibrate` detached
+    (skipped here, and logged, by `AGENTCTX_HOOKS_NO_SPAWN`); once the file is there, nothing is
+    started."""
+    started = f"skipped (AGENTCTX_HOOKS_NO_SPAWN): agentctx calibrate --project {project_dir}"
+    assert ask(hook, payload, project_dir) is not None
+    assert sum(started in line for line in log_lines()) == 1
+    write_floor(project, dumps({"records": 31, "floor": 1.4}))
+    assert ask(hook, payload, project_dir) is not None
+    assert sum(started in line for line in log_lines()) == 1

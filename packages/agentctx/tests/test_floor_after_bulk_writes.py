@@ -86,3 +86,13 @@ def test_team_import_measures_the_floor(cli, record, project_dir: Path) -> None:
     assert result.code == 0, result.err
     measured = _measured(project_dir)
     assert measured is not None and measured["records"] == 21
+
+
+def test_calibrate_measures_the_floor_once_and_is_not_listed(cli, record, project_dir: Path) -> None:
+    for subject in SUBJECTS[:21]:
+        record("decision", f"Use {subject}", f"We use {subject}.")
+    assert _measured(project_dir) is None  # `record` writes one record: nothing measures
+    result = cli("calibrate", "-p", str(project_dir), "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["records"] == 21 == _measured(project_dir)["records"]  # type: ignore[index]
+    assert "calibrate" not in cli("--help").out

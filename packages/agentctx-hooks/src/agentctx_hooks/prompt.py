@@ -112,4 +112,33 @@ def keyword_floor(hook: HookInput, project_id: str) -> float:
     floor, problem = read_keyword_floor(project_id)
     if problem:
         log.write(hook.event, problem, session=hook.session_id)
+    else:
+        measure_when_missing(hook, project_id)
     return floor
+
+
+CALIBRATE_TIMEOUT_SECONDS = 120
+
+
+def measure_when_missing(hook: HookInput, project_id: str) -> None:
+    """A project with no keyword floor of its own (its store was filled without `learn`, an
+    import, a consolidation or the warm service, which all measure it): start `agentctx
+    calibrate` detached, once (its lock), so the next prompts answer on the project's own floor;
+    this one keeps the constant. One stat when the floor is there; never fails the prompt."""
+    import os
+
+    from agentctx_store import paths
+
+    try:
+        if os.path.exists(paths.keyword_calibration_path(project_id)):
+            return
+        from agentctx_hooks.spawn import spawn_agentctx
+
+        spawn_agentctx(
+            ["calibrate", "--project", hook.cwd],
+            lock_name=f"calibrate-{project_id}",
+            timeout_seconds=CALIBRATE_TIMEOUT_SECONDS,
+            cwd=hook.cwd,
+        )
+    except Exception as exc:  # the answer matters more than the measurement
+        log.error(hook.event, exc, session=hook.session_id)

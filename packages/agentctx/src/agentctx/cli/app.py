@@ -12,6 +12,7 @@ from agentctx_store.errors import AgentctxError
 from agentctx import __version__
 from agentctx.cli import (
     _help,
+    calibrate,
     config,
     consolidate,
     demo,
@@ -85,6 +86,7 @@ COMMANDS = (
     team,
     remote,
     ui,
+    calibrate,  # not listed in --help: the prompt hook starts it detached
 )
 
 for module in COMMANDS:
