@@ -51,6 +51,7 @@ from _eval import load_jsonl
 from _harness import REPO_ROOT, shared_root
 from agentctx_store import Store, resolve_project
 from agentctx_store.anchors import anchored_records
+from agentctx_store.calibration import refresh_prompt_floor
 from agentctx_store.learn import learn
 
 FIXTURES = REPO_ROOT / "packages" / "agentctx-store" / "tests" / "learn" / "fixtures" / "project-docs"
@@ -194,6 +195,8 @@ def hand_store(home: Path, parent: Path, records: list[dict[str, Any]]) -> dict[
         (root / ".git").mkdir(parents=True)
         roots[name] = root
     loaded = _eval.load_into_store(records, home / "agentctx.db", lambda name: resolve_project(roots[name]))
+    for project in loaded.projects.values():  # each project's own keyword floor, as `learn` measures it
+        refresh_prompt_floor(loaded.store, project)
     loaded.store.close()
     return roots
 
@@ -245,14 +248,16 @@ def judged_recall(queries: list[dict[str, Any]], injected: list[list[str]], by_i
 
 def measure(*, quality: bool = True) -> dict[str, Any]:
     """Every figure of this file (the quality ones only when the eval sets are there)."""
-    saved_home = os.environ.get("AGENTCTX_HOME")
+    saved = {name: os.environ.get(name) for name in ("AGENTCTX_HOME", "AGENTCTX_HOOKS_NO_SPAWN")}
+    os.environ["AGENTCTX_HOOKS_NO_SPAWN"] = "1"  # no background work from a benchmark: both stores' floors are measured
     try:
         return _measure(quality=quality)
     finally:
-        if saved_home is None:
-            os.environ.pop("AGENTCTX_HOME", None)
-        else:
-            os.environ["AGENTCTX_HOME"] = saved_home
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _measure(*, quality: bool) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from agentctx_store._frozen import field, frozen, replace
 from agentctx_store.anchors import Anchor, add_anchors, anchored_records, content_hash, replace_anchors
 from agentctx_store.bounded import Refused, read_repo_text
+from agentctx_store.calibration import refresh_prompt_floor
 from agentctx_store.drift.text import terms_of
 from agentctx_store.learn.adr import Adr, parse_adr, resolve_links
 from agentctx_store.learn.discover import MEMORY_PREFIX, Source, find
@@ -399,6 +400,8 @@ def apply_plan(store: Store, project: Project, plan: LearnPlan) -> dict[str, int
             for older in item.amends:
                 if (newer_id := written.get(item.anchor.path)) and (older_id := written.get(older)):
                     store.add_edge(newer_id, older_id, "amends")
+    # the project's own keyword floor, measured now if missing or stale: in force from its first prompt
+    refresh_prompt_floor(store, project)
     return plan.summary()
 
 

@@ -10,7 +10,6 @@ from typing import NoReturn
 
 import typer
 from agentctx_store import Project
-from agentctx_store.calibration import refresh_prompt_floor
 from agentctx_store.errors import ValidationError
 from agentctx_store.learn import Action, LearnPlan, apply_plan, discover, plan_learn
 from agentctx_store.redact import redact_text, redact_value
@@ -110,8 +109,7 @@ def run_learn(
             typed = type_rules(store, target, plan, dry_run=dry_run)
             plan, llm_outcome = typed.plan, typed.to_json()
         if not dry_run:
-            apply_plan(store, target, plan)
-            refresh_prompt_floor(store, target)  # the project's own floor, from its first prompt
+            apply_plan(store, target, plan)  # measures the project's keyword floor too
         return plan, llm_outcome
 
 
