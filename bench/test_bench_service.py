@@ -316,7 +316,7 @@ def test_service_answer_when_coverage_is_asked(setup: Setup, benchmark: Any, mon
         measured = 0
         for prompt in prompts:  # interleaved, as the hook timings above
             for name, floor in floors.items():
-                running.floor_for = lambda _project, floor=floor: floor  # type: ignore[method-assign]
+                running.floor_for = lambda _project, _visible=None, floor=floor: floor  # type: ignore[method-assign]
                 timings[name].append(answer(prompt)[0])
             elapsed, used = answer(prompt, budget_ms)
             timings["coverage_within_budget"].append(elapsed)

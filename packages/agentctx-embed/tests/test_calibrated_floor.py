@@ -403,7 +403,7 @@ def test_the_service_leaves_coverage_out_rather_than_answer_late(
         z_alone=off, cosine_alone=-1.0, coverage_alone=2.0, z_with_keyword=off,
         weak_keyword_share=off, weak_keyword_z=off, same_record_share=off,
     )  # fmt: skip
-    monkeypatch.setattr(warm, "floor_for", lambda _project: asking)
+    monkeypatch.setattr(warm, "floor_for", lambda _project, _visible=None: asking)
     asked = slowed(warm.embedder, monkeypatch, 0.0)
     prompt = "which database migration tool do we use?"
     assert warm_prompt(warm, project, prompt)["ids"] == []  # coverage 2.0 is never reached

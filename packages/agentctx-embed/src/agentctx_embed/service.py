@@ -159,17 +159,19 @@ class Service:
 
     # the relevance floor, calibrated per project --------------------------------------------
 
-    def floor_for(self, project: Any) -> HybridFloor:
+    def floor_for(self, project: Any, visible: int | None = None) -> HybridFloor:
         """The hybrid floor for this project: its z thresholds from what the project's records
         give the reference texts with this model (`hybrid.calibrate`), kept in
         `paths.calibration_path`. Measured here only when there is nothing of this model's to
         answer with (once per project and model: seconds, on a connection of its own, so other
         requests are not held); when the project has changed by a tenth, and at its first
         prompt here (for the keyword floor, `calibration.refresh_prompt_floor`), the background
-        thread measures it again (`calibrate_pending`) while prompts keep the last one."""
+        thread measures it again (`calibrate_pending`) while prompts keep the last one. `visible`:
+        the vectors of the project's prompt types held here, when the caller has counted them."""
         from agentctx_store.prompt_answer import PROMPT_TYPES
 
-        visible = self.index.count(visible_namespaces(project), PROMPT_TYPES)  # on every prompt: no product
+        if visible is None:  # on every prompt: a count of the rows' codes, no product
+            visible = self.index.count(visible_namespaces(project), PROMPT_TYPES)
         self._asked[project.project_id] = project
         known = self._calibrations.get(project.project_id)
         first = known is None  # first prompt of this project here
@@ -219,28 +221,28 @@ class Service:
         that hosts it runs in the project the client opened) for the background thread to
         measure after its first embedding pass, so the session's first prompt need not wait for
         it; only a project with current records of its own. Whether it was queued."""
+        from agentctx_store.calibration import visible_count
+
         try:
             project = self._project(cwd)
             with self.open_store() as store:
-                held = store.conn.execute(
-                    "SELECT 1 FROM records WHERE project_id = ? AND superseded_at IS NULL LIMIT 1",
-                    (project.project_id,),
-                ).fetchone()
+                held = visible_count(store, (project.project_id,))
         except Exception as exc:  # a directory it cannot resolve: measured at its first prompt instead
             logger.info("not measuring the starting directory's project ahead: %s", exc)
             return False
-        if held is None:
+        if not held:
             return False
         self._queue(project)
         return True
 
-    def _unembedded(self, store: Any, namespaces: Sequence[str], types: Sequence[str] | None) -> int:
+    def _unembedded(self, store: Any, namespaces: Sequence[str], types: Sequence[str] | None, embedded: int) -> int:
         """How many of the current records a query in `namespaces` may see have no vector here
         yet (a bulk write, or a service still embedding what `learn` or an import wrote: the
         background pass embeds them, newest first). A vector ranking of part of a project, and
         a floor that weighs its best cosine against part of the pool, answered worse than the
         keyword path on the dev sets (docs/retrieval.md, "The calibrated floor"), so a request
-        then says so and the caller takes the keyword path."""
+        then says so and the caller takes the keyword path. `embedded`: the vectors held here for
+        them (`VectorIndex.count`)."""
         from agentctx_store.calibration import visible_count
 
         # the count changes only with a commit: the store's `data_version` changes with every one
@@ -252,7 +254,7 @@ class Service:
             if len(self._counted) > 256:
                 self._counted.clear()
             counted = self._counted[key] = (version, visible_count(store, namespaces, types))
-        return max(0, counted[1] - self.index.count(namespaces, types))
+        return max(0, counted[1] - embedded)
 
     def calibrate_pending(self) -> int:
         """Measure the projects `floor_for` queued, every project asked here whose records have
@@ -265,8 +267,12 @@ class Service:
 
         with self.embed_lock:  # `_embed_rows` adds to the set under it, from requests too
             embedded, self._embedded = self._embedded, set()
-        for project_id in embedded - {GLOBAL_PROJECT_ID} - set(self._asked):
-            self._asked[project_id] = self._project_of(project_id)
+        new = embedded - {GLOBAL_PROJECT_ID} - set(self._asked)
+        if new:
+            from agentctx_store.digest import project_for
+
+            with self.open_store() as store:
+                self._asked |= {project_id: project_for(store, project_id) for project_id in new}
         for project_id in embedded | set(self._calibrations):
             project = self._asked.get(project_id)
             known = self._calibrations.get(project_id) or _read_calibration(project_id)
@@ -283,15 +289,6 @@ class Service:
                 self._measure(project)
                 done += 1
         return done
-
-    def _project_of(self, project_id: str) -> Any:
-        """The project of this id, as the store last saw it (its folder and name, where known)."""
-        from agentctx_store import Project
-
-        with self.open_store() as store:
-            row = store.conn.execute("SELECT name, root FROM projects WHERE project_id = ?", (project_id,)).fetchone()
-        name, root = (row[0] or project_id, row[1] or "") if row is not None else (project_id, "")
-        return Project(project_id=project_id, root=root, name=name)
 
     def _reference_vector(self, prompt: str) -> np.ndarray:
         if prompt not in self._reference_vectors:
@@ -544,11 +541,13 @@ class Service:
                 if late():  # waited for the store behind other requests: no work for nobody
                     raise Expired
                 self.sync_new(store)  # records written since the last look are embedded first
-                missing = self._unembedded(store, visible_namespaces(project), PROMPT_TYPES)
+                namespaces = visible_namespaces(project)
+                embedded = self.index.count(namespaces, PROMPT_TYPES)
+                missing = self._unembedded(store, namespaces, PROMPT_TYPES, embedded)
             if missing:  # measured by the background thread once it has embedded them
                 self._queue(project)
                 return {"error": f"{missing} of this project's records are not embedded yet: keyword path"}
-            floor = self.floor_for(project)
+            floor = self.floor_for(project, embedded)
             with self._serving_store() as store:
                 if late():
                     raise Expired
@@ -588,7 +587,8 @@ class Service:
         job = self.queries.submit(text, namespaces=visible_namespaces(project, scope), types=types)
         with self._serving_store() as store:
             self.sync_new(store)
-            missing = self._unembedded(store, visible_namespaces(project, scope), types)
+            namespaces = visible_namespaces(project, scope)
+            missing = self._unembedded(store, namespaces, types, self.index.count(namespaces, types))
         if missing:
             self._queue(project)
             return {"error": f"{missing} of this project's records are not embedded yet: keyword search"}
